@@ -1,0 +1,62 @@
+import Database from 'better-sqlite3';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { DipperEvent } from '../workflows/types';
+
+export interface StoredEvent extends DipperEvent {
+  /** Position in the log; the cursor for listing. */
+  seq: number;
+}
+
+/**
+ * The append-only event log. Workflows hand events to an activity, and an
+ * activity may run twice, so each event carries an id minted in the
+ * workflow and a repeat is ignored: the log records every event once.
+ */
+export class EventStore {
+  private readonly db: Database.Database;
+  private readonly insert: Database.Statement;
+
+  constructor(file: string) {
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    this.db = new Database(file);
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('busy_timeout = 5000');
+    this.db.exec(`CREATE TABLE IF NOT EXISTS events (
+      seq INTEGER PRIMARY KEY AUTOINCREMENT,
+      event_id TEXT NOT NULL UNIQUE,
+      run_id TEXT NOT NULL,
+      agent_id TEXT,
+      type TEXT NOT NULL,
+      ts INTEGER NOT NULL,
+      data TEXT NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS events_by_run ON events (run_id, seq);`);
+    this.insert = this.db.prepare(
+      'INSERT OR IGNORE INTO events (event_id, run_id, agent_id, type, ts, data) VALUES (@event_id, @run_id, @agent_id, @type, @ts, @data)',
+    );
+  }
+
+  append(events: DipperEvent[]): void {
+    const tx = this.db.transaction((batch: DipperEvent[]) => {
+      for (const e of batch) this.insert.run({ ...e, data: JSON.stringify(e.data) });
+    });
+    tx(events);
+  }
+
+  list(runId: string, opts: { after?: number; limit?: number; type?: string } = {}): StoredEvent[] {
+    const rows = this.db
+      .prepare(
+        `SELECT seq, event_id, run_id, agent_id, type, ts, data FROM events
+         WHERE run_id = ? AND seq > ? ${opts.type ? 'AND type = ?' : ''} ORDER BY seq LIMIT ?`,
+      )
+      .all(...[runId, opts.after ?? 0, ...(opts.type ? [opts.type] : []), opts.limit ?? 1000]) as (Omit<StoredEvent, 'data'> & {
+      data: string;
+    })[];
+    return rows.map((r) => ({ ...r, data: JSON.parse(r.data) }));
+  }
+
+  close(): void {
+    this.db.close();
+  }
+}

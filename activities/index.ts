@@ -1,0 +1,105 @@
+import { ApplicationFailure } from '@temporalio/common';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { DipperConfig, RuntimeChoice } from '../src/config';
+import { paths } from '../src/paths';
+import type { SkillCatalog } from '../src/skills';
+import type { AgentIdentity, DipperEvent, LaunchSpec, PlanTask } from '../workflows/types';
+import type { EventStore } from './eventStore';
+import type { CommandRuntime } from './runtimes/command';
+import { buildPayload, type LaunchPayload } from './runtimes/payload';
+import { launchBody, postWebhook, stopBody } from './runtimes/webhook';
+
+export interface ActivityDeps {
+  config: DipperConfig;
+  tokenSecret: string;
+  events: EventStore;
+  skills: SkillCatalog;
+  commands: CommandRuntime;
+}
+
+/** All I/O Dipper's workflows do, built from its dependencies (wired in the worker, faked nowhere). */
+export function createActivities(deps: ActivityDeps) {
+  const { config } = deps;
+  const runtimeFor = (skill: string): RuntimeChoice => config.runtimes.bySkill[skill] ?? config.runtimes.default;
+
+  return {
+    async recordEvents(events: DipperEvent[]): Promise<void> {
+      deps.events.append(events);
+    },
+
+    async skillExists({ skill }: { skill: string }): Promise<boolean> {
+      return (await deps.skills.load(skill)) !== null;
+    },
+
+    async provisionRunWorkspace({ runId }: { runId: string }): Promise<string> {
+      const dir = paths.runWorkspace(config.dataDir, runId);
+      await fs.mkdir(dir, { recursive: true });
+      return dir;
+    },
+
+    async provisionTeamWorkspace({ runId, teamId }: { runId: string; teamId: string }): Promise<string> {
+      const dir = paths.teamWorkspace(config.dataDir, runId, teamId);
+      await fs.mkdir(path.join(dir, 'artifacts'), { recursive: true });
+      return dir;
+    },
+
+    async provisionArtifacts({ workspacePath, taskId }: { workspacePath: string; taskId: string }): Promise<string> {
+      // Task ids are caller-chosen: keep them inside the artifacts folder whatever they contain.
+      const dir = path.join(workspacePath, 'artifacts', encodeURIComponent(taskId).replace(/^\.+/, '_'));
+      await fs.mkdir(dir, { recursive: true });
+      return dir;
+    },
+
+    async writePlanFile(input: { runId: string; agentId: string; planId: string; tasks: PlanTask[] }): Promise<string> {
+      const file = paths.plan(config.dataDir, input.runId, input.agentId, input.planId);
+      await fs.mkdir(path.dirname(file), { recursive: true });
+      const tmp = `${file}.tmp`;
+      await fs.writeFile(tmp, JSON.stringify({ plan_id: input.planId, owner: input.agentId, tasks: input.tasks }, null, 2));
+      await fs.rename(tmp, file);
+      return file;
+    },
+
+    async retirePlanFile({ planPath }: { planPath: string }): Promise<string> {
+      const removed = planPath.replace(/\.json$/, '.removed.json');
+      try {
+        await fs.rename(planPath, removed);
+      } catch (err) {
+        // A retried activity finds the file already renamed.
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      }
+      return removed;
+    },
+
+    async launchRuntime(input: { identity: AgentIdentity; launch: LaunchSpec; mode: LaunchPayload['mode'] }) {
+      const choice = runtimeFor(input.identity.skill);
+      if (choice.kind === 'none') return { kind: 'none' as const };
+      const body = await deps.skills.load(input.identity.skill);
+      if (body === null) {
+        throw ApplicationFailure.create({ type: 'unknown_skill', message: 'skill could not be loaded', nonRetryable: true });
+      }
+      const payload = buildPayload(
+        { publicUrl: config.publicUrl, tokenSecret: deps.tokenSecret, tokenTtlSeconds: config.tokenTtlSeconds },
+        input.identity,
+        input.launch,
+        body,
+        input.mode,
+      );
+      if (choice.kind === 'webhook') {
+        await postWebhook(choice.url!, launchBody(payload));
+        return { kind: 'webhook' as const };
+      }
+      const dir = paths.agentRuntime(config.dataDir, input.identity.runId, input.identity.agentId);
+      deps.commands.launch(choice.command!, payload, dir, input.mode);
+      return { kind: 'command' as const };
+    },
+
+    async stopRuntime({ runId, agentId, skill }: { runId: string; agentId: string; skill: string }): Promise<void> {
+      const choice = runtimeFor(skill);
+      if (choice.kind === 'command') await deps.commands.stop(paths.agentRuntime(config.dataDir, runId, agentId));
+      if (choice.kind === 'webhook') await postWebhook(choice.url!, stopBody(runId, agentId));
+    },
+  };
+}
+
+export type Activities = ReturnType<typeof createActivities>;

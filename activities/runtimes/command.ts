@@ -1,0 +1,126 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { LaunchPayload } from './payload';
+
+export interface ExitReport {
+  code: number | null;
+  signal: string | null;
+  stderr_tail: string[];
+}
+
+const STDERR_LINES = 200;
+const WATCH_INTERVAL_MS = 1000;
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function readPid(dir: string): number | null {
+  try {
+    const pid = Number(fs.readFileSync(path.join(dir, 'runtime.pid'), 'utf8'));
+    return Number.isInteger(pid) && pid > 0 ? pid : null;
+  } catch {
+    return null;
+  }
+}
+
+function tail(file: string): string[] {
+  try {
+    return fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).slice(-STDERR_LINES);
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Runs agents as operator-configured command lines. The process is detached
+ * so it outlives a worker restart; its pid file makes launching idempotent
+ * (no second copy of the same agent), and whichever worker holds it reports
+ * its exit. The launch payload, token included, goes in a 0600 file and on
+ * stdin, never on the command line.
+ */
+export class CommandRuntime {
+  private readonly watched = new Set<number>();
+
+  constructor(private readonly onExit: (payload: Pick<LaunchPayload, 'run_id' | 'agent_id'>, exit: ExitReport) => void) {}
+
+  launch(argv: string[], payload: LaunchPayload, dir: string, mode: LaunchPayload['mode']): { pid: number; adopted: boolean } {
+    fs.mkdirSync(dir, { recursive: true });
+    const existing = readPid(dir);
+    if (existing !== null && alive(existing) && mode === 'first') {
+      this.watch(existing, payload, dir);
+      return { pid: existing, adopted: true };
+    }
+    const launchFile = path.join(dir, 'launch.json');
+    fs.writeFileSync(launchFile, JSON.stringify(payload), { mode: 0o600 });
+    const stderrFile = path.join(dir, 'stderr.log');
+    const err = fs.openSync(stderrFile, 'a');
+    const out = fs.openSync(path.join(dir, 'stdout.log'), 'a');
+    const child = spawn(argv[0], argv.slice(1), {
+      cwd: payload.workspace_path,
+      detached: true,
+      stdio: ['pipe', out, err],
+      env: {
+        ...process.env,
+        DIPPER_LAUNCH_FILE: launchFile,
+        DIPPER_MCP_URL: payload.mcp_url,
+        DIPPER_INBOX_URL: payload.inbox_url,
+        DIPPER_AGENT_TOKEN: payload.token,
+        DIPPER_AGENT_ID: payload.agent_id,
+        DIPPER_RUN_ID: payload.run_id,
+      },
+    });
+    fs.closeSync(err);
+    fs.closeSync(out);
+    child.stdin?.end(JSON.stringify(payload));
+    child.stdin?.on('error', () => undefined);
+    const pid = child.pid!;
+    fs.writeFileSync(path.join(dir, 'runtime.pid'), String(pid));
+    this.watched.add(pid);
+    child.on('exit', (code, signal) => {
+      this.watched.delete(pid);
+      fs.rmSync(path.join(dir, 'runtime.pid'), { force: true });
+      this.onExit(payload, { code, signal, stderr_tail: tail(stderrFile) });
+    });
+    child.unref();
+    return { pid, adopted: false };
+  }
+
+  /** A process started by an earlier worker: poll it, since it is not our child. */
+  private watch(pid: number, payload: LaunchPayload, dir: string): void {
+    if (this.watched.has(pid)) return;
+    this.watched.add(pid);
+    const timer = setInterval(() => {
+      if (alive(pid)) return;
+      clearInterval(timer);
+      this.watched.delete(pid);
+      fs.rmSync(path.join(dir, 'runtime.pid'), { force: true });
+      this.onExit(payload, { code: null, signal: null, stderr_tail: tail(path.join(dir, 'stderr.log')) });
+    }, WATCH_INTERVAL_MS);
+    timer.unref();
+  }
+
+  /** Stops the agent's process group; a missing process is already stopped. */
+  async stop(dir: string): Promise<void> {
+    const pid = readPid(dir);
+    if (pid === null) return;
+    fs.rmSync(path.join(dir, 'runtime.pid'), { force: true });
+    try {
+      process.kill(-pid, 'SIGTERM');
+    } catch {
+      return;
+    }
+    for (let i = 0; i < 50 && alive(pid); i++) await new Promise((r) => setTimeout(r, 100));
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      // exited after SIGTERM
+    }
+  }
+}

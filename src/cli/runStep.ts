@@ -1,0 +1,28 @@
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { projectRoot } from './projectRoot';
+
+/** Runs a command in the project root with the terminal attached; resolves with its exit code. */
+export function runStep(command: string, args: string[]): Promise<number> {
+  process.stderr.write(`\ndipper: ${[path.basename(command), ...args].map(quoted).join(' ')}\n`);
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: projectRoot, stdio: 'inherit' });
+    child.once('error', reject);
+    // Killed by a signal counts as a failure, like a shell's 128+n.
+    child.once('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+  });
+}
+
+/** Runs the steps in order and returns the first non-zero exit code, or 0. */
+export async function runSteps(steps: [string, string[]][]): Promise<number> {
+  for (const [command, args] of steps) {
+    const code = await runStep(command, args);
+    if (code !== 0) return code;
+  }
+  return 0;
+}
+
+/** Shell-style display of one argument, so the printed line can be pasted back. */
+function quoted(arg: string): string {
+  return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
+}

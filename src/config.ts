@@ -1,0 +1,122 @@
+import path from 'node:path';
+
+/**
+ * Every setting Dipper reads, in one typed object. It is read once at an
+ * entry point (CLI, worker, gateway) and passed inward; nothing below the
+ * entry points reads the environment.
+ */
+export interface Limits {
+  /** Deepest team nesting; root is depth 0. */
+  maxDepth: number;
+  /** depth_warning is emitted for depths above this. */
+  depthWarningAbove: number;
+  /** Pending (unacknowledged) messages one inbox holds. */
+  inboxCap: number;
+  /** Bytes of one message's content. */
+  maxContentBytes: number;
+  /** Tasks in one plan. */
+  maxPlanTasks: number;
+  /** Seconds a terminate sentinel may stay unconsumed before the runtime is forced down. */
+  terminateGraceSeconds: number;
+}
+
+export interface RuntimeChoice {
+  kind: 'none' | 'command' | 'webhook';
+  /** For kind=command: argv; the launch payload is given as env vars and on stdin. */
+  command?: string[];
+  /** For kind=webhook: where the launch payload is POSTed. */
+  url?: string;
+}
+
+export interface DipperConfig {
+  dataDir: string;
+  skillsDir: string;
+  host: string;
+  port: number;
+  /** Base URL agents use to reach the gateway (MCP and runtime endpoints). */
+  publicUrl: string;
+  temporal: {
+    /** host:port, or undefined to start the bundled dev server. */
+    address?: string;
+    namespace: string;
+    taskQueue: string;
+    devPort: number;
+    uiPort: number;
+  };
+  operatorToken?: string;
+  tokenSecret?: string;
+  tokenTtlSeconds: number;
+  limits: Limits;
+  runtimes: { default: RuntimeChoice; bySkill: Record<string, RuntimeChoice> };
+  logLevel: string;
+}
+
+export const defaultLimits: Limits = {
+  maxDepth: 8,
+  depthWarningAbove: 6,
+  inboxCap: 1000,
+  maxContentBytes: 256 * 1024,
+  maxPlanTasks: 1000,
+  terminateGraceSeconds: 60,
+};
+
+type Env = Record<string, string | undefined>;
+
+function int(env: Env, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be a non-negative number, got "${raw}"`);
+  return n;
+}
+
+function parseRuntimes(env: Env): DipperConfig['runtimes'] {
+  const raw = env.DIPPER_RUNTIMES;
+  if (!raw) return { default: { kind: 'none' }, bySkill: {} };
+  let parsed: { default?: RuntimeChoice; skills?: Record<string, RuntimeChoice> };
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new Error('DIPPER_RUNTIMES must be JSON: {"default": {...}, "skills": {"name": {...}}}');
+  }
+  return { default: parsed.default ?? { kind: 'none' }, bySkill: parsed.skills ?? {} };
+}
+
+export function loadConfig(env: Env = process.env, cwd = process.cwd()): DipperConfig {
+  const dataDir = path.resolve(cwd, env.DIPPER_DATA_DIR ?? '.dipper');
+  const host = env.DIPPER_HOST ?? '127.0.0.1';
+  const port = int(env, 'DIPPER_PORT', 8710);
+  const devPort = int(env, 'DIPPER_TEMPORAL_DEV_PORT', 7233);
+  return {
+    dataDir,
+    skillsDir: path.resolve(cwd, env.DIPPER_SKILLS_DIR ?? 'skills'),
+    host,
+    port,
+    publicUrl: (env.DIPPER_PUBLIC_URL ?? `http://${host}:${port}`).replace(/\/$/, ''),
+    temporal: {
+      address: env.TEMPORAL_ADDRESS || undefined,
+      namespace: env.TEMPORAL_NAMESPACE ?? 'dipper',
+      taskQueue: env.DIPPER_TASK_QUEUE ?? 'dipper',
+      devPort,
+      uiPort: int(env, 'DIPPER_TEMPORAL_UI_PORT', devPort + 1000),
+    },
+    operatorToken: env.DIPPER_OPERATOR_TOKEN || undefined,
+    tokenSecret: env.DIPPER_TOKEN_SECRET || undefined,
+    tokenTtlSeconds: int(env, 'DIPPER_TOKEN_TTL_SECONDS', 30 * 24 * 3600),
+    limits: {
+      maxDepth: int(env, 'DIPPER_MAX_DEPTH', defaultLimits.maxDepth),
+      depthWarningAbove: int(env, 'DIPPER_DEPTH_WARNING_ABOVE', defaultLimits.depthWarningAbove),
+      inboxCap: int(env, 'DIPPER_INBOX_CAP', defaultLimits.inboxCap),
+      maxContentBytes: int(env, 'DIPPER_MAX_CONTENT_BYTES', defaultLimits.maxContentBytes),
+      maxPlanTasks: int(env, 'DIPPER_MAX_PLAN_TASKS', defaultLimits.maxPlanTasks),
+      terminateGraceSeconds: int(env, 'DIPPER_TERMINATE_GRACE_SECONDS', defaultLimits.terminateGraceSeconds),
+    },
+    runtimes: parseRuntimes(env),
+    logLevel: env.DIPPER_LOG_LEVEL ?? 'info',
+  };
+}
+
+/** The Temporal frontend address in use: the configured one or the bundled dev server. */
+export function temporalAddress(config: DipperConfig): string {
+  return config.temporal.address ?? `127.0.0.1:${config.temporal.devPort}`;
+}

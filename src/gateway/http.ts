@@ -1,0 +1,75 @@
+import type { NextFunction, Request, Response } from 'express';
+import type { z } from 'zod';
+import { inputError } from './mcp';
+
+/** An HTTP failure that renders itself; the code that throws it knows nothing of express. */
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly extra: Record<string, unknown> = {},
+  ) {
+    super(message);
+  }
+}
+
+export function parseBody<S extends z.ZodType>(schema: S, value: unknown): z.infer<S> {
+  const parsed = schema.safeParse(value ?? {});
+  if (!parsed.success) {
+    const err = inputError(parsed.error);
+    throw new HttpError(400, 'invalid_input', err.message, err.extra);
+  }
+  return parsed.data;
+}
+
+export function bearer(req: Request): string | null {
+  const header = req.headers.authorization;
+  if (!header || !header.startsWith('Bearer ')) return null;
+  return header.slice(7).trim() || null;
+}
+
+/** 401 and nothing else: no hint about why a token was refused. */
+export function unauthorized(res: Response): void {
+  res.status(401).set('WWW-Authenticate', 'Bearer').json({ error: { code: 'unauthorized', message: 'Unauthorized.' } });
+}
+
+export function isMcpPath(req: Request): boolean {
+  return req.path.startsWith('/mcp/');
+}
+
+/** The last middleware: every failure leaves as a clean JSON body, never a stack. */
+export function errorHandler(log: { error: (o: object, m: string) => void }) {
+  return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {
+    const e = err as { type?: string; status?: number };
+    let status = 500;
+    let code = 'internal';
+    let message = 'Internal error.';
+    if (err instanceof HttpError) {
+      status = err.status;
+      code = err.code;
+      message = err.message;
+    } else if (e.type === 'entity.parse.failed') {
+      status = 400;
+      code = 'invalid_json';
+      message = 'The body is not valid JSON.';
+    } else if (e.type === 'entity.too.large') {
+      status = 413;
+      code = 'payload_too_large';
+      message = 'The body is too large.';
+    } else if (typeof e.status === 'number' && e.status >= 400 && e.status < 500) {
+      status = e.status;
+      code = 'bad_request';
+      message = 'The request could not be read.';
+    } else {
+      log.error({ path: req.path, err: err instanceof Error ? err.message : 'unknown' }, 'request failed');
+    }
+    if (res.headersSent) return;
+    if (isMcpPath(req)) {
+      const rpc = status === 400 && code === 'invalid_json' ? -32700 : status === 500 ? -32603 : -32600;
+      res.status(status).json({ jsonrpc: '2.0', error: { code: rpc, message }, id: null });
+      return;
+    }
+    res.status(status).json({ error: { code, message, ...(err instanceof HttpError ? err.extra : {}) } });
+  };
+}

@@ -1,0 +1,119 @@
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  type CallToolResult,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import { internalError, ToolError } from '../registry/errors';
+import type { ToolContext, ToolDef } from '../registry/types';
+import type { Logger } from '../log';
+
+export const SERVER_VERSION = '0.1.0';
+
+/** MCP wants an object for structuredContent; a bare-array result travels as { items }. */
+function structured(out: unknown): Record<string, unknown> {
+  return Array.isArray(out) ? { items: out } : (out as Record<string, unknown>);
+}
+
+function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Tool['inputSchema'] {
+  const js = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Record<string, unknown>;
+  delete js.$schema;
+  if (js.type === 'array') {
+    return { type: 'object', properties: { items: js }, required: ['items'], additionalProperties: false };
+  }
+  return js as Tool['inputSchema'];
+}
+
+/** The MCP definition of a registry entry: the only place annotations are derived. */
+export function toMcpTool(def: ToolDef): Tool {
+  return {
+    name: def.name,
+    title: def.title,
+    description: def.description,
+    inputSchema: jsonSchema(def.input, 'input'),
+    outputSchema: jsonSchema(def.output, 'output') as Tool['outputSchema'],
+    annotations: {
+      title: def.title,
+      readOnlyHint: def.readOnly,
+      destructiveHint: def.destructive,
+      idempotentHint: def.idempotent,
+      openWorldHint: false,
+    },
+  };
+}
+
+/** "tasks[2].depends_on" from a zod path, plus the unknown key for strict-object issues. */
+function fieldOf(issue: z.core.$ZodIssue): string {
+  const parts = [...issue.path];
+  if (issue.code === 'unrecognized_keys' && issue.keys.length > 0) parts.push(issue.keys[0]);
+  let out = '';
+  for (const p of parts) out += typeof p === 'number' ? `[${p}]` : out ? `.${String(p)}` : String(p);
+  return out || '(arguments)';
+}
+
+export function inputError(error: z.ZodError): ToolError {
+  const issue = error.issues[0];
+  const field = fieldOf(issue);
+  const message =
+    issue.code === 'unrecognized_keys' ? `Unknown field "${field}".` : `${field}: ${issue.message}`;
+  const fieldErrors = Object.fromEntries(error.issues.slice(0, 20).map((i) => [fieldOf(i), i.message]));
+  return new ToolError('invalid_input', message, { field, field_errors: fieldErrors });
+}
+
+/**
+ * Errors travel as JSON text only: MCP clients check any structuredContent
+ * against the tool's output schema, even on an error result.
+ */
+export function renderError(err: ToolError): CallToolResult {
+  const error = { code: err.code, message: err.message, retryable: err.retryable, ...err.extra };
+  return { isError: true, content: [{ type: 'text', text: JSON.stringify({ error }) }] };
+}
+
+export async function callTool(def: ToolDef, raw: Record<string, unknown>, ctx: ToolContext, log: Logger): Promise<CallToolResult> {
+  const started = Date.now();
+  let outcome = 'ok';
+  try {
+    for (const [field, refusal] of Object.entries(def.refusedFields ?? {})) {
+      if (field in raw) throw new ToolError(refusal.code, refusal.message, { field });
+    }
+    const parsed = def.input.safeParse(raw);
+    if (!parsed.success) throw inputError(parsed.error);
+    const out = await def.handler(parsed.data, ctx);
+    return { content: [{ type: 'text', text: JSON.stringify(out) }], structuredContent: structured(out) };
+  } catch (err) {
+    const known = err instanceof ToolError ? err : internalError();
+    if (!(err instanceof ToolError)) log.error({ tool: def.name, err: err instanceof Error ? err.message : 'unknown' }, 'tool failed');
+    outcome = known.code;
+    return renderError(known);
+  } finally {
+    log.debug({ tool: def.name, run: ctx.caller.runId, agent: ctx.caller.agentId, ms: Date.now() - started, outcome }, 'tool call');
+  }
+}
+
+/** One surface's tools, with their MCP definitions built once at start. */
+export interface McpSurface {
+  name: string;
+  byName: Map<string, ToolDef>;
+  listed: Tool[];
+}
+
+export function mcpSurface(name: string, defs: ToolDef[]): McpSurface {
+  return { name, byName: new Map(defs.map((d) => [d.name, d])), listed: defs.map(toMcpTool) };
+}
+
+/** A fresh server per request: the gateway keeps no session state, so any replica serves any call. */
+export function createMcpServer(surface: McpSurface, ctx: ToolContext, log: Logger): Server {
+  const server = new Server({ name: surface.name, version: SERVER_VERSION }, { capabilities: { tools: { listChanged: false } } });
+  const { byName, listed } = surface;
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listed }));
+  server.setRequestHandler(CallToolRequestSchema, async (req) => {
+    const def = byName.get(req.params.name);
+    if (!def) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${req.params.name.slice(0, 100)}`);
+    return callTool(def, req.params.arguments ?? {}, ctx, log);
+  });
+  return server;
+}

@@ -1,0 +1,160 @@
+import { randomUUID } from 'node:crypto';
+import { Router } from 'express';
+import { z } from 'zod';
+import { buildPayload } from '../../activities/runtimes/payload';
+import type { EventStore } from '../../activities/eventStore';
+import { launchQuery } from '../../workflows/agent/messages';
+import { slug } from '../../workflows/agent/leader';
+import { runWorkflowId } from '../../workflows/ids';
+import { peersQuery, rootDecisionUpdate, runQuery } from '../../workflows/run/messages';
+import { agentIdKey, roleKey, runIdKey, statusKey } from '../../workflows/searchAttributes';
+import type { RunInput } from '../../workflows/run/workflow';
+import { mintAgentToken } from '../auth/tokens';
+import type { DipperConfig } from '../config';
+import { ToolError } from '../registry/errors';
+import type { SkillCatalog } from '../skills';
+import { HttpError, parseBody } from './http';
+import { NotFound, type TeamClient } from './teamClient';
+
+const hex = () => randomUUID().replace(/-/g, '').slice(0, 12);
+
+const startBody = z.strictObject({
+  task: z.string().min(1).describe('The top-level user task; the root agent receives it as its first message.'),
+  root_skill: z.string().min(1).max(128).optional(),
+  root_role: z.string().min(1).max(200).optional(),
+});
+
+const decisionBody = z.strictObject({
+  kind: z.enum(['review', 'termination']),
+  verdict: z.enum(['approve', 'rework']),
+  text: z.string().max(256 * 1024).optional(),
+});
+
+const eventsQuery = z.strictObject({
+  after: z.coerce.number().int().min(0).default(0),
+  limit: z.coerce.number().int().min(1).max(10_000).default(1000),
+  type: z.string().max(100).optional(),
+  format: z.enum(['json', 'jsonl']).default('json'),
+});
+
+const RUN_ID = /^run_[a-f0-9]{12}$/;
+const AGENT_ID = /^ag_[a-f0-9]{12}$/;
+
+function runIdOf(value: string): string {
+  if (!RUN_ID.test(value)) throw new HttpError(404, 'unknown_run', 'No such run.');
+  return value;
+}
+
+export interface OperatorDeps {
+  config: DipperConfig;
+  tokenSecret: string;
+  team: TeamClient;
+  skills: SkillCatalog;
+  events: EventStore;
+}
+
+/** The operator API: start runs, watch them, answer for the root's human. Operator token only. */
+export function operatorRouter(deps: OperatorDeps): Router {
+  const { config, team } = deps;
+  const router = Router();
+  const notFound = (err: unknown): never => {
+    if (err instanceof NotFound) throw new HttpError(404, 'unknown_run', 'No such run.');
+    throw err;
+  };
+  const agentUrls = { mcp_url: `${config.publicUrl}/mcp/beidou`, inbox_url: `${config.publicUrl}/api/runtime/inbox` };
+
+  router.post('/runs', async (req, res) => {
+    const body = parseBody(startBody, req.body);
+    if (Buffer.byteLength(body.task) > config.limits.maxContentBytes) {
+      throw new HttpError(400, 'invalid_input', `task is larger than ${config.limits.maxContentBytes} bytes.`, { field: 'task' });
+    }
+    const skill = body.root_skill ?? 'lead';
+    if (body.root_skill && !(await deps.skills.exists(skill))) {
+      throw new HttpError(400, 'unknown_skill', `Skill "${skill}" has no SKILL.md.`, { field: 'root_skill' });
+    }
+    const runId = `run_${hex()}`;
+    const agentId = `ag_${hex()}`;
+    const role = body.root_role ?? 'root';
+    const input: RunInput = {
+      runId,
+      task: body.task,
+      root: { agentId, name: `${slug(role)}-${agentId.slice(3, 7)}`, role, skill },
+      limits: config.limits,
+    };
+    await team.client.workflow.start('runWorkflow', {
+      taskQueue: config.temporal.taskQueue,
+      workflowId: runWorkflowId(runId),
+      args: [input],
+      typedSearchAttributes: [
+        { key: runIdKey, value: runId },
+        { key: agentIdKey, value: agentId },
+        { key: roleKey, value: 'run' },
+        { key: statusKey, value: 'active' },
+      ],
+    });
+    res.status(201).json({
+      run_id: runId,
+      workflow_id: runWorkflowId(runId),
+      root: {
+        agent_id: agentId,
+        name: input.root.name,
+        agent_token: mintAgentToken(deps.tokenSecret, runId, agentId, config.tokenTtlSeconds),
+        ...agentUrls,
+      },
+    });
+  });
+
+  router.get('/runs/:runId', async (req, res) => {
+    const runId = runIdOf(req.params.runId);
+    res.json(await team.query(team.run(runId), runQuery).catch(notFound));
+  });
+
+  router.get('/runs/:runId/agents', async (req, res) => {
+    const runId = runIdOf(req.params.runId);
+    const run = await team.query(team.run(runId), runQuery).catch(notFound);
+    res.json({ agents: await team.query(team.run(runId), peersQuery, { caller_id: run.root_agent_id, scope: 'all' }) });
+  });
+
+  router.get('/runs/:runId/agents/:agentId/launch', async (req, res) => {
+    const runId = runIdOf(req.params.runId);
+    const agentId = req.params.agentId;
+    if (!AGENT_ID.test(agentId)) throw new HttpError(404, 'unknown_agent', 'No such agent.');
+    const spec = await team.query(team.agent(runId, agentId), launchQuery).catch((err: unknown) => {
+      if (err instanceof NotFound) throw new HttpError(404, 'unknown_agent', 'No such agent.');
+      throw err;
+    });
+    const body = (await deps.skills.load(spec.identity.skill)) ?? '';
+    const payload = buildPayload(
+      { publicUrl: config.publicUrl, tokenSecret: deps.tokenSecret, tokenTtlSeconds: config.tokenTtlSeconds },
+      spec.identity,
+      spec.launch,
+      body,
+      'first',
+    );
+    res.json(payload);
+  });
+
+  router.post('/runs/:runId/root/decision', async (req, res) => {
+    const runId = runIdOf(req.params.runId);
+    const body = parseBody(decisionBody, req.body);
+    try {
+      res.json(await team.update(team.run(runId), rootDecisionUpdate, [body]));
+    } catch (err) {
+      if (err instanceof ToolError) throw new HttpError(409, err.code, err.message, err.extra);
+      notFound(err);
+    }
+  });
+
+  router.get('/runs/:runId/events', async (req, res) => {
+    const runId = runIdOf(req.params.runId);
+    const q = parseBody(eventsQuery, req.query);
+    const events = deps.events.list(runId, q);
+    if (q.format === 'jsonl') {
+      res.type('application/x-ndjson').send(events.map((e) => JSON.stringify(e)).join('\n') + (events.length ? '\n' : ''));
+      return;
+    }
+    res.json({ events, next_after: events.at(-1)?.seq ?? q.after });
+  });
+
+  return router;
+}

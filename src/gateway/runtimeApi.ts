@@ -1,0 +1,70 @@
+import { Router } from 'express';
+import { z } from 'zod';
+import { ackInboxUpdate, inboxQuery } from '../../workflows/agent/messages';
+import { ToolError } from '../registry/errors';
+import type { Caller } from '../registry/types';
+import { HttpError, parseBody } from './http';
+import { NotFound, type TeamClient } from './teamClient';
+
+const MAX_WAIT_MS = 30_000;
+
+const pollQuery = z.strictObject({
+  cursor: z.coerce.number().int().min(0).default(0),
+  wait_ms: z.coerce.number().int().min(0).max(MAX_WAIT_MS).default(20_000),
+  limit: z.coerce.number().int().min(1).max(500).default(100),
+});
+
+const ackBody = z.strictObject({ up_to: z.number().int().min(0) });
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+/**
+ * The runtime-facing inbox (not a model tool). A runtime long-polls after
+ * its cursor and acknowledges what it has processed; items stay in the
+ * agent's workflow until acknowledged, so a dropped connection loses nothing.
+ * The long poll is a loop of Queries with growing pauses: an Update must not
+ * wait, and any replica can serve the next poll.
+ */
+export function runtimeRouter(team: TeamClient, callerOf: (res: import('express').Response) => Caller): Router {
+  const router = Router();
+
+  router.get('/inbox', async (req, res) => {
+    const q = parseBody(pollQuery, req.query);
+    const caller = callerOf(res);
+    const handle = team.agent(caller.runId, caller.agentId);
+    const deadline = Date.now() + q.wait_ms;
+    let pause = 50;
+    let closed = false;
+    req.on('close', () => (closed = true));
+    for (;;) {
+      const view = await team.query(handle, inboxQuery, { after: q.cursor, limit: q.limit }).catch((err: unknown) => {
+        if (err instanceof NotFound) throw new HttpError(404, 'unknown_agent', 'This agent no longer exists.');
+        throw err;
+      });
+      const done = view.items.length > 0 || view.status === 'terminated' || Date.now() >= deadline || closed;
+      if (done) {
+        const last = view.items.at(-1)?.seq;
+        res.json({ messages: view.items, next_cursor: last ?? Math.max(q.cursor, view.acked_through), status: view.status });
+        return;
+      }
+      await sleep(Math.min(pause, Math.max(0, deadline - Date.now())));
+      pause = Math.min(pause * 2, 1000);
+    }
+  });
+
+  router.post('/inbox/ack', async (req, res) => {
+    const body = parseBody(ackBody, req.body);
+    const caller = callerOf(res);
+    try {
+      res.json(await team.update(team.agent(caller.runId, caller.agentId), ackInboxUpdate, [body]));
+    } catch (err) {
+      if (err instanceof ToolError) throw new HttpError(400, err.code, err.message, err.extra);
+      if (err instanceof NotFound) throw new HttpError(404, 'unknown_agent', 'This agent no longer exists.');
+      throw err;
+    }
+  });
+
+  return router;
+}

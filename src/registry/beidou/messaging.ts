@@ -1,0 +1,80 @@
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import { deliverMessageUpdate } from '../../../workflows/agent/messages';
+import { peersQuery } from '../../../workflows/run/messages';
+import { NotFound } from '../../gateway/teamClient';
+import { ToolError } from '../errors';
+import { defineTool } from '../types';
+import { checkBytes, HIDDEN, id } from './common';
+
+export const sendMessage = defineTool({
+  name: 'send_message',
+  surface: 'beidou',
+  owner: 'team-orchestration',
+  title: 'Send a message',
+  description:
+    "Send a message to another agent in this task; it lands in the recipient's inbox. A leader's message to a child with a pending review or termination request acknowledges it (rework). Fails with inbox_full when the recipient's inbox is at its cap.",
+  permission: 'agent_mutation',
+  readOnly: false,
+  destructive: false,
+  idempotent: false,
+  hiddenContext: HIDDEN,
+  input: z.strictObject({
+    to: id('Agent id of the recipient, in the same task.'),
+    content: z.string().describe('Message body (at most 256 KiB).'),
+  }),
+  output: z.object({ delivered: z.literal(true), message_id: z.string() }),
+  async handler({ to, content }, ctx) {
+    checkBytes('content', content, ctx.limits.maxContentBytes);
+    const messageId = randomUUID();
+    const input = { message_id: messageId, from_agent_id: ctx.caller.agentId, from_run_id: ctx.caller.runId, content };
+    try {
+      // The message id doubles as the update id, so a retried delivery is applied once.
+      return await ctx.team.update(ctx.team.agent(ctx.caller.runId, to), deliverMessageUpdate, [input], messageId);
+    } catch (err) {
+      if (!(err instanceof NotFound)) throw err;
+      const elsewhere = await ctx.team.runOfAgent(to);
+      if (elsewhere && elsewhere !== ctx.caller.runId) {
+        throw new ToolError('task_mismatch', `Agent "${to}" belongs to a different task.`, { field: 'to' });
+      }
+      throw new ToolError('unknown_recipient', `No agent "${to}" in this task.`, { field: 'to' });
+    }
+  },
+});
+
+const peer = z.object({
+  agent_id: z.string(),
+  role: z.string(),
+  team_id: z.string().nullable(),
+  status: z.string(),
+  is_leader_of: z.array(z.string()),
+  name: z.string().nullable(),
+});
+
+export const listPeers = defineTool({
+  name: 'list_peers',
+  surface: 'beidou',
+  owner: 'team-orchestration',
+  title: 'List peers',
+  description:
+    'List agents of this task with their role, team, status and the teams they lead. scope: team (default) = your teammates and their leader; children = members of teams you lead; all = the whole task graph.',
+  permission: 'read_only',
+  readOnly: true,
+  destructive: false,
+  idempotent: true,
+  hiddenContext: HIDDEN,
+  input: z.strictObject({
+    scope: z
+      .enum(['team', 'children', 'all'])
+      .optional()
+      .describe('team (default): direct teammates; children: direct reports of teams you lead; all: entire task graph.'),
+  }),
+  output: z.object({ peers: z.array(peer) }),
+  async handler({ scope }, ctx) {
+    const peers = await ctx.team.query(ctx.team.run(ctx.caller.runId), peersQuery, {
+      caller_id: ctx.caller.agentId,
+      scope: scope ?? 'team',
+    });
+    return { peers };
+  },
+});

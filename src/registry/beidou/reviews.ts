@@ -1,0 +1,77 @@
+import { z } from 'zod';
+import { pendingReviewsQuery, requestTerminationUpdate, signalReviewUpdate } from '../../../workflows/agent/messages';
+import { defineTool } from '../types';
+import { callerHandle, checkBytes, HIDDEN } from './common';
+
+export const signalReview = defineTool({
+  name: 'signal_review',
+  surface: 'beidou',
+  owner: 'team-orchestration',
+  title: 'Signal work ready for review',
+  description:
+    "Tell your leader your deliverables are ready for review: the detail goes to the leader's inbox (the root's goes to the human). detail must contain [REVIEW REQUIRED] or [ITERATION READY]. You stay alive; call again to supersede.",
+  permission: 'agent_mutation',
+  readOnly: false,
+  destructive: false,
+  idempotent: false,
+  hiddenContext: HIDDEN,
+  input: z.strictObject({
+    detail: z
+      .string()
+      .nullable()
+      .describe('Summary with a [REVIEW REQUIRED] or [ITERATION READY] marker: deliverables, open questions, options for the leader.'),
+  }),
+  output: z.object({ recorded: z.literal(true), review_pending: z.literal(true) }),
+  async handler({ detail }, ctx) {
+    checkBytes('detail', detail ?? '', ctx.limits.maxContentBytes);
+    return ctx.team.update(callerHandle(ctx), signalReviewUpdate, [{ detail: detail ?? '' }]);
+  },
+});
+
+export const requestTermination = defineTool({
+  name: 'request_termination',
+  surface: 'beidou',
+  owner: 'team-orchestration',
+  title: 'Request termination',
+  description:
+    'Declare all your work complete and ask your leader to terminate you; then end your turn and wait. Refused with plan_incomplete while your plan has unfinished tasks. The leader answers with terminate_child or a rework message.',
+  permission: 'agent_mutation',
+  readOnly: false,
+  destructive: false,
+  idempotent: false,
+  hiddenContext: HIDDEN,
+  input: z.strictObject({ detail: z.string().optional().describe('Summary of the completed work.') }),
+  output: z.object({ recorded: z.literal(true), termination_requested: z.literal(true) }),
+  async handler({ detail }, ctx) {
+    if (detail !== undefined) checkBytes('detail', detail, ctx.limits.maxContentBytes);
+    return ctx.team.update(callerHandle(ctx), requestTerminationUpdate, [detail === undefined ? {} : { detail }]);
+  },
+});
+
+const pendingReview = z.object({
+  agent_id: z.string(),
+  role: z.string(),
+  review_pending_ts: z.number().nullable(),
+  age_s: z.number().nullable(),
+  summary: z.string(),
+  name: z.string().nullable(),
+});
+
+export const listPendingReviews = defineTool({
+  name: 'list_pending_reviews',
+  surface: 'beidou',
+  owner: 'team-orchestration',
+  title: 'List pending reviews',
+  description:
+    'List your direct children waiting for your review (signal_review not yet answered by terminate_child or a rework message), oldest first. Read-only.',
+  permission: 'read_only',
+  readOnly: true,
+  destructive: false,
+  idempotent: true,
+  hiddenContext: HIDDEN,
+  input: z.strictObject({}),
+  output: z.array(pendingReview),
+  async handler(_input, ctx) {
+    return ctx.team.query(callerHandle(ctx), pendingReviewsQuery, { now: Date.now() });
+  },
+});

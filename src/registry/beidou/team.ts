@@ -1,0 +1,97 @@
+import { z } from 'zod';
+import { createTeamUpdate, spawnAgentUpdate, terminateChildUpdate } from '../../../workflows/agent/messages';
+import { peerQuery } from '../../../workflows/run/messages';
+import { ToolError } from '../errors';
+import { defineTool } from '../types';
+import { callerHandle, checkSkills, HIDDEN, id } from './common';
+
+export const spawnAgent = defineTool({
+  name: 'spawn_agent',
+  surface: 'beidou',
+  owner: 'team-orchestration',
+  title: 'Spawn an agent for a plan task',
+  description:
+    'Start one agent for a ready task of your active plan. Your first spawn creates your team (team_created: true) and its workspace; the new agent gets the task text after a [TASK ASSIGNMENT] block. Returns the tasks still ready to spawn.',
+  permission: 'agent_mutation',
+  readOnly: false,
+  destructive: false,
+  idempotent: false,
+  hiddenContext: HIDDEN,
+  input: z.strictObject({ task_id: id('Id of a ready task in your active plan.') }),
+  output: z.object({
+    agent_id: z.string(),
+    team_id: z.string(),
+    task_id: z.string(),
+    remaining_ready: z.array(z.string()),
+    team_created: z.boolean(),
+  }),
+  async handler({ task_id }, ctx) {
+    return ctx.team.update(callerHandle(ctx), spawnAgentUpdate, [{ task_id }]);
+  },
+});
+
+const role = z.strictObject({
+  role: z.string().min(1).max(200).describe('Display name of the member.'),
+  skill: z.string().min(1).max(128).describe('Skill name (a SKILL.md).'),
+  model: z.string().min(1).max(200).optional().describe('Model override for this member.'),
+  description: z.string().describe("What THIS member must produce; substituted into its {role_description}."),
+});
+
+export const createTeam = defineTool({
+  name: 'create_team',
+  surface: 'beidou',
+  owner: 'team-orchestration',
+  title: 'Create a team (deprecated)',
+  description:
+    'Deprecated: use declare_plan + spawn_agent for ordered work. Spawns a new team led by you with one member per role; every member receives the originating user task. Refuses identical member descriptions unless consensus=true.',
+  permission: 'agent_mutation',
+  readOnly: false,
+  destructive: false,
+  idempotent: false,
+  hiddenContext: HIDDEN,
+  deprecated: { replacement: 'declare_plan + spawn_agent' },
+  refusedFields: {
+    leader_id: { code: 'leader_override_attempted', message: 'leader_id cannot be set: you lead the teams you create.' },
+  },
+  input: z.strictObject({
+    name: z.string().min(1).max(200).describe('Human-readable team name.'),
+    task: z.string().describe('Team-level coordination charter, recorded on the team; not sent to members.'),
+    roles: z.array(role).min(1).max(100).describe('One entry per member.'),
+    rules: z.array(z.string()).max(100).optional().describe('Coordination rules shown to each member. Defaults to [].'),
+    consensus: z.boolean().optional().describe('Default false. true allows members with identical skill and description.'),
+  }),
+  output: z.object({ team_id: z.string(), members: z.array(z.object({ agent_id: z.string(), role: z.string() })) }),
+  async handler(input, ctx) {
+    await checkSkills(ctx, input.roles, 'roles');
+    return ctx.team.update(callerHandle(ctx), createTeamUpdate, [input]);
+  },
+});
+
+export const terminateChild = defineTool({
+  name: 'terminate_child',
+  surface: 'beidou',
+  owner: 'team-orchestration',
+  title: 'Terminate a child (approve)',
+  description:
+    "Approve a direct child's work and end it: posts a terminate sentinel to its inbox and marks its plan task done. Needs the child to have signalled a review or requested termination, unless force=true (audited; its task is marked failed).",
+  permission: 'destructive',
+  readOnly: false,
+  destructive: true,
+  idempotent: false,
+  hiddenContext: HIDDEN,
+  input: z.strictObject({
+    agent_id: id('A member of a team you lead.'),
+    force: z.boolean().optional().describe('Default false. true bypasses the review requirement; audited as terminate.forced.'),
+  }),
+  output: z.object({ sentinel_posted: z.literal(true) }),
+  async handler({ agent_id, force }, ctx) {
+    try {
+      return await ctx.team.update(callerHandle(ctx), terminateChildUpdate, [{ agent_id, force: force ?? false }]);
+    } catch (err) {
+      if (!(err instanceof ToolError) || err.code !== 'not_member') throw err;
+      const known = await ctx.team.query(ctx.team.run(ctx.caller.runId), peerQuery, { agent_id });
+      if (known) throw new ToolError('not_leader', `You do not lead the team of "${agent_id}".`, { field: 'agent_id' });
+      throw new ToolError('unknown_agent', `No agent "${agent_id}" in this task.`, { field: 'agent_id' });
+    }
+  },
+});

@@ -1,0 +1,25 @@
+import { sendMessage, listPeers } from './beidou/messaging';
+import { declarePlan, listReady, removePlan, updatePlanTask } from './beidou/plans';
+import { listPendingReviews, requestTermination, signalReview } from './beidou/reviews';
+import { createTeam, spawnAgent, terminateChild } from './beidou/team';
+import type { Surface, ToolDef } from './types';
+
+/** The canonical registry: the only list of tools. Every surface, schema and doc is built from it. */
+export const tools: ToolDef[] = [
+  sendMessage,
+  listPeers,
+  createTeam,
+  declarePlan,
+  removePlan,
+  spawnAgent,
+  listReady,
+  terminateChild,
+  updatePlanTask,
+  signalReview,
+  requestTermination,
+  listPendingReviews,
+] as unknown as ToolDef[];
+
+export function toolsOf(surface: Surface): ToolDef[] {
+  return tools.filter((t) => t.surface === surface);
+}

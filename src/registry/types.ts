@@ -1,0 +1,44 @@
+import type { z } from 'zod';
+import type { Limits } from '../config';
+import type { SkillCatalog } from '../skills';
+import type { TeamClient } from '../gateway/teamClient';
+
+/** Who is calling, taken from the bearer token and never from tool input. */
+export interface Caller {
+  runId: string;
+  agentId: string;
+}
+
+export interface ToolContext {
+  caller: Caller;
+  team: TeamClient;
+  skills: SkillCatalog;
+  limits: Limits;
+}
+
+export type Surface = 'beidou';
+
+/** One tool, declared once as data. MCP definitions, annotations and docs are built from it. */
+export interface ToolDef<In extends z.ZodObject = z.ZodObject, Out = unknown> {
+  name: string;
+  surface: Surface;
+  owner: 'team-orchestration';
+  title: string;
+  description: string;
+  permission: 'read_only' | 'agent_mutation' | 'destructive';
+  readOnly: boolean;
+  destructive: boolean;
+  idempotent: boolean;
+  /** Context Dipper injects after parsing; never a model field. */
+  hiddenContext: readonly ('caller_agent_id' | 'run_id')[];
+  deprecated?: { replacement: string };
+  /** Fields that get their own error code instead of invalid_input when present (e.g. leader_id). */
+  refusedFields?: Record<string, { code: string; message: string }>;
+  input: In;
+  output: z.ZodType<Out>;
+  handler: (input: z.infer<In>, ctx: ToolContext) => Promise<Out>;
+}
+
+export function defineTool<In extends z.ZodObject, Out>(def: ToolDef<In, Out>): ToolDef<In, Out> {
+  return def;
+}

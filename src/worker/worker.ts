@@ -1,0 +1,66 @@
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { createActivities } from '../../activities';
+import { EventStore } from '../../activities/eventStore';
+import { CommandRuntime } from '../../activities/runtimes/command';
+import { runtimeExitedSignal } from '../../workflows/agent/messages';
+import { agentWorkflowId } from '../../workflows/ids';
+import { loadOrCreateSecrets } from '../auth/secrets';
+import { temporalAddress, type DipperConfig } from '../config';
+import { paths } from '../paths';
+import { SkillCatalog } from '../skills';
+
+export interface WorkerHandle {
+  run(): Promise<void>;
+  shutdown(): Promise<void>;
+}
+
+/**
+ * Builds the Dipper worker: every workflow and activity on one task queue.
+ * workflowBundlePath lets tests and benchmarks reuse one prebuilt bundle.
+ */
+export async function createDipperWorker(
+  config: DipperConfig,
+  opts: { workflowBundlePath?: string; tuning?: Partial<WorkerOptions> } = {},
+): Promise<WorkerHandle> {
+  const address = temporalAddress(config);
+  const secrets = loadOrCreateSecrets(config);
+  const events = new EventStore(paths.events(config.dataDir));
+  const clientConnection = await Connection.connect({ address });
+  const client = new Client({ connection: clientConnection, namespace: config.temporal.namespace });
+  const commands = new CommandRuntime((who, exit) => {
+    client.workflow
+      .getHandle(agentWorkflowId(who.run_id, who.agent_id))
+      .signal(runtimeExitedSignal, exit)
+      .catch(() => undefined);
+  });
+  const connection = await NativeConnection.connect({ address });
+  const worker = await Worker.create({
+    connection,
+    namespace: config.temporal.namespace,
+    taskQueue: config.temporal.taskQueue,
+    ...(opts.workflowBundlePath
+      ? { workflowBundle: { codePath: opts.workflowBundlePath } }
+      : { workflowsPath: require.resolve('../../workflows') }),
+    activities: createActivities({
+      config,
+      tokenSecret: secrets.tokenSecret,
+      events,
+      skills: new SkillCatalog(config.skillsDir),
+      commands,
+    }),
+    ...opts.tuning,
+  });
+  return {
+    run: async () => {
+      try {
+        await worker.run();
+      } finally {
+        events.close();
+        await connection.close();
+        await clientConnection.close();
+      }
+    },
+    shutdown: async () => worker.shutdown(),
+  };
+}

@@ -1,0 +1,84 @@
+import { bundleWorkflowCode } from '@temporalio/worker';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { startDevServer } from '../../src/devstack/devServer';
+import { projectRoot, startProcess, waitForHttp } from '../support/processes';
+import { testDataRoot, writeTestEnv } from './env';
+
+export interface Started {
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts what every test file talks to: a real Temporal dev server (in
+ * memory, on test ports), the workflow bundle (built once), and the worker
+ * and gateway as separate processes, exactly as `npm start` runs them.
+ */
+export default async function globalSetup(): Promise<void> {
+  fs.rmSync(testDataRoot, { recursive: true, force: true });
+  const dataDir = path.join(testDataRoot, 'data');
+  fs.mkdirSync(dataDir, { recursive: true });
+  const temporalPort = Number(process.env.DIPPER_TEST_TEMPORAL_PORT ?? 27233);
+  const gatewayPort = Number(process.env.DIPPER_TEST_GATEWAY_PORT ?? 28710);
+
+  const server = await startDevServer({
+    projectRoot,
+    port: temporalPort,
+    uiPort: temporalPort + 1000,
+    headless: true,
+    logFile: path.join(testDataRoot, 'temporal.log'),
+  });
+
+  const bundlePath = path.join(testDataRoot, 'workflow-bundle.js');
+  const { code } = await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: quietLogger });
+  fs.writeFileSync(bundlePath, code);
+
+  const operatorToken = `dpo_test_${crypto.randomBytes(12).toString('hex')}`;
+  const tokenSecret = crypto.randomBytes(32).toString('hex');
+  const skillsDir = path.join(projectRoot, 'test', 'fixtures', 'skills');
+  const processEnv: Record<string, string> = {
+    TEMPORAL_ADDRESS: server.address,
+    TEMPORAL_NAMESPACE: 'dipper',
+    DIPPER_DATA_DIR: dataDir,
+    DIPPER_SKILLS_DIR: skillsDir,
+    DIPPER_PORT: String(gatewayPort),
+    DIPPER_OPERATOR_TOKEN: operatorToken,
+    DIPPER_TOKEN_SECRET: tokenSecret,
+    DIPPER_WORKFLOW_BUNDLE: bundlePath,
+    DIPPER_TERMINATE_GRACE_SECONDS: '5',
+    DIPPER_LOG_LEVEL: 'warn',
+  };
+  const worker = startProcess('worker', processEnv, path.join(testDataRoot, 'worker.log'));
+  const gateway = startProcess('gateway', processEnv, path.join(testDataRoot, 'gateway.log'));
+  const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
+  await waitForHttp(`${gatewayUrl}/healthz`);
+
+  writeTestEnv({
+    gatewayUrl,
+    operatorToken,
+    tokenSecret,
+    temporalAddress: server.address,
+    namespace: 'dipper',
+    dataDir,
+    skillsDir,
+    bundlePath,
+    processEnv,
+    pids: { worker: worker.proc.pid!, gateway: gateway.proc.pid!, temporal: server.pid },
+  });
+  (globalThis as { __dipperStack?: Started }).__dipperStack = {
+    stop: async () => {
+      await Promise.all([gateway.kill(), worker.kill()] satisfies Promise<void>[]);
+      await server.stop();
+    },
+  };
+}
+
+const quietLogger = {
+  trace: () => undefined,
+  debug: () => undefined,
+  info: () => undefined,
+  warn: (m: string) => process.stderr.write(`bundle: ${m}\n`),
+  error: (m: string) => process.stderr.write(`bundle: ${m}\n`),
+  log: () => undefined,
+};

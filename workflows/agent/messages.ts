@@ -1,0 +1,115 @@
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { AgentIdentity, AgentStatus, ChildRecord, InboxItem, LaunchSpec, PlanTaskSpec } from '../types';
+
+// Updates: the caller needs an answer, and validators keep refused input out of history.
+
+export interface DeliverInput {
+  message_id: string;
+  from_agent_id: string;
+  from_run_id: string;
+  content: string;
+}
+export const deliverMessageUpdate = defineUpdate<{ delivered: true; message_id: string }, [DeliverInput]>('deliverMessage');
+
+export interface AckInput {
+  up_to: number;
+}
+export const ackInboxUpdate = defineUpdate<{ acked_through: number }, [AckInput]>('ackInbox');
+
+export const signalReviewUpdate = defineUpdate<{ recorded: true; review_pending: true }, [{ detail: string }]>('signalReview');
+
+export const requestTerminationUpdate = defineUpdate<{ recorded: true; termination_requested: true }, [{ detail?: string }]>(
+  'requestTermination',
+);
+
+export interface DeclarePlanResult {
+  plan_id: string;
+  plan_path: string;
+  tasks: { id: string; role: string; skill: string; depends_on: string[]; status: string }[];
+}
+export const declarePlanUpdate = defineUpdate<DeclarePlanResult, [{ tasks: PlanTaskSpec[] }]>('declarePlan');
+
+export const removePlanUpdate = defineUpdate<{ removed_plan_id: string }, []>('removePlan');
+
+export interface SpawnResult {
+  agent_id: string;
+  team_id: string;
+  task_id: string;
+  remaining_ready: string[];
+  team_created: boolean;
+}
+export const spawnAgentUpdate = defineUpdate<SpawnResult, [{ task_id: string }]>('spawnAgent');
+
+export interface CreateTeamInput {
+  name: string;
+  task: string;
+  roles: { role: string; skill: string; model?: string; description: string }[];
+  rules?: string[];
+  consensus?: boolean;
+}
+export interface CreateTeamResult {
+  team_id: string;
+  members: { agent_id: string; role: string }[];
+}
+export const createTeamUpdate = defineUpdate<CreateTeamResult, [CreateTeamInput]>('createTeam');
+
+export const terminateChildUpdate = defineUpdate<{ sentinel_posted: true }, [{ agent_id: string; force: boolean }]>(
+  'terminateChild',
+);
+
+export interface UpdatePlanTaskInput {
+  task_id: string;
+  status: 'done' | 'failed';
+  note?: string;
+}
+export const updatePlanTaskUpdate = defineUpdate<
+  { task_id: string; status: 'done' | 'failed'; newly_ready: string[] },
+  [UpdatePlanTaskInput]
+>('updatePlanTask');
+
+// Queries: reads of state this workflow owns.
+
+export interface InboxView {
+  items: InboxItem[];
+  acked_through: number;
+  status: AgentStatus;
+}
+export const inboxQuery = defineQuery<InboxView, [{ after: number; limit: number }]>('inbox');
+export const listReadyQuery = defineQuery<{ ready: string[] } | null, []>('listReady');
+export interface PendingReview {
+  agent_id: string;
+  role: string;
+  review_pending_ts: number | null;
+  age_s: number | null;
+  summary: string;
+  name: string | null;
+}
+/** now is the caller's clock: inside a query, workflow time is the last task's time, not the present. */
+export const pendingReviewsQuery = defineQuery<PendingReview[], [{ now: number }]>('pendingReviews');
+
+/** For drivers of `none` runtimes: what this agent was started with (no token; the gateway mints it). */
+export const launchQuery = defineQuery<{ identity: AgentIdentity; launch: LaunchSpec }, []>('launch');
+
+// Signals: fire-and-forget inputs from other workflows and the runtime supervisor.
+
+/** A direct child tells its leader what changed about it; an inbox item rides along when there is one. */
+export interface ChildChange {
+  agent_id: string;
+  patch: Partial<Pick<ChildRecord, 'status' | 'review_pending' | 'review_pending_ts' | 'summary' | 'termination_requested'>>;
+  inbox?: { kind: 'review_report' | 'termination_request' | 'system'; content: string; message_id: string };
+}
+export const childChangedSignal = defineSignal<[ChildChange]>('childChanged');
+
+export const terminateSignal = defineSignal<[{ force: boolean }]>('terminate');
+
+/** A message from outside the agent graph (the human gateway, the operator). */
+export const systemMessageSignal = defineSignal<[{ message_id: string; content: string }]>('systemMessage');
+
+export const runtimeExitedSignal = defineSignal<[{ code: number | null; signal: string | null; stderr_tail: string[] }]>(
+  'runtimeExited',
+);
+
+export const runEndedSignal = defineSignal<[]>('runEnded');
+
+/** The root's leader is the human: the run workflow relays the human's answer to a review or request. */
+export const humanAnsweredSignal = defineSignal<[]>('humanAnswered');

@@ -1,0 +1,121 @@
+import { getExternalWorkflowHandle, ParentClosePolicy, proxyLocalActivities, startChild } from '@temporalio/workflow';
+import type { Activities } from '../../activities';
+import { agentWorkflowId, runWorkflowId } from '../ids';
+import { peerChangedSignal } from '../run/messages';
+import { agentIdKey, leaderIdKey, roleKey, runIdKey, statusKey } from '../searchAttributes';
+import type { AgentIdentity, ChildRecord } from '../types';
+import { slug } from './leader';
+import { newId, type AgentData, type AgentState } from './state';
+
+export type TeamRec = AgentData['teams'][number];
+
+const local = proxyLocalActivities<Activities>({ startToCloseTimeout: '15s', retry: { maximumAttempts: 5 } });
+
+export interface MemberSpec {
+  role: string;
+  skill: string;
+  model?: string;
+  description: string;
+  planTaskId?: string;
+  /** The task text; for plan tasks it follows the [TASK ASSIGNMENT] block. */
+  task: string;
+  rules: string[];
+}
+
+export async function newTeam(s: AgentState, name: string, rules: string[], task?: string): Promise<TeamRec> {
+  const teamId = newId('tm');
+  const workspacePath = await local.provisionTeamWorkspace({ runId: s.id.runId, teamId });
+  const team: TeamRec = { team_id: teamId, name, rules, members: [], workspace_path: workspacePath, ...(task ? { task } : {}) };
+  s.data.teams.push(team);
+  s.events.emit('team_created', { team_id: teamId, name, leader_id: s.id.agentId, depth: s.id.depth + 1 });
+  await getExternalWorkflowHandle(runWorkflowId(s.id.runId)).signal(peerChangedSignal, {
+    agent_id: s.id.agentId,
+    patch: { is_leader_of: s.data.teams.map((t) => t.team_id) },
+  });
+  return team;
+}
+
+export function assignmentMessage(planTaskId: string, artifactsPath: string, task: string): string {
+  return `[TASK ASSIGNMENT]\nplan_task_id: ${planTaskId}\nartifacts_path: ${artifactsPath}\n[/TASK ASSIGNMENT]\n\n${task}`;
+}
+
+/**
+ * Starts one member's lifecycle: registers it with the run's directory, then
+ * starts its workflow. The directory hears of the member before the member
+ * can report anything itself, so its entries never arrive out of order.
+ */
+export async function launchMember(s: AgentState, team: TeamRec, spec: MemberSpec, runTask: string): Promise<string> {
+  const agentId = newId('ag');
+  const depth = s.id.depth + 1;
+  const artifactsPath = spec.planTaskId
+    ? await local.provisionArtifacts({ workspacePath: team.workspace_path, taskId: spec.planTaskId })
+    : undefined;
+  const identity: AgentIdentity = {
+    runId: s.id.runId,
+    agentId,
+    name: `${slug(spec.role)}-${agentId.slice(3, 7)}`,
+    role: spec.role,
+    skill: spec.skill,
+    ...(spec.model ? { model: spec.model } : {}),
+    teamId: team.team_id,
+    leaderId: s.id.agentId,
+    depth,
+    ...(spec.planTaskId ? { planTaskId: spec.planTaskId } : {}),
+    workspacePath: team.workspace_path,
+    ...(artifactsPath ? { artifactsPath } : {}),
+  };
+  const child: ChildRecord = {
+    agent_id: agentId,
+    name: identity.name,
+    role: spec.role,
+    skill: spec.skill,
+    team_id: team.team_id,
+    ...(spec.planTaskId ? { plan_task_id: spec.planTaskId } : {}),
+    status: 'active',
+    review_pending: false,
+    review_pending_ts: null,
+    summary: '',
+    termination_requested: false,
+    terminate_posted: false,
+  };
+  s.data.children[agentId] = child;
+  team.members.push(agentId);
+  await getExternalWorkflowHandle(runWorkflowId(s.id.runId)).signal(peerChangedSignal, {
+    agent_id: agentId,
+    entry: {
+      agent_id: agentId,
+      name: identity.name,
+      role: spec.role,
+      team_id: team.team_id,
+      leader_id: s.id.agentId,
+      status: 'active',
+      is_leader_of: [],
+      depth,
+    },
+  });
+  const firstMessage = spec.planTaskId && artifactsPath ? assignmentMessage(spec.planTaskId, artifactsPath, spec.task) : spec.task;
+  await startChild('agentWorkflow', {
+    workflowId: agentWorkflowId(s.id.runId, agentId),
+    parentClosePolicy: ParentClosePolicy.ABANDON,
+    args: [{ identity, limits: s.limits, runTask, launch: { firstMessage, roleDescription: spec.description, rules: spec.rules } }],
+    typedSearchAttributes: [
+      { key: runIdKey, value: s.id.runId },
+      { key: agentIdKey, value: agentId },
+      { key: roleKey, value: spec.role },
+      { key: leaderIdKey, value: s.id.agentId },
+      { key: statusKey, value: 'active' },
+    ],
+  });
+  s.events.emit('agent_spawned', {
+    agent_id: agentId,
+    name: identity.name,
+    role: spec.role,
+    skill: spec.skill,
+    team_id: team.team_id,
+    leader_id: s.id.agentId,
+    depth,
+    plan_task_id: spec.planTaskId ?? null,
+  });
+  if (depth > s.limits.depthWarningAbove) s.events.emit('depth_warning', { agent_id: agentId, depth });
+  return agentId;
+}

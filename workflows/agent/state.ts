@@ -1,0 +1,221 @@
+import { uuid4 } from '@temporalio/workflow';
+import { refuse } from '../errors';
+import { EventBuffer } from '../events';
+import type { AgentIdentity, AgentStatus, ChildRecord, DipperEvent, LaunchSpec, Limits, Plan, TeamRecord } from '../types';
+import { emptyInbox, Inbox, type InboxData } from './inbox';
+import type { DeliverInput } from './messages';
+import { isFinished } from './plan';
+
+/** Everything an agent's workflow carries through continue-as-new. */
+export interface AgentData {
+  inbox: InboxData;
+  review: { pending: boolean; ts: number | null; detail: string | null };
+  termination_requested: boolean;
+  last_status_detail: string;
+  terminate: { posted: boolean; posted_at: number | null; consumed: boolean };
+  plan: Plan | null;
+  /** The team spawn_agent adds members to, created by the first spawn. */
+  spawn_team_id: string | null;
+  teams: (TeamRecord & { workspace_path: string })[];
+  children: Record<string, ChildRecord>;
+  crashes: number;
+  /** Crashed too often; no longer restarted. */
+  crashed_out: boolean;
+  /** What the runtime was started with; kept so a crashed agent can be started again. */
+  launch_spec: LaunchSpec;
+  /** Set when the main loop should (re)launch the runtime. */
+  launch_wanted: 'first' | 'resume' | 'fresh' | null;
+  run_ended: boolean;
+  events: DipperEvent[];
+}
+
+export function freshData(launch: LaunchSpec): AgentData {
+  return {
+    inbox: emptyInbox(),
+    review: { pending: false, ts: null, detail: null },
+    termination_requested: false,
+    last_status_detail: '',
+    terminate: { posted: false, posted_at: null, consumed: false },
+    plan: null,
+    spawn_team_id: null,
+    teams: [],
+    children: {},
+    crashes: 0,
+    crashed_out: false,
+    launch_spec: launch,
+    launch_wanted: 'first',
+    run_ended: false,
+    events: [],
+  };
+}
+
+export function newId(prefix: string): string {
+  return `${prefix}_${uuid4().replace(/-/g, '').slice(0, 12)}`;
+}
+
+const ENVELOPE = /\[(review required|iteration ready)\]/i;
+
+/**
+ * The agent's state and the rules over it. Methods named check* refuse bad
+ * calls without changing anything (they run in Update validators); the
+ * others apply a call that has been accepted.
+ */
+export class AgentState {
+  readonly inbox: Inbox;
+  readonly events: EventBuffer;
+  spawnBusy = false;
+  createTeamBusy = false;
+  planBusy = false;
+
+  constructor(
+    readonly id: AgentIdentity,
+    readonly limits: Limits,
+    readonly data: AgentData,
+  ) {
+    this.inbox = new Inbox(data.inbox);
+    this.events = new EventBuffer(id.runId, id.agentId, data.events);
+  }
+
+  get status(): AgentStatus {
+    const d = this.data;
+    if (d.terminate.consumed || d.run_ended) return 'terminated';
+    if (d.terminate.posted) return 'terminating';
+    if (d.review.pending) return 'review_pending';
+    if (d.termination_requested) return 'termination_requested';
+    return 'active';
+  }
+
+  get isRoot(): boolean {
+    return this.id.leaderId === null;
+  }
+
+  // send_message, recipient side
+
+  checkDeliver(input: DeliverInput): void {
+    if (input.from_run_id !== this.id.runId) {
+      throw refuse('task_mismatch', `Agent "${this.id.agentId}" belongs to a different task.`, { field: 'to' });
+    }
+    if (this.inbox.has(input.message_id)) return;
+    if (this.status === 'terminated') {
+      throw refuse(
+        'recipient_terminated',
+        `Agent "${this.id.agentId}" has been terminated; its inbox is unreachable. Escalate to your own leader rather than spawning a replacement.`,
+        { field: 'to' },
+      );
+    }
+    if (this.inbox.pending >= this.limits.inboxCap) {
+      throw refuse('inbox_full', `The inbox of "${this.id.agentId}" holds ${this.limits.inboxCap} pending messages.`, {
+        field: 'to',
+        cap: this.limits.inboxCap,
+      });
+    }
+  }
+
+  /** Returns true when the message came from this agent's leader and cleared a pending review or request. */
+  deliver(input: DeliverInput): boolean {
+    if (this.inbox.has(input.message_id)) return false;
+    this.inbox.push('message', input.from_agent_id, input.content, input.message_id, Date.now());
+    this.events.emit(
+      'send_message',
+      { message_id: input.message_id, to: this.id.agentId, bytes: input.content.length },
+      input.from_agent_id,
+    );
+    if (input.from_agent_id !== this.id.leaderId) return false;
+    return this.clearByLeader(input.message_id);
+  }
+
+  /** The leader answered: a pending review is acknowledged, a termination request is turned down. */
+  clearByLeader(messageId: string | null): boolean {
+    const d = this.data;
+    const cleared = d.review.pending || d.termination_requested;
+    if (d.review.pending) {
+      d.review = { pending: false, ts: null, detail: d.review.detail };
+      this.events.emit('review.acknowledged', { message_id: messageId });
+    }
+    if (d.termination_requested) {
+      d.termination_requested = false;
+      this.events.emit('completion.rework', { message_id: messageId });
+    }
+    if (cleared) this.events.emit('status', { state: this.status });
+    return cleared;
+  }
+
+  // signal_review and request_termination
+
+  checkSignalReview(detail: string): void {
+    if (detail.trim() === '') {
+      throw refuse('envelope_missing', 'detail is empty; describe the deliverables inside a [REVIEW REQUIRED] envelope.', {
+        field: 'detail',
+        reason: 'detail_empty',
+      });
+    }
+    if (!ENVELOPE.test(detail)) {
+      throw refuse('envelope_missing', 'detail must contain [REVIEW REQUIRED] or [ITERATION READY].', {
+        field: 'detail',
+        reason: 'envelope_missing',
+      });
+    }
+  }
+
+  signalReview(detail: string): void {
+    const superseded = this.data.review.pending;
+    this.data.review = { pending: true, ts: Date.now(), detail };
+    this.data.last_status_detail = detail;
+    this.events.emit('status', { state: 'review_pending', superseded });
+    this.events.emit('completion.reported', { detail });
+  }
+
+  checkRequestTermination(): void {
+    const plan = this.data.plan;
+    if (plan && !isFinished(plan.tasks)) {
+      const unfinished = plan.tasks.filter((t) => t.status !== 'done' && t.status !== 'failed').map((t) => t.id);
+      throw refuse('plan_incomplete', `Plan ${plan.plan_id} still has unfinished tasks: ${unfinished.join(', ')}.`, {
+        plan_id: plan.plan_id,
+        unfinished,
+      });
+    }
+  }
+
+  requestTermination(detail: string | undefined): void {
+    this.data.termination_requested = true;
+    if (detail) this.data.last_status_detail = detail;
+    this.events.emit('status', { state: 'termination_requested', detail: detail ?? null });
+  }
+
+  // termination, target side
+
+  postTerminate(force: boolean): boolean {
+    const t = this.data.terminate;
+    if (t.posted || t.consumed) return false;
+    t.posted = true;
+    t.posted_at = Date.now();
+    const text = force
+      ? '[TERMINATE] Your leader ended your work (forced). Stop now.'
+      : '[TERMINATE] Your leader approved your work. Stop now.';
+    this.inbox.push('terminate', this.id.leaderId, text, newId('msg'), Date.now());
+    return true;
+  }
+
+  /** Milliseconds until an unconsumed terminate sentinel forces the runtime down, or null. */
+  graceRemaining(): number | null {
+    const t = this.data.terminate;
+    if (!t.posted || t.consumed || t.posted_at === null) return null;
+    return Math.max(0, t.posted_at + this.limits.terminateGraceSeconds * 1000 - Date.now());
+  }
+
+  consumeTerminate(reason: 'sentinel' | 'watchdog_grace'): void {
+    if (this.data.terminate.consumed) return;
+    this.data.terminate.consumed = true;
+    if (reason === 'watchdog_grace') this.events.emit('terminate.forced', { reason: 'watchdog_grace' });
+    this.events.emit('agent_completed', { stop_reason: reason === 'sentinel' ? 'end_turn' : 'cancelled' });
+  }
+
+  /** Acknowledged inbox items are the delivery side of send_message. */
+  ack(upTo: number): number {
+    for (const item of this.inbox.ack(upTo)) {
+      this.events.emit('agent_input', { message_id: item.message_id, kind: item.kind, from: item.from });
+      if (item.kind === 'terminate') this.consumeTerminate('sentinel');
+    }
+    return this.data.inbox.acked_through;
+  }
+}

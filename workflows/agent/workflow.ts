@@ -1,0 +1,88 @@
+import {
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  proxyActivities,
+  proxyLocalActivities,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { Activities } from '../../activities';
+import { statusKey } from '../searchAttributes';
+import type { AgentIdentity, AgentStatus, LaunchSpec, Limits } from '../types';
+import { installHandlers, notifyStatus } from './handlers';
+import { AgentState, freshData, type AgentData } from './state';
+
+export interface AgentInput {
+  identity: AgentIdentity;
+  limits: Limits;
+  /** The originating user task of the run; create_team members receive it as their first message. */
+  runTask: string;
+  /** What the runtime is started with; ignored once data is carried over. */
+  launch: LaunchSpec;
+  /** State carried through continue-as-new. */
+  data?: AgentData;
+  reported?: AgentStatus;
+}
+
+const runtime = proxyActivities<Activities>({ startToCloseTimeout: '60s', retry: { maximumAttempts: 3 } });
+const recorder = proxyLocalActivities<Activities>({ startToCloseTimeout: '15s' });
+
+/** Continue-as-new well before the server's own limits even if it does not suggest it. */
+const MAX_HISTORY = 8000;
+
+/**
+ * One agent's lifecycle: its inbox, its review state, and everything it
+ * leads. Tool calls arrive as Updates and Queries (see handlers.ts); this
+ * loop does the slow work handlers must not wait for: starting and
+ * stopping the runtime, flushing events, reporting status, continue-as-new.
+ */
+export async function agentWorkflow(input: AgentInput): Promise<void> {
+  const s = new AgentState(input.identity, input.limits, input.data ?? freshData(input.launch));
+  let reported: AgentStatus = input.reported ?? 'active';
+  let runtimeStopped = s.status === 'terminated';
+  installHandlers(s, input.runTask);
+
+  for (;;) {
+    const grace = s.graceRemaining();
+    const wake = () =>
+      s.events.pending.length > 0 ||
+      s.status !== reported ||
+      (s.data.launch_wanted !== null && !runtimeStopped) ||
+      (s.status === 'terminated' && !runtimeStopped) ||
+      s.data.run_ended ||
+      workflowInfo().continueAsNewSuggested;
+    if (grace === null) await condition(wake);
+    // Pass C backstop: an unconsumed terminate sentinel forces the runtime down after the grace period.
+    else if (!(await condition(wake, grace))) s.consumeTerminate('watchdog_grace');
+
+    if (s.status === 'terminated' && !runtimeStopped) {
+      runtimeStopped = true;
+      await runtime.stopRuntime({ runId: s.id.runId, agentId: s.id.agentId, skill: s.id.skill });
+    }
+    const mode = s.data.launch_wanted;
+    if (mode && !runtimeStopped) {
+      s.data.launch_wanted = null;
+      const started = await runtime.launchRuntime({ identity: s.id, launch: s.data.launch_spec, mode });
+      s.events.emit('agent_started', { runtime: started.kind, mode });
+    }
+    if (s.status !== reported) {
+      reported = s.status;
+      upsertSearchAttributes([{ key: statusKey, value: reported }]);
+      await notifyStatus(s);
+    }
+    await s.events.flush((batch) => recorder.recordEvents(batch));
+
+    if (s.data.run_ended && s.status === 'terminated' && runtimeStopped) {
+      await condition(allHandlersFinished);
+      await s.events.flush((batch) => recorder.recordEvents(batch));
+      return;
+    }
+    const info = workflowInfo();
+    if (info.continueAsNewSuggested || info.historyLength > MAX_HISTORY) {
+      await condition(allHandlersFinished);
+      await s.events.flush((batch) => recorder.recordEvents(batch));
+      await continueAsNew<typeof agentWorkflow>({ ...input, data: s.data, reported });
+    }
+  }
+}

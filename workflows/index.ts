@@ -1,0 +1,3 @@
+// The worker's single workflowsPath: every workflow type Dipper runs.
+export { agentWorkflow } from './agent/workflow';
+export { runWorkflow } from './run/workflow';

@@ -1,0 +1,158 @@
+import {
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  getExternalWorkflowHandle,
+  ParentClosePolicy,
+  proxyLocalActivities,
+  setHandler,
+  startChild,
+  uuid4,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { Activities } from '../../activities';
+import { humanAnsweredSignal, runEndedSignal, systemMessageSignal } from '../agent/messages';
+import { refuse } from '../errors';
+import { EventBuffer } from '../events';
+import { agentWorkflowId } from '../ids';
+import { agentIdKey, roleKey, runIdKey, statusKey } from '../searchAttributes';
+import type { AgentIdentity, DipperEvent, Limits, PeerEntry } from '../types';
+import { Directory } from './directory';
+import * as m from './messages';
+
+export interface RunInput {
+  runId: string;
+  task: string;
+  root: { agentId: string; name: string; role: string; skill: string };
+  limits: Limits;
+  data?: RunData;
+}
+
+export interface RunData {
+  status: 'active' | 'completed';
+  created_at: number;
+  workspace_path: string;
+  entries: Record<string, PeerEntry>;
+  pending_root: m.RootReport[];
+  events: DipperEvent[];
+}
+
+const local = proxyLocalActivities<Activities>({ startToCloseTimeout: '15s', retry: { maximumAttempts: 5 } });
+const recorder = proxyLocalActivities<Activities>({ startToCloseTimeout: '15s' });
+
+const MAX_HISTORY = 8000;
+
+/**
+ * One top-level user task. It starts the root agent, keeps the directory of
+ * every agent in the run, holds what the root reports to its human, and
+ * ends the run when the human approves the root's termination.
+ */
+export async function runWorkflow(input: RunInput): Promise<void> {
+  const { runId, root } = input;
+  const data = input.data ?? initialData(input);
+  const dir = new Directory(data.entries);
+  const events = new EventBuffer(runId, null, data.events);
+  const rootHandle = getExternalWorkflowHandle(agentWorkflowId(runId, root.agentId));
+
+  setHandler(m.peerChangedSignal, (change) => dir.apply(change));
+  setHandler(m.rootReportSignal, (report) => {
+    data.pending_root = data.pending_root.filter((r) => r.kind !== report.kind).concat(report);
+  });
+  setHandler(m.peersQuery, ({ caller_id, scope }) => dir.peers(caller_id, scope));
+  setHandler(m.peerQuery, ({ agent_id }) => dir.get(agent_id));
+  setHandler(m.runQuery, () => ({
+    run_id: runId,
+    status: data.status,
+    task: input.task,
+    root_agent_id: root.agentId,
+    agent_count: dir.size,
+    created_at: data.created_at,
+    pending_root: data.pending_root,
+  }));
+  setHandler(
+    m.rootDecisionUpdate,
+    async ({ kind, verdict, text }) => {
+      data.pending_root = data.pending_root.filter((r) => r.kind !== kind);
+      events.emit(verdict === 'approve' ? 'completion.approved' : 'completion.rework', { kind, by: 'user' }, root.agentId);
+      if (verdict === 'rework') {
+        await rootHandle.signal(systemMessageSignal, { message_id: uuid4(), content: `rework: ${text ?? ''}` });
+      }
+      if (verdict === 'approve' && kind === 'termination') data.status = 'completed';
+      else await rootHandle.signal(humanAnsweredSignal);
+      return { ok: true, run_status: data.status };
+    },
+    {
+      validator: ({ kind }) => {
+        if (!data.pending_root.some((r) => r.kind === kind)) {
+          throw refuse('nothing_pending', `The root has no pending ${kind} to decide.`, { field: 'kind' });
+        }
+      },
+    },
+  );
+
+  // Handlers come first, so a query that arrives while the root is starting is answered.
+  if (!input.data) await startRoot(input, data, events);
+
+  for (;;) {
+    await condition(() => events.pending.length > 0 || data.status === 'completed' || workflowInfo().continueAsNewSuggested);
+    await events.flush((batch) => recorder.recordEvents(batch));
+    if (data.status === 'completed') {
+      await condition(allHandlersFinished);
+      // Every agent stops its runtime and closes; their records stay in the event log.
+      await Promise.all(
+        Object.keys(data.entries).map((id) => getExternalWorkflowHandle(agentWorkflowId(runId, id)).signal(runEndedSignal)),
+      );
+      events.emit('run_completed', {});
+      await events.flush((batch) => recorder.recordEvents(batch));
+      return;
+    }
+    const info = workflowInfo();
+    if (info.continueAsNewSuggested || info.historyLength > MAX_HISTORY) {
+      await condition(allHandlersFinished);
+      await continueAsNew<typeof runWorkflow>({ ...input, data });
+    }
+  }
+}
+
+function initialData(input: RunInput): RunData {
+  const { root } = input;
+  const data: RunData = {
+    status: 'active',
+    created_at: Date.now(),
+    workspace_path: '',
+    entries: {},
+    pending_root: [],
+    events: [],
+  };
+  data.entries[root.agentId] = {
+    agent_id: root.agentId,
+    name: root.name,
+    role: root.role,
+    team_id: null,
+    leader_id: null,
+    status: 'active',
+    is_leader_of: [],
+    depth: 0,
+  };
+  return data;
+}
+
+async function startRoot(input: RunInput, data: RunData, events: EventBuffer): Promise<void> {
+  const { runId, root } = input;
+  const workspacePath = await local.provisionRunWorkspace({ runId });
+  data.workspace_path = workspacePath;
+  const identity: AgentIdentity = { ...root, runId, teamId: null, leaderId: null, depth: 0, workspacePath };
+  await startChild('agentWorkflow', {
+    workflowId: agentWorkflowId(runId, root.agentId),
+    parentClosePolicy: ParentClosePolicy.ABANDON,
+    args: [{ identity, limits: input.limits, runTask: input.task, launch: { firstMessage: input.task, roleDescription: '', rules: [] } }],
+    typedSearchAttributes: [
+      { key: runIdKey, value: runId },
+      { key: agentIdKey, value: root.agentId },
+      { key: roleKey, value: root.role },
+      { key: statusKey, value: 'active' },
+    ],
+  });
+  events.emit('run_started', { task_bytes: input.task.length, root_agent_id: root.agentId });
+  events.emit('agent_spawned', { agent_id: root.agentId, name: root.name, role: root.role, skill: root.skill, depth: 0 }, root.agentId);
+}

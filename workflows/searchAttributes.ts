@@ -1,0 +1,10 @@
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+
+// Registered on the server from temporal-config/dev-server.json; a test keeps the two lists equal.
+export const runIdKey = defineSearchAttributeKey('DipperRunId', SearchAttributeType.KEYWORD);
+export const agentIdKey = defineSearchAttributeKey('DipperAgentId', SearchAttributeType.KEYWORD);
+export const roleKey = defineSearchAttributeKey('DipperRole', SearchAttributeType.KEYWORD);
+export const leaderIdKey = defineSearchAttributeKey('DipperLeaderId', SearchAttributeType.KEYWORD);
+export const statusKey = defineSearchAttributeKey('DipperStatus', SearchAttributeType.KEYWORD);
+
+export const searchAttributeNames = [runIdKey, agentIdKey, roleKey, leaderIdKey, statusKey].map((k) => k.name);

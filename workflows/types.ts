@@ -1,0 +1,113 @@
+import type { Limits } from '../src/config';
+
+export type { Limits };
+
+/** One record of the event log; written to the store by an activity, never read back by workflows. */
+export interface DipperEvent {
+  event_id: string;
+  run_id: string;
+  agent_id: string | null;
+  type: string;
+  /** Milliseconds since the epoch, workflow time. */
+  ts: number;
+  data: Record<string, unknown>;
+}
+
+export type AgentStatus = 'active' | 'review_pending' | 'termination_requested' | 'terminating' | 'terminated';
+
+/** What the run's directory knows about one agent (the list_peers row, plus routing facts). */
+export interface PeerEntry {
+  agent_id: string;
+  name: string | null;
+  role: string;
+  team_id: string | null;
+  leader_id: string | null;
+  status: AgentStatus;
+  is_leader_of: string[];
+  depth: number;
+}
+
+export type InboxKind = 'message' | 'review_report' | 'termination_request' | 'terminate' | 'system';
+
+export interface InboxItem {
+  seq: number;
+  message_id: string;
+  kind: InboxKind;
+  /** Sender agent id; null for system and human messages. */
+  from: string | null;
+  content: string;
+  ts: number;
+}
+
+export type PlanTaskStatus = 'ready' | 'blocked' | 'in_flight' | 'done' | 'failed';
+
+export interface PlanTaskSpec {
+  id: string;
+  role: string;
+  skill: string;
+  task: string;
+  description?: string;
+  model?: string;
+  depends_on?: string[];
+}
+
+export interface PlanTask extends Required<Omit<PlanTaskSpec, 'model'>> {
+  model?: string;
+  status: PlanTaskStatus;
+  agent_id?: string;
+}
+
+export interface Plan {
+  plan_id: string;
+  plan_path: string;
+  tasks: PlanTask[];
+}
+
+/** Facts needed to start an agent's lifecycle; decided by the leader's workflow. */
+export interface AgentIdentity {
+  runId: string;
+  agentId: string;
+  name: string;
+  role: string;
+  skill: string;
+  model?: string;
+  /** Team this agent is a member of; null for the root. */
+  teamId: string | null;
+  /** Leader of that team; null for the root, whose leader is the user. */
+  leaderId: string | null;
+  depth: number;
+  planTaskId?: string;
+  /** Workspace folder of the team the agent belongs to (the run's workspace for the root). */
+  workspacePath: string;
+  artifactsPath?: string;
+}
+
+/** What the runtime adapter is given to start the agent. Tokens are minted by the activity, never stored here. */
+export interface LaunchSpec {
+  firstMessage: string;
+  roleDescription: string;
+  rules: string[];
+}
+
+export interface ChildRecord {
+  agent_id: string;
+  name: string;
+  role: string;
+  skill: string;
+  team_id: string;
+  plan_task_id?: string;
+  status: AgentStatus;
+  review_pending: boolean;
+  review_pending_ts: number | null;
+  summary: string;
+  termination_requested: boolean;
+  terminate_posted: boolean;
+}
+
+export interface TeamRecord {
+  team_id: string;
+  name: string;
+  task?: string;
+  rules: string[];
+  members: string[];
+}
