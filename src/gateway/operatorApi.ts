@@ -10,7 +10,7 @@ import { peersQuery, rootDecisionUpdate, runQuery } from '../../workflows/run/me
 import { agentIdKey, roleKey, runIdKey, statusKey } from '../../workflows/searchAttributes';
 import type { RunInput } from '../../workflows/run/workflow';
 import { mintAgentToken } from '../auth/tokens';
-import type { DipperConfig } from '../config';
+import type { DipperConfig, Limits } from '../config';
 import { ToolError } from '../registry/errors';
 import type { SkillCatalog } from '../skills';
 import { HttpError, parseBody } from './http';
@@ -22,7 +22,27 @@ const startBody = z.strictObject({
   task: z.string().min(1).describe('The top-level user task; the root agent receives it as its first message.'),
   root_skill: z.string().min(1).max(128).optional(),
   root_role: z.string().min(1).max(200).optional(),
+  /** Tighter limits for this run (tests, benchmarks, cautious operators); never looser than configured. */
+  limits: z
+    .strictObject({
+      max_depth: z.number().int().min(0).optional(),
+      inbox_cap: z.number().int().min(1).optional(),
+      max_plan_tasks: z.number().int().min(1).optional(),
+      terminate_grace_seconds: z.number().int().min(1).optional(),
+    })
+    .optional(),
 });
+
+function runLimits(base: Limits, o: z.infer<typeof startBody>['limits']): Limits {
+  const tighter = (value: number | undefined, max: number) => Math.min(value ?? max, max);
+  return {
+    ...base,
+    maxDepth: tighter(o?.max_depth, base.maxDepth),
+    inboxCap: tighter(o?.inbox_cap, base.inboxCap),
+    maxPlanTasks: tighter(o?.max_plan_tasks, base.maxPlanTasks),
+    terminateGraceSeconds: tighter(o?.terminate_grace_seconds, base.terminateGraceSeconds),
+  };
+}
 
 const decisionBody = z.strictObject({
   kind: z.enum(['review', 'termination']),
@@ -43,6 +63,17 @@ const AGENT_ID = /^ag_[a-f0-9]{12}$/;
 function runIdOf(value: string): string {
   if (!RUN_ID.test(value)) throw new HttpError(404, 'unknown_run', 'No such run.');
   return value;
+}
+
+/** The root's token is only useful once its workflow runs; the run reports that within a few tasks. */
+async function untilRootReady(team: TeamClient, runId: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    const view = await team.query(team.run(runId), runQuery).catch(() => null);
+    if (view?.root_ready) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new HttpError(503, 'run_not_ready', 'The run did not start in time; is a worker running?');
 }
 
 export interface OperatorDeps {
@@ -79,7 +110,7 @@ export function operatorRouter(deps: OperatorDeps): Router {
       runId,
       task: body.task,
       root: { agentId, name: `${slug(role)}-${agentId.slice(3, 7)}`, role, skill },
-      limits: config.limits,
+      limits: runLimits(config.limits, body.limits),
     };
     await team.client.workflow.start('runWorkflow', {
       taskQueue: config.temporal.taskQueue,
@@ -92,6 +123,7 @@ export function operatorRouter(deps: OperatorDeps): Router {
         { key: statusKey, value: 'active' },
       ],
     });
+    await untilRootReady(team, runId);
     res.status(201).json({
       run_id: runId,
       workflow_id: runWorkflowId(runId),

@@ -15,6 +15,9 @@ export function checkDeclarePlan(s: AgentState, tasks: PlanTaskSpec[]): void {
       plan_id: s.data.plan?.plan_id ?? null,
     });
   }
+  if (tasks.length > s.limits.maxPlanTasks) {
+    throw refuse('invalid_input', `A plan holds at most ${s.limits.maxPlanTasks} tasks.`, { field: 'tasks' });
+  }
   validatePlan(tasks);
 }
 

@@ -39,6 +39,7 @@ export const peerQuery = defineQuery<PeerEntry | null, [{ agent_id: string }]>('
 export interface RunView {
   run_id: string;
   status: 'active' | 'completed';
+  root_ready: boolean;
   task: string;
   root_agent_id: string;
   agent_count: number;

@@ -30,6 +30,8 @@ export interface RunInput {
 
 export interface RunData {
   status: 'active' | 'completed';
+  /** The root's workflow has started, so its token can be used. */
+  root_ready: boolean;
   created_at: number;
   workspace_path: string;
   entries: Record<string, PeerEntry>;
@@ -63,6 +65,7 @@ export async function runWorkflow(input: RunInput): Promise<void> {
   setHandler(m.runQuery, () => ({
     run_id: runId,
     status: data.status,
+    root_ready: data.root_ready,
     task: input.task,
     root_agent_id: root.agentId,
     agent_count: dir.size,
@@ -118,6 +121,7 @@ function initialData(input: RunInput): RunData {
   const { root } = input;
   const data: RunData = {
     status: 'active',
+    root_ready: false,
     created_at: Date.now(),
     workspace_path: '',
     entries: {},
@@ -153,6 +157,7 @@ async function startRoot(input: RunInput, data: RunData, events: EventBuffer): P
       { key: statusKey, value: 'active' },
     ],
   });
+  data.root_ready = true;
   events.emit('run_started', { task_bytes: input.task.length, root_agent_id: root.agentId });
   events.emit('agent_spawned', { agent_id: root.agentId, name: root.name, role: root.role, skill: root.skill, depth: 0 }, root.agentId);
 }
