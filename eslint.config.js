@@ -1,0 +1,98 @@
+// @ts-check
+const js = require('@eslint/js');
+const tseslint = require('typescript-eslint');
+const globals = require('globals');
+
+/**
+ * Workflow code runs in Temporal's deterministic sandbox and is replayed from
+ * history, so it may import only the workflow SDK, the shared common types
+ * and other workflow modules. Type-only imports are erased at compile time
+ * and are always fine (the Activities interface, config types).
+ */
+const WORKFLOW_IMPORT_MESSAGE =
+  "Workflow code is replayed deterministically: import only '@temporalio/workflow', '@temporalio/common' and workflow modules. " +
+  'Node built-ins and I/O belong in activities/. A type-only import (`import type`) is fine.';
+
+/** Matches any specifier that is neither relative nor one of the two allowed SDK packages. */
+const NOT_WORKFLOW_SAFE = '^(?!\\.{1,2}(/|$)|@temporalio/(workflow|common)(/|$))';
+
+/**
+ * Relative imports that climb out of workflows/ (to activities/ or src/) are
+ * outside code too; the climb that escapes depends on how deep the file sits.
+ */
+function workflowImports(escape) {
+  return [
+    'error',
+    {
+      patterns: [
+        { regex: NOT_WORKFLOW_SAFE, allowTypeImports: true, message: WORKFLOW_IMPORT_MESSAGE },
+        { regex: escape, allowTypeImports: true, message: WORKFLOW_IMPORT_MESSAGE },
+      ],
+    },
+  ];
+}
+
+const workflowDeterminism = {
+  'no-restricted-globals': [
+    'error',
+    ...['setTimeout', 'setInterval', 'setImmediate', 'clearTimeout', 'clearInterval', 'clearImmediate'].map((name) => ({
+      name,
+      message: "Use sleep() or condition() from '@temporalio/workflow': a workflow timer must be durable.",
+    })),
+    { name: 'process', message: 'Workflows must not read the environment; pass configuration in the workflow input.' },
+    { name: 'Buffer', message: 'Buffer is a Node built-in, not available to workflows.' },
+    { name: 'require', message: WORKFLOW_IMPORT_MESSAGE },
+  ],
+  'no-restricted-properties': [
+    'error',
+    { object: 'Math', property: 'random', message: "Use uuid4() or a value from the workflow input: workflows must be deterministic." },
+    { object: 'globalThis', property: 'setTimeout', message: "Use sleep() from '@temporalio/workflow'." },
+    { object: 'globalThis', property: 'setInterval', message: "Use sleep() from '@temporalio/workflow'." },
+    { object: 'crypto', property: 'randomUUID', message: "Use uuid4() from '@temporalio/workflow'." },
+  ],
+};
+
+module.exports = tseslint.config(
+  { ignores: ['node_modules/', '.tools/', '.dipper/', '.test-data/', 'dist/', 'coverage/'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: {
+      ecmaVersion: 2022,
+      sourceType: 'module',
+      globals: { ...globals.node },
+    },
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+      '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports', disallowTypeAnnotations: false }],
+    },
+  },
+  {
+    // The one type-aware rule: a forgotten await loses errors and, in a workflow, ordering.
+    files: ['**/*.ts'],
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: __dirname },
+    },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+    },
+  },
+  {
+    files: ['workflows/*.ts'],
+    rules: { '@typescript-eslint/no-restricted-imports': workflowImports('^\\.\\./'), ...workflowDeterminism },
+  },
+  {
+    files: ['workflows/*/**/*.ts'],
+    rules: { '@typescript-eslint/no-restricted-imports': workflowImports('^\\.\\./\\.\\./'), ...workflowDeterminism },
+  },
+  {
+    files: ['test/**/*.ts'],
+    rules: { '@typescript-eslint/no-explicit-any': 'off' },
+  },
+  {
+    // Plain CommonJS config files (this one, jest.config.js).
+    files: ['**/*.js', '**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs' },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+);

@@ -1,0 +1,175 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { approve, closeAll, connect, env, eventsOf, operator, spawn, startRun, task, waitForInbox } from '../support/team';
+
+afterAll(closeAll);
+
+describe('spawn_agent', () => {
+  it('creates the team on the first spawn, then adds members to it', async () => {
+    const { root, runId, rootId } = await startRun();
+    await root.ok('declare_plan', { tasks: [task('a'), task('b'), task('c', ['a'])] });
+    const first = await spawn(root, runId, 'a');
+    expect(first.result).toMatchObject({ task_id: 'a', team_created: true, remaining_ready: ['b'] });
+    const second = await spawn(root, runId, 'b');
+    expect(second.result).toMatchObject({ team_id: first.result.team_id, team_created: false, remaining_ready: [] });
+
+    // The first user message opens with the assignment block, and its artifacts folder exists.
+    expect(first.launch.first_message).toMatch(/^\[TASK ASSIGNMENT\]\nplan_task_id: a\nartifacts_path: (.+)\n\[\/TASK ASSIGNMENT\]\n\nDo a\.$/);
+    expect(fs.statSync(first.launch.artifacts_path).isDirectory()).toBe(true);
+    expect(path.basename(first.launch.artifacts_path)).toBe('a');
+
+    const peers = await root.ok('list_peers', { scope: 'children' });
+    expect(peers.peers.map((p: any) => p.agent_id).sort()).toEqual([first.agentId, second.agentId].sort());
+    const all = await first.client.ok('list_peers', { scope: 'all' });
+    expect(all.peers.find((p: any) => p.agent_id === rootId).is_leader_of).toEqual([first.result.team_id]);
+    const team = await first.client.ok('list_peers');
+    expect(team.peers.map((p: any) => p.agent_id).sort()).toEqual([rootId, second.agentId].sort());
+
+    const created = await eventsOf(runId, 'team_created');
+    const spawned = await eventsOf(runId, 'agent_spawned', 3);
+    expect(created[0].seq).toBeLessThan(spawned.find((e: any) => e.data.agent_id === first.agentId).seq);
+  });
+
+  it.each([
+    ['unknown_task', 'zz'],
+    ['task_not_ready', 'b'],
+  ])('refuses with %s', async (code, taskId) => {
+    const { root } = await startRun();
+    await root.ok('declare_plan', { tasks: [task('a'), task('b', ['a'])] });
+    const error = await root.fail('spawn_agent', { task_id: taskId });
+    expect(error.code).toBe(code);
+    if (code === 'task_not_ready') expect(error.unmet_deps).toEqual(['a']);
+  });
+
+  it('refuses without a plan, and a task already in flight', async () => {
+    const { root, runId } = await startRun();
+    expect((await root.fail('spawn_agent', { task_id: 'a' })).code).toBe('no_active_plan');
+    await root.ok('declare_plan', { tasks: [task('a')] });
+    await spawn(root, runId, 'a');
+    const error = await root.fail('spawn_agent', { task_id: 'a' });
+    expect(error).toMatchObject({ code: 'task_not_pending', status: 'in_flight' });
+  });
+
+  it('refuses a second spawn while one is in flight', async () => {
+    const { root } = await startRun();
+    await root.ok('declare_plan', { tasks: [task('a'), task('b')] });
+    const [x, y] = await Promise.all([root.call('spawn_agent', { task_id: 'a' }), root.call('spawn_agent', { task_id: 'b' })]);
+    const outcomes = [x, y].map((o) => (o.isError ? o.error!.code : 'ok')).sort();
+    expect(outcomes).toEqual(['concurrent_spawn', 'ok']);
+  });
+
+  it('refuses past the depth limit, and the plan stays spawnable', async () => {
+    const { root, runId } = await startRun({ max_depth: 1 });
+    await root.ok('declare_plan', { tasks: [task('a', [], 'lead')] });
+    const lead = await spawn(root, runId, 'a');
+    await lead.client.ok('declare_plan', { tasks: [task('x')] });
+    const error = await lead.client.fail('spawn_agent', { task_id: 'x' });
+    expect(error).toMatchObject({ code: 'depth_exceeded', depth: 2, max_depth: 1 });
+    expect(await lead.client.ok('list_ready')).toEqual({ ready: ['x'] });
+  });
+
+  it('reports unknown_skill when the skill vanished after declare_plan, and the task stays ready', async () => {
+    const skillDir = path.join(env.skillsDir, 'ephemeral');
+    fs.mkdirSync(skillDir, { recursive: true });
+    fs.writeFileSync(path.join(skillDir, 'SKILL.md'), 'Short-lived skill.');
+    const { root } = await startRun();
+    try {
+      await root.ok('declare_plan', { tasks: [task('a', [], 'ephemeral')] });
+    } finally {
+      fs.rmSync(skillDir, { recursive: true, force: true });
+    }
+    expect((await root.fail('spawn_agent', { task_id: 'a' })).code).toBe('unknown_skill');
+    expect(await root.ok('list_ready')).toEqual({ ready: ['a'] });
+  });
+});
+
+describe('terminate_child', () => {
+  it('approves a child under review: sentinel posted, task done, dependents ready', async () => {
+    const { root, runId } = await startRun();
+    await root.ok('declare_plan', { tasks: [task('a'), task('b', ['a'])] });
+    const child = await spawn(root, runId, 'a');
+    expect((await root.fail('terminate_child', { agent_id: child.agentId })).code).toBe('child_not_pending_review');
+    await approve(root, child);
+    expect(await root.ok('list_ready')).toEqual({ ready: ['b'] });
+    expect((await root.fail('terminate_child', { agent_id: child.agentId })).code).toBe('already_terminating');
+    const ready = await eventsOf(runId, 'task_ready');
+    expect(ready[0].data.task_id).toBe('b');
+    await eventsOf(runId, 'task_done');
+    const peers = await root.ok('list_peers', { scope: 'children' });
+    expect(peers.peers[0].status).toBe('terminated');
+  });
+
+  it('force-terminates without a review, audits it and fails the task', async () => {
+    const { root, runId } = await startRun();
+    await root.ok('declare_plan', { tasks: [task('a'), task('b', ['a'])] });
+    const child = await spawn(root, runId, 'a');
+    expect(await root.ok('terminate_child', { agent_id: child.agentId, force: true })).toEqual({ sentinel_posted: true });
+    const forced = await eventsOf(runId, 'terminate.forced');
+    expect(forced[0].data).toMatchObject({ reason: 'leader_force', target: child.agentId });
+    await eventsOf(runId, 'task_failed');
+    expect(await root.ok('list_ready')).toEqual({ ready: [] });
+  });
+
+  it('accepts a child that requested termination', async () => {
+    const { root, runId } = await startRun();
+    await root.ok('declare_plan', { tasks: [task('a')] });
+    const child = await spawn(root, runId, 'a');
+    await child.client.ok('request_termination', { detail: 'all done' });
+    await waitForInbox(root, (m) => m.kind === 'termination_request' && m.from === child.agentId);
+    expect(await root.ok('terminate_child', { agent_id: child.agentId })).toEqual({ sentinel_posted: true });
+  });
+
+  it('refuses unknown agents and agents the caller does not lead directly', async () => {
+    const { root, runId } = await startRun();
+    expect((await root.fail('terminate_child', { agent_id: 'ag_000000000000' })).code).toBe('unknown_agent');
+    await root.ok('declare_plan', { tasks: [task('a', [], 'lead')] });
+    const lead = await spawn(root, runId, 'a');
+    await lead.client.ok('declare_plan', { tasks: [task('x')] });
+    const grandchild = await spawn(lead.client, runId, 'x');
+    expect((await root.fail('terminate_child', { agent_id: grandchild.agentId, force: true })).code).toBe('not_leader');
+    expect((await grandchild.client.fail('terminate_child', { agent_id: lead.agentId, force: true })).code).toBe('not_leader');
+  });
+});
+
+describe('create_team (deprecated)', () => {
+  const roles = [
+    { role: 'frontend', skill: 'worker', description: 'Build the page.' },
+    { role: 'backend', skill: 'worker', description: 'Build the API.' },
+  ];
+
+  it('spawns one member per role; each receives the originating user task', async () => {
+    const { root, runId, rootId } = await startRun(undefined, 'Make a todo app.');
+    const team = await root.ok('create_team', { name: 'app', task: 'coordinate the app', roles });
+    expect(team.members.map((m: any) => m.role)).toEqual(['frontend', 'backend']);
+    const launch = await operator.launch(runId, team.members[0].agent_id);
+    expect(launch.first_message).toBe('Make a todo app.');
+    expect(launch.skill_body).toContain('Build the page.');
+    const member = await connect(launch.token);
+    const peers = await member.ok('list_peers');
+    expect(peers.peers.map((p: any) => p.agent_id).sort()).toEqual([rootId, team.members[1].agent_id].sort());
+  });
+
+  it('refuses a leader_id and identical descriptions unless consensus', async () => {
+    const { root } = await startRun();
+    const leaderOverride = await root.fail('create_team', { name: 't', task: 'x', roles, leader_id: 'ag_000000000000' });
+    expect(leaderOverride.code).toBe('leader_override_attempted');
+    const same = [roles[0], { ...roles[0], role: 'frontend-2' }];
+    expect((await root.fail('create_team', { name: 't', task: 'x', roles: same })).code).toBe('duplicate_member_descriptions');
+    const ok = await root.ok('create_team', { name: 't', task: 'x', roles: same, consensus: true });
+    expect(ok.members).toHaveLength(2);
+  });
+
+  it('refuses unknown skills, the depth limit, and a concurrent create_team', async () => {
+    const { root } = await startRun({ max_depth: 0 });
+    const badSkill = await root.fail('create_team', { name: 't', task: 'x', roles: [{ ...roles[0], skill: 'nope' }] });
+    expect(badSkill).toMatchObject({ code: 'unknown_skill', field: 'roles[0].skill' });
+    expect((await root.fail('create_team', { name: 't', task: 'x', roles })).code).toBe('depth_exceeded');
+
+    const other = await startRun();
+    const calls = await Promise.all([
+      other.root.call('create_team', { name: 't1', task: 'x', roles }),
+      other.root.call('create_team', { name: 't2', task: 'y', roles }),
+    ]);
+    expect(calls.map((o) => (o.isError ? o.error!.code : 'ok')).sort()).toEqual(['concurrent_create_team', 'ok']);
+  });
+});
