@@ -1,5 +1,6 @@
 // @ts-check
 const js = require('@eslint/js');
+const { defineConfig } = require('eslint/config');
 const tseslint = require('typescript-eslint');
 const globals = require('globals');
 
@@ -20,16 +21,11 @@ const NOT_WORKFLOW_SAFE = '^(?!\\.{1,2}(/|$)|@temporalio/(workflow|common)(/|$))
  * Relative imports that climb out of workflows/ (to activities/ or src/) are
  * outside code too; the climb that escapes depends on how deep the file sits.
  */
+/** @param {string | null} escape regex of a relative specifier that leaves workflows/ from this depth */
 function workflowImports(escape) {
-  return [
-    'error',
-    {
-      patterns: [
-        { regex: NOT_WORKFLOW_SAFE, allowTypeImports: true, message: WORKFLOW_IMPORT_MESSAGE },
-        { regex: escape, allowTypeImports: true, message: WORKFLOW_IMPORT_MESSAGE },
-      ],
-    },
-  ];
+  const patterns = [{ regex: NOT_WORKFLOW_SAFE, allowTypeImports: true, message: WORKFLOW_IMPORT_MESSAGE }];
+  if (escape) patterns.push({ regex: escape, allowTypeImports: true, message: WORKFLOW_IMPORT_MESSAGE });
+  return ['error', { patterns }];
 }
 
 const workflowDeterminism = {
@@ -52,10 +48,10 @@ const workflowDeterminism = {
   ],
 };
 
-module.exports = tseslint.config(
+module.exports = defineConfig(
   { ignores: ['node_modules/', '.tools/', '.dipper/', '.test-data/', 'dist/', 'coverage/'] },
   js.configs.recommended,
-  ...tseslint.configs.recommended,
+  tseslint.configs.recommended,
   {
     languageOptions: {
       ecmaVersion: 2022,
@@ -64,7 +60,6 @@ module.exports = tseslint.config(
     },
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
-      '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports', disallowTypeAnnotations: false }],
     },
   },
   {
@@ -78,13 +73,12 @@ module.exports = tseslint.config(
     },
   },
   {
-    files: ['workflows/*.ts'],
-    rules: { '@typescript-eslint/no-restricted-imports': workflowImports('^\\.\\./'), ...workflowDeterminism },
+    files: ['workflows/**/*.ts'],
+    rules: { '@typescript-eslint/no-restricted-imports': workflowImports(null), ...workflowDeterminism },
   },
-  {
-    files: ['workflows/*/**/*.ts'],
-    rules: { '@typescript-eslint/no-restricted-imports': workflowImports('^\\.\\./\\.\\./'), ...workflowDeterminism },
-  },
+  // Later blocks replace the option list, so each depth repeats the whole rule.
+  { files: ['workflows/*.ts'], rules: { '@typescript-eslint/no-restricted-imports': workflowImports('^\\.\\./') } },
+  { files: ['workflows/*/*.ts'], rules: { '@typescript-eslint/no-restricted-imports': workflowImports('^\\.\\./\\.\\./') } },
   {
     files: ['test/**/*.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },

@@ -1,4 +1,4 @@
-import { ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { stopProcess } from '../devstack/processes';
 import { projectRoot } from './projectRoot';
 

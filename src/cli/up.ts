@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { loadOrCreateSecrets } from '../auth/secrets';
 import type { DipperConfig } from '../config';
-import { DevServer, ensureNamespace, loadTemporalDevConfig, startDevServer } from '../devstack/devServer';
+import { type DevServer, ensureNamespace, loadTemporalDevConfig, startDevServer } from '../devstack/devServer';
 import { waitForPort } from '../devstack/processes';
 import { projectRoot } from './projectRoot';
 import { supervise } from './supervise';

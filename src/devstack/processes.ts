@@ -1,4 +1,4 @@
-import { ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import net from 'node:net';
 
 /** SIGTERM, then SIGKILL if the process has not exited after killAfterMs. */
