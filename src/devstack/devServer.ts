@@ -56,6 +56,13 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
     stdio: ['ignore', 'pipe', 'pipe'],
     env: serverEnv(),
   });
+  let spawnError: Error | undefined;
+  child.once('error', (err) => (spawnError = err));
+  const gone = () => {
+    if (spawnError) return `could not start (${spawnError.message})`;
+    if (child.exitCode !== null || child.signalCode !== null) return `exited (${child.exitCode ?? child.signalCode}) before it was ready`;
+    return undefined;
+  };
   const log = captureOutput(child, opts.logFile);
   const stop = () => stopProcess(child, killAfterMs);
   // An orphaned dev server would hold the port and the SQLite file after we are gone.
@@ -63,7 +70,7 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
   process.once('exit', onExit);
 
   try {
-    await waitUntilReady(child, address, namespace, Object.keys(devConfig.searchAttributes), opts.readyTimeoutMs ?? 60_000);
+    await waitUntilReady(gone, address, namespace, Object.keys(devConfig.searchAttributes), opts.readyTimeoutMs ?? 60_000);
   } catch (err) {
     await stop();
     process.removeListener('exit', onExit);
@@ -101,13 +108,13 @@ async function reuse(address: string, namespace: string, searchAttributes: Recor
   if (state === 'missing-search-attributes') await ensureNamespace(address, namespace, searchAttributes);
 }
 
-async function waitUntilReady(child: ChildProcess, address: string, namespace: string, names: string[], timeoutMs: number) {
+/** Polls until the namespace is served; `gone` says why the server process is no more, if it is not. */
+async function waitUntilReady(gone: () => string | undefined, address: string, namespace: string, names: string[], timeoutMs: number) {
   const deadline = Date.now() + timeoutMs;
   let lastError = 'no answer yet';
   while (Date.now() < deadline) {
-    if (child.exitCode !== null || child.signalCode !== null) {
-      throw new Error(`The Temporal dev server exited (${child.exitCode ?? child.signalCode}) before it was ready on ${address}`);
-    }
+    const reason = gone();
+    if (reason) throw new Error(`The Temporal dev server for ${address} ${reason}`);
     try {
       const connection = await Connection.connect({ address, connectTimeout: '2s' });
       try {

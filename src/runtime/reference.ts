@@ -1,0 +1,151 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { LaunchPayload } from '../../activities/runtimes/payload';
+import { scriptOf, type Script } from './script';
+
+/**
+ * Dipper's reference runtime: a real agent process without a model. It
+ * reads its launch payload, speaks MCP through the official client, reads
+ * its inbox through the runtime endpoint (acknowledging only what it has
+ * handled), and follows the script in its task text (see script.ts).
+ */
+
+interface InboxItem {
+  seq: number;
+  kind: string;
+  from: string | null;
+  content: string;
+}
+
+function log(line: string): void {
+  process.stderr.write(`${new Date().toISOString()} ${line}\n`);
+}
+
+class Agent {
+  private cursor = 0;
+  private readonly mcp = new Client({ name: 'dipper-reference-runtime', version: '0.1.0' });
+
+  constructor(readonly payload: LaunchPayload) {}
+
+  async connect(): Promise<void> {
+    const transport = new StreamableHTTPClientTransport(new URL(this.payload.mcp_url), {
+      requestInit: { headers: { Authorization: `Bearer ${this.payload.token}` } },
+    });
+    await this.mcp.connect(transport);
+  }
+
+  async call(name: string, args: Record<string, unknown> = {}): Promise<any> {
+    const res = (await this.mcp.callTool({ name, arguments: args })) as { isError?: boolean; structuredContent?: unknown; content: { text?: string }[] };
+    if (res.isError) throw new Error(`${name}: ${res.content[0]?.text ?? 'failed'}`);
+    return res.structuredContent;
+  }
+
+  private async http(method: string, url: string, body?: unknown): Promise<any> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const res = await fetch(url, {
+          method,
+          headers: { Authorization: `Bearer ${this.payload.token}`, 'content-type': 'application/json' },
+          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        });
+        if (res.ok) return await res.json();
+        if (res.status < 500 || attempt >= 20) throw new Error(`${method} ${url}: ${res.status}`);
+      } catch (err) {
+        // A gateway restart or a dropped connection: nothing is lost, since only acknowledged items leave the inbox.
+        if (attempt >= 20) throw err;
+      }
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+
+  /** The next batch of inbox items after the cursor; status 'terminated' means the run or agent ended. */
+  async next(): Promise<{ items: InboxItem[]; status: string }> {
+    const view = await this.http('GET', `${this.payload.inbox_url}?cursor=${this.cursor}&wait_ms=20000`);
+    return { items: view.messages as InboxItem[], status: view.status as string };
+  }
+
+  async ack(item: InboxItem): Promise<void> {
+    await this.http('POST', `${this.payload.inbox_url}/ack`, { up_to: item.seq });
+    this.cursor = item.seq;
+  }
+}
+
+async function work(agent: Agent, round: number): Promise<void> {
+  const dir = agent.payload.artifacts_path ?? agent.payload.workspace_path;
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, 'result.txt'), `${agent.payload.name} round ${round}\n`);
+  await agent.call('signal_review', { detail: `[REVIEW REQUIRED] ${agent.payload.name} wrote result.txt (round ${round})` });
+}
+
+async function lead(agent: Agent, script: Script): Promise<void> {
+  await agent.call('declare_plan', { tasks: script.tasks });
+  const approved = new Set<string>();
+  const reworked = new Set<string>();
+  const spawnReady = async () => {
+    const { ready } = await agent.call('list_ready');
+    for (const taskId of ready as string[]) await agent.call('spawn_agent', { task_id: taskId });
+  };
+  await spawnReady();
+  for (;;) {
+    const { items, status } = await agent.next();
+    if (status === 'terminated' && items.length === 0) return;
+    for (const item of items) {
+      if (item.kind === 'terminate') {
+        await agent.ack(item);
+        return;
+      }
+      if (item.kind === 'review_report' && item.from && !approved.has(item.from)) {
+        if (script.rework_first && !reworked.has(item.from)) {
+          reworked.add(item.from);
+          await agent.call('send_message', { to: item.from, content: 'Rework: please run it once more.' });
+        } else {
+          await agent.call('terminate_child', { agent_id: item.from });
+          approved.add(item.from);
+          await spawnReady();
+          if (approved.size === script.tasks.length) {
+            await agent.call('signal_review', { detail: `[REVIEW REQUIRED] ${agent.payload.name}: all ${approved.size} tasks approved` });
+            await agent.call('request_termination', { detail: 'plan complete' });
+          }
+        }
+      }
+      await agent.ack(item);
+    }
+  }
+}
+
+async function follow(agent: Agent): Promise<void> {
+  let round = 1;
+  await work(agent, round);
+  for (;;) {
+    const { items, status } = await agent.next();
+    if (status === 'terminated' && items.length === 0) return;
+    for (const item of items) {
+      await agent.ack(item);
+      if (item.kind === 'terminate') return;
+      if (item.kind === 'message') await work(agent, ++round);
+    }
+  }
+}
+
+async function main(): Promise<void> {
+  const file = process.env.DIPPER_LAUNCH_FILE;
+  if (!file) throw new Error('DIPPER_LAUNCH_FILE is not set');
+  const payload = JSON.parse(fs.readFileSync(file, 'utf8')) as LaunchPayload;
+  const agent = new Agent(payload);
+  await agent.connect();
+  log(`${payload.name} started (${payload.mode})`);
+  const script = scriptOf(payload.first_message);
+  if (script) await lead(agent, script);
+  else await follow(agent);
+  log(`${payload.name} finished`);
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    log(`failed: ${err instanceof Error ? err.message : String(err)}`);
+    process.exit(1);
+  },
+);

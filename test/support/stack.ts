@@ -1,0 +1,57 @@
+import path from 'node:path';
+import { readTestEnv, testDataRoot } from '../setup/env';
+import { Operator } from './clients';
+import { projectRoot, startProcess, waitForHttp, type DipperProcess } from './processes';
+
+export const referenceRuntime = { kind: 'command', command: [process.execPath, path.join(projectRoot, 'bin', 'reference-runtime.js')] };
+
+export interface Stack {
+  gatewayUrl: string;
+  operator: Operator;
+  env: Record<string, string>;
+  worker: DipperProcess;
+  gateways: DipperProcess[];
+  /** Starts another gateway replica on the given port, sharing everything else. */
+  addGateway(port: number): Promise<string>;
+  /** Kills the worker (SIGKILL by default, as a crash) and starts a fresh one. */
+  restartWorker(signal?: NodeJS.Signals): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * A worker and gateway of their own, on their own task queue, beside the
+ * shared test stack (same Temporal server): for tests that kill processes or
+ * need another runtime configuration.
+ */
+export async function startStack(name: string, gatewayPort: number, extra: Record<string, string> = {}): Promise<Stack> {
+  const base = readTestEnv();
+  const env = { ...base.processEnv, DIPPER_TASK_QUEUE: `dipper-${name}`, DIPPER_PORT: String(gatewayPort), ...extra };
+  const log = (what: string) => path.join(testDataRoot, `${name}-${what}.log`);
+  let worker = startProcess('worker', env, log('worker'));
+  const gateways = [startProcess('gateway', env, log('gateway'))];
+  const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
+  await waitForHttp(`${gatewayUrl}/healthz`);
+  const stack: Stack = {
+    gatewayUrl,
+    operator: new Operator({ gatewayUrl, operatorToken: base.operatorToken }),
+    env,
+    get worker() {
+      return worker;
+    },
+    gateways,
+    async addGateway(port) {
+      gateways.push(startProcess('gateway', { ...env, DIPPER_PORT: String(port) }, log(`gateway-${port}`)));
+      const url = `http://127.0.0.1:${port}`;
+      await waitForHttp(`${url}/healthz`);
+      return url;
+    },
+    async restartWorker(signal = 'SIGKILL') {
+      await worker.kill(signal);
+      worker = startProcess('worker', env, log('worker'));
+    },
+    async stop() {
+      await Promise.all([worker.kill(), ...gateways.map((g) => g.kill())]);
+    },
+  };
+  return stack;
+}
