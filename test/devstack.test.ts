@@ -60,7 +60,9 @@ describe('devServerArgs', () => {
   it('passes every search attribute and dynamic config value as a flag', () => {
     const args = devServerArgs(base, devConfig);
     expect(flagValues(args, '--search-attribute').sort()).toEqual(dipperAttributes.map((name) => `${name}=Keyword`).sort());
-    expect(flagValues(args, '--dynamic-config-value')).toContain('history.maxInFlightUpdates=100');
+    expect(flagValues(args, '--dynamic-config-value')).toEqual(
+      Object.entries(devConfig.dynamicConfig).map(([key, value]) => `${key}=${JSON.stringify(value)}`),
+    );
     expect(flagValues(args, '--dynamic-config-value')).toContain('frontend.enableUpdateWorkflowExecution=true');
   });
 

@@ -7,6 +7,7 @@ import type { Logger } from '../log';
 import { toolsOf } from '../registry';
 import type { Caller } from '../registry/types';
 import type { SkillCatalog } from '../skills';
+import { DeliveryBatcher } from './delivery';
 import { bearer, errorHandler, unauthorized } from './http';
 import { createMcpServer, mcpSurface } from './mcp';
 import { operatorRouter } from './operatorApi';
@@ -52,8 +53,9 @@ export function createApp(deps: GatewayDeps): express.Express {
   });
 
   const beidou = mcpSurface('beidou', toolsOf('beidou'));
+  const delivery = new DeliveryBatcher(deps.team);
   app.post('/mcp/beidou', agentAuth, express.json({ limit: BODY_LIMIT }), async (req, res) => {
-    const ctx = { caller: callerOf(res), team: deps.team, skills: deps.skills, limits: config.limits };
+    const ctx = { caller: callerOf(res), team: deps.team, delivery, skills: deps.skills, limits: config.limits };
     const server = createMcpServer(beidou, ctx, log);
     // Stateless: no session id, plain JSON answers, nothing kept after the response.
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });

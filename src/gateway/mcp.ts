@@ -36,6 +36,7 @@ export function toMcpTool(def: ToolDef): Tool {
     description: def.description,
     inputSchema: jsonSchema(def.input, 'input'),
     outputSchema: jsonSchema(def.output, 'output') as Tool['outputSchema'],
+    ...(def.deprecated ? { _meta: { deprecated: true, replacement: def.deprecated.replacement } } : {}),
     annotations: {
       title: def.title,
       readOnlyHint: def.readOnly,

@@ -66,5 +66,9 @@ export function runtimeRouter(team: TeamClient, callerOf: (res: import('express'
     }
   });
 
+  router.use((_req, res) => {
+    res.status(404).json({ error: { code: 'not_found', message: 'No such runtime endpoint.' } });
+  });
+
   return router;
 }

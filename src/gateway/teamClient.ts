@@ -15,10 +15,17 @@ export class NotFound extends Error {}
 
 const MAX_ATTEMPTS = 12;
 
-function isTooManyUpdates(err: unknown): boolean {
-  const e = err as { code?: number; cause?: { code?: number; message?: string }; message?: string };
+/**
+ * Refusals that say the update was never applied, so sending it again is
+ * safe: the recipient has too many updates in flight, or the server handed
+ * it to a workflow task that finished without looking at it.
+ */
+function isRetryable(err: unknown): boolean {
+  if (err instanceof WorkflowUpdateRPCTimeoutOrCancelledError) return true;
+  const e = err as { code?: number; cause?: { code?: number; message?: string; type?: string }; message?: string };
+  if (e.cause?.type === 'UnprocessedUpdate') return true;
   const text = `${e.message ?? ''} ${e.cause?.message ?? ''}`;
-  return e.code === 8 || e.cause?.code === 8 || /too many outstanding|resource ?exhausted/i.test(text);
+  return e.code === 8 || e.cause?.code === 8 || /too many outstanding|resource ?exhausted|wasn't processed by worker/i.test(text);
 }
 
 /** Full jitter: spreads fifty senders hitting one recipient across the backoff window. */
@@ -58,8 +65,7 @@ export class TeamClient {
         const call = handle.executeUpdate as (d: unknown, o: { args: unknown[]; updateId?: string }) => Promise<Ret>;
         return await call.call(handle, def, { args, ...(updateId ? { updateId } : {}) });
       } catch (err) {
-        const retry = isTooManyUpdates(err) || err instanceof WorkflowUpdateRPCTimeoutOrCancelledError;
-        if (retry && attempt < MAX_ATTEMPTS) {
+        if (isRetryable(err) && attempt < MAX_ATTEMPTS) {
           await backoff(attempt);
           continue;
         }

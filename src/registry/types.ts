@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { Limits } from '../config';
 import type { SkillCatalog } from '../skills';
+import type { DeliveryBatcher } from '../gateway/delivery';
 import type { TeamClient } from '../gateway/teamClient';
 
 /** Who is calling, taken from the bearer token and never from tool input. */
@@ -12,6 +13,7 @@ export interface Caller {
 export interface ToolContext {
   caller: Caller;
   team: TeamClient;
+  delivery: DeliveryBatcher;
   skills: SkillCatalog;
   limits: Limits;
 }

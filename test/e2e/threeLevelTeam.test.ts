@@ -43,10 +43,13 @@ describe('a scripted three-level team on the reference runtime', () => {
       const res = await stack.operator.request('GET', `/runs/${runId}/events?limit=5000`);
       const all = res.json.events as any[];
       const completed = all.filter((e) => e.type === 'agent_completed').length;
-      return all.some((e) => e.type === 'run_completed') && completed >= 6 ? all : undefined;
+      return all.some((e) => e.type === 'run_completed') && completed >= 7 ? all : undefined;
     }, 60_000);
     const count = (type: string) => events.filter((e) => e.type === type).length;
     expect(count('agent_spawned')).toBe(7);
+    // One agent_completed per agent, however its lifecycle ended.
+    expect(new Set(events.filter((e) => e.type === 'agent_completed').map((e) => e.agent_id)).size).toBe(7);
+    expect(count('agent_completed')).toBe(7);
     expect(count('team_created')).toBe(3);
     expect(count('task_done')).toBe(6);
     expect(count('completion.approved')).toBeGreaterThanOrEqual(7);

@@ -17,14 +17,18 @@ export interface TestEnv {
   pids: { worker: number; gateway: number; temporal?: number };
 }
 
-export const testDataRoot = path.join(projectRoot, '.test-data');
-const envFile = path.join(testDataRoot, 'env.json');
+/**
+ * Each jest run gets its own folder (named in DIPPER_TEST_DATA by
+ * globalSetup, which test processes inherit), so two runs on one machine
+ * never delete each other's data.
+ */
+export const testDataRoot = process.env.DIPPER_TEST_DATA ?? path.join(projectRoot, '.test-data', 'current');
 
-export function writeTestEnv(env: TestEnv): void {
-  fs.mkdirSync(testDataRoot, { recursive: true });
-  fs.writeFileSync(envFile, JSON.stringify(env, null, 2));
+export function writeTestEnv(dir: string, env: TestEnv): void {
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, 'env.json'), JSON.stringify(env, null, 2));
 }
 
 export function readTestEnv(): TestEnv {
-  return JSON.parse(fs.readFileSync(envFile, 'utf8')) as TestEnv;
+  return JSON.parse(fs.readFileSync(path.join(testDataRoot, 'env.json'), 'utf8')) as TestEnv;
 }

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { startDevServer } from '../../src/devstack/devServer';
 import { projectRoot, startProcess, waitForHttp } from '../support/processes';
-import { testDataRoot, writeTestEnv } from './env';
+import { writeTestEnv } from './env';
 
 export interface Started {
   stop(): Promise<void>;
@@ -16,7 +16,9 @@ export interface Started {
  * and gateway as separate processes, exactly as `npm start` runs them.
  */
 export default async function globalSetup(): Promise<void> {
-  fs.rmSync(testDataRoot, { recursive: true, force: true });
+  removeStaleRuns();
+  const testDataRoot = path.join(projectRoot, '.test-data', `run-${process.pid}`);
+  process.env.DIPPER_TEST_DATA = testDataRoot;
   const dataDir = path.join(testDataRoot, 'data');
   fs.mkdirSync(dataDir, { recursive: true });
   const temporalPort = Number(process.env.DIPPER_TEST_TEMPORAL_PORT ?? 27233);
@@ -54,7 +56,7 @@ export default async function globalSetup(): Promise<void> {
   const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
   await waitForHttp(`${gatewayUrl}/healthz`);
 
-  writeTestEnv({
+  writeTestEnv(testDataRoot, {
     gatewayUrl,
     operatorToken,
     tokenSecret,
@@ -72,6 +74,20 @@ export default async function globalSetup(): Promise<void> {
       await server.stop();
     },
   };
+}
+
+/** Folders of earlier runs whose jest process is gone. */
+function removeStaleRuns(): void {
+  const root = path.join(projectRoot, '.test-data');
+  for (const name of fs.existsSync(root) ? fs.readdirSync(root) : []) {
+    const pid = Number(/^run-(\d+)$/.exec(name)?.[1]);
+    if (!pid) continue;
+    try {
+      process.kill(pid, 0);
+    } catch {
+      fs.rmSync(path.join(root, name), { recursive: true, force: true });
+    }
+  }
 }
 
 const quietLogger = {

@@ -14,7 +14,7 @@ function refusal(specs: PlanTaskSpec[]): { code: string; extra: Record<string, u
   } catch (err) {
     expect(err).toBeInstanceOf(ApplicationFailure);
     const failure = err as ApplicationFailure;
-    return { code: failure.type ?? '', extra: failure.details?.[0] as Record<string, unknown>, nonRetryable: failure.nonRetryable };
+    return { code: failure.type ?? '', extra: failure.details?.[0] as Record<string, unknown>, nonRetryable: failure.nonRetryable === true };
   }
   throw new Error('validatePlan accepted the plan');
 }

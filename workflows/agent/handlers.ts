@@ -1,7 +1,9 @@
-import { getExternalWorkflowHandle, proxyLocalActivities, setHandler } from '@temporalio/workflow';
+import type { ApplicationFailure } from '@temporalio/common';
+import { proxyLocalActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import { refuse } from '../errors';
 import { agentWorkflowId, runWorkflowId } from '../ids';
+import { tell } from '../signals';
 import { peerChangedSignal, rootReportSignal } from '../run/messages';
 import type { ChildChange } from './messages';
 import * as m from './messages';
@@ -12,38 +14,48 @@ import { newId, type AgentState } from './state';
 
 const local = proxyLocalActivities<Activities>({ startToCloseTimeout: '15s', retry: { maximumAttempts: 5 } });
 
-function leaderHandle(s: AgentState) {
-  return getExternalWorkflowHandle(agentWorkflowId(s.id.runId, s.id.leaderId!));
-}
-
 /** Tells the leader's mirror and the run's directory about a status change. */
 export async function notifyStatus(s: AgentState): Promise<void> {
   const status = s.status;
-  await getExternalWorkflowHandle(runWorkflowId(s.id.runId)).signal(peerChangedSignal, {
-    agent_id: s.id.agentId,
-    patch: { status },
-  });
-  if (!s.isRoot) await leaderHandle(s).signal(m.childChangedSignal, { agent_id: s.id.agentId, patch: { status } });
+  await tell(runWorkflowId(s.id.runId), peerChangedSignal, { agent_id: s.id.agentId, patch: { status } });
+  if (!s.isRoot) await tellLeader(s, { patch: { status } });
 }
 
 async function tellLeader(s: AgentState, change: Omit<ChildChange, 'agent_id'>): Promise<void> {
-  await leaderHandle(s).signal(m.childChangedSignal, { agent_id: s.id.agentId, ...change });
+  await tell(agentWorkflowId(s.id.runId, s.id.leaderId!), m.childChangedSignal, { agent_id: s.id.agentId, ...change });
 }
 
 export function installHandlers(s: AgentState, runTask: string): void {
   // Messaging and the runtime's inbox
 
   setHandler(
-    m.deliverMessageUpdate,
-    async (input) => {
-      const cleared = s.deliver(input);
+    m.deliverMessagesUpdate,
+    async ({ messages }) => {
+      let cleared = false;
+      const outcomes = messages.map((msg): m.DeliveryOutcome => {
+        try {
+          s.checkDeliver(msg);
+        } catch (err) {
+          const failure = err as ApplicationFailure;
+          const extra = (failure.details?.[0] ?? {}) as Record<string, unknown>;
+          return { message_id: msg.message_id, delivered: false, code: failure.type ?? 'internal', message: failure.message, extra };
+        }
+        cleared = s.deliver(msg) || cleared;
+        return { message_id: msg.message_id, delivered: true };
+      });
       if (cleared && !s.isRoot) {
         // Awaited so the leader's own list_pending_reviews sees the cleared review once send_message returns.
         await tellLeader(s, { patch: { review_pending: false, review_pending_ts: null, termination_requested: false } });
       }
-      return { delivered: true, message_id: input.message_id };
+      return outcomes;
     },
-    { validator: (input) => s.checkDeliver(input) },
+    {
+      validator: ({ messages }) => {
+        if (messages.length === 0 || messages.length > m.MAX_DELIVERY_BATCH) {
+          throw refuse('invalid_input', `A delivery carries 1 to ${m.MAX_DELIVERY_BATCH} messages.`, { field: 'messages' });
+        }
+      },
+    },
   );
 
   setHandler(m.ackInboxUpdate, ({ up_to }) => ({ acked_through: s.ack(up_to) }), {
@@ -72,7 +84,7 @@ export function installHandlers(s: AgentState, runTask: string): void {
     async ({ detail }) => {
       s.signalReview(detail);
       if (s.isRoot) {
-        await getExternalWorkflowHandle(runWorkflowId(s.id.runId)).signal(rootReportSignal, {
+        await tell(runWorkflowId(s.id.runId), rootReportSignal, {
           kind: 'review',
           detail,
           ts: Date.now(),
@@ -94,7 +106,7 @@ export function installHandlers(s: AgentState, runTask: string): void {
       s.requestTermination(detail);
       const text = detail ?? '(no detail given)';
       if (s.isRoot) {
-        await getExternalWorkflowHandle(runWorkflowId(s.id.runId)).signal(rootReportSignal, {
+        await tell(runWorkflowId(s.id.runId), rootReportSignal, {
           kind: 'termination',
           detail: text,
           ts: Date.now(),
@@ -133,6 +145,10 @@ export function installHandlers(s: AgentState, runTask: string): void {
   });
 
   setHandler(m.runEndedSignal, () => {
+    if (s.status !== 'terminated') {
+      // Every agent's lifecycle ends with one agent_completed; here the run ended around it.
+      s.events.emit('agent_completed', { stop_reason: s.data.termination_requested ? 'end_turn' : 'cancelled', run_ended: true });
+    }
     s.data.run_ended = true;
   });
 
@@ -243,12 +259,11 @@ function installLeaderHandlers(s: AgentState, runTask: string): void {
           }
         }
         const team = await newTeam(s, input.name, input.rules ?? [], input.task);
-        const members = [];
-        for (const r of input.roles) {
-          const spec = { ...r, description: r.description, rules: input.rules ?? [], task: runTask };
-          members.push({ agent_id: await launchMember(s, team, spec, runTask), role: r.role });
-        }
-        return { team_id: team.team_id, members };
+        // Members start side by side; ids are drawn in role order, so replay stays deterministic.
+        const ids = await Promise.all(
+          input.roles.map((r) => launchMember(s, team, { ...r, rules: input.rules ?? [], task: runTask }, runTask)),
+        );
+        return { team_id: team.team_id, members: ids.map((agent_id, i) => ({ agent_id, role: input.roles[i].role })) };
       } finally {
         s.createTeamBusy = false;
       }
@@ -264,7 +279,7 @@ function installLeaderHandlers(s: AgentState, runTask: string): void {
       if (force) s.events.emit('terminate.forced', { reason: 'leader_force', target: agent_id });
       else s.events.emit('completion.approved', { target: agent_id });
       leader.settleChildTask(s, agent_id, force);
-      await getExternalWorkflowHandle(agentWorkflowId(s.id.runId, agent_id)).signal(m.terminateSignal, { force });
+      await tell(agentWorkflowId(s.id.runId, agent_id), m.terminateSignal, { force });
       return { sentinel_posted: true };
     },
     { validator: ({ agent_id, force }) => leader.checkTerminateChild(s, agent_id, force) },

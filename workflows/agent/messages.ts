@@ -8,8 +8,21 @@ export interface DeliverInput {
   from_agent_id: string;
   from_run_id: string;
   content: string;
+  /** UTF-8 size, measured by the gateway, for the event log. */
+  bytes: number;
 }
-export const deliverMessageUpdate = defineUpdate<{ delivered: true; message_id: string }, [DeliverInput]>('deliverMessage');
+/** One message's fate inside a batch: delivered, or the spec's refusal for it. */
+export type DeliveryOutcome =
+  | { message_id: string; delivered: true }
+  | { message_id: string; delivered: false; code: string; message: string; extra: Record<string, unknown> };
+
+/**
+ * Messages for one recipient travel in batches: a gateway sends whatever
+ * queued up while its previous batch was in flight, so fifty senders make
+ * two or three Updates instead of fifty racing for the same workflow.
+ */
+export const deliverMessagesUpdate = defineUpdate<DeliveryOutcome[], [{ messages: DeliverInput[] }]>('deliverMessages');
+export const MAX_DELIVERY_BATCH = 100;
 
 export interface AckInput {
   up_to: number;

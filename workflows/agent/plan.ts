@@ -24,28 +24,38 @@ export function validatePlan(specs: PlanTaskSpec[]): void {
   if (cycle) throw refuse('cycle_detected', `The plan has a cycle: ${cycle.join(' -> ')}.`, { cycle });
 }
 
-/** Returns one cycle as an id chain that starts and ends at the same id, or null. */
+/**
+ * Returns one cycle as an id chain that starts and ends at the same id, or
+ * null. Iterative depth-first search: a long dependency chain must not
+ * exhaust the stack inside a workflow.
+ */
 export function findCycle(specs: PlanTaskSpec[]): string[] | null {
   const deps = new Map(specs.map((t) => [t.id, t.depends_on ?? []]));
   const state = new Map<string, 'visiting' | 'done'>();
-  const stack: string[] = [];
-  const visit = (id: string): string[] | null => {
-    const seen = state.get(id);
-    if (seen === 'done') return null;
-    if (seen === 'visiting') return [...stack.slice(stack.indexOf(id)), id];
-    state.set(id, 'visiting');
-    stack.push(id);
-    for (const dep of deps.get(id) ?? []) {
-      const found = visit(dep);
-      if (found) return found;
+  for (const start of specs) {
+    if (state.has(start.id)) continue;
+    const path: string[] = [start.id];
+    const next: number[] = [0];
+    state.set(start.id, 'visiting');
+    while (path.length > 0) {
+      const id = path[path.length - 1];
+      const edges = deps.get(id) ?? [];
+      const i = next[next.length - 1]++;
+      if (i >= edges.length) {
+        state.set(id, 'done');
+        path.pop();
+        next.pop();
+        continue;
+      }
+      const dep = edges[i];
+      const seen = state.get(dep);
+      if (seen === 'visiting') return [...path.slice(path.indexOf(dep)), dep];
+      if (seen === undefined && deps.has(dep)) {
+        state.set(dep, 'visiting');
+        path.push(dep);
+        next.push(0);
+      }
     }
-    stack.pop();
-    state.set(id, 'done');
-    return null;
-  };
-  for (const t of specs) {
-    const found = visit(t.id);
-    if (found) return found;
   }
   return null;
 }
@@ -65,16 +75,27 @@ export function buildTasks(specs: PlanTaskSpec[]): PlanTask[] {
   return tasks;
 }
 
-export function unmetDeps(tasks: PlanTask[], task: PlanTask): string[] {
-  const byId = new Map(tasks.map((t) => [t.id, t]));
-  return task.depends_on.filter((d) => byId.get(d)?.status !== 'done');
+type StatusById = Map<string, PlanTask['status']>;
+
+function statuses(tasks: PlanTask[]): StatusById {
+  return new Map(tasks.map((t) => [t.id, t.status]));
 }
 
-/** Moves blocked tasks whose dependencies are all done to ready; returns the ids that moved. */
+export function unmetDeps(tasks: PlanTask[] | StatusById, task: PlanTask): string[] {
+  const byId = tasks instanceof Map ? tasks : statuses(tasks);
+  return task.depends_on.filter((d) => byId.get(d) !== 'done');
+}
+
+/**
+ * Moves blocked tasks whose dependencies are all done to ready; returns the
+ * ids that moved. Only done tasks unblock others, so one pass over a
+ * status snapshot is enough.
+ */
 export function refreshReadiness(tasks: PlanTask[]): string[] {
+  const byId = statuses(tasks);
   const moved: string[] = [];
   for (const t of tasks) {
-    if (t.status === 'blocked' && unmetDeps(tasks, t).length === 0) {
+    if (t.status === 'blocked' && unmetDeps(byId, t).length === 0) {
       t.status = 'ready';
       moved.push(t.id);
     }

@@ -1,6 +1,7 @@
-import { getExternalWorkflowHandle, ParentClosePolicy, proxyLocalActivities, startChild } from '@temporalio/workflow';
+import { ParentClosePolicy, proxyLocalActivities, startChild } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import { agentWorkflowId, runWorkflowId } from '../ids';
+import { tell } from '../signals';
 import { peerChangedSignal } from '../run/messages';
 import { agentIdKey, leaderIdKey, roleKey, runIdKey, statusKey } from '../searchAttributes';
 import type { AgentIdentity, ChildRecord } from '../types';
@@ -28,7 +29,7 @@ export async function newTeam(s: AgentState, name: string, rules: string[], task
   const team: TeamRec = { team_id: teamId, name, rules, members: [], workspace_path: workspacePath, ...(task ? { task } : {}) };
   s.data.teams.push(team);
   s.events.emit('team_created', { team_id: teamId, name, leader_id: s.id.agentId, depth: s.id.depth + 1 });
-  await getExternalWorkflowHandle(runWorkflowId(s.id.runId)).signal(peerChangedSignal, {
+  await tell(runWorkflowId(s.id.runId), peerChangedSignal, {
     agent_id: s.id.agentId,
     patch: { is_leader_of: s.data.teams.map((t) => t.team_id) },
   });
@@ -40,9 +41,10 @@ export function assignmentMessage(planTaskId: string, artifactsPath: string, tas
 }
 
 /**
- * Starts one member's lifecycle: registers it with the run's directory, then
- * starts its workflow. The directory hears of the member before the member
- * can report anything itself, so its entries never arrive out of order.
+ * Starts one member's lifecycle: registers it with the run's directory and
+ * starts its workflow. The member reports status changes only after tool
+ * calls, which need the spawn result first, so the directory always hears
+ * of the registration before any report.
  */
 export async function launchMember(s: AgentState, team: TeamRec, spec: MemberSpec, runTask: string): Promise<string> {
   const agentId = newId('ag');
@@ -80,7 +82,7 @@ export async function launchMember(s: AgentState, team: TeamRec, spec: MemberSpe
   };
   s.data.children[agentId] = child;
   team.members.push(agentId);
-  await getExternalWorkflowHandle(runWorkflowId(s.id.runId)).signal(peerChangedSignal, {
+  const register = tell(runWorkflowId(s.id.runId), peerChangedSignal, {
     agent_id: agentId,
     entry: {
       agent_id: agentId,
@@ -94,7 +96,7 @@ export async function launchMember(s: AgentState, team: TeamRec, spec: MemberSpe
     },
   });
   const firstMessage = spec.planTaskId && artifactsPath ? assignmentMessage(spec.planTaskId, artifactsPath, spec.task) : spec.task;
-  await startChild('agentWorkflow', {
+  const start = startChild('agentWorkflow', {
     workflowId: agentWorkflowId(s.id.runId, agentId),
     parentClosePolicy: ParentClosePolicy.ABANDON,
     args: [{ identity, limits: s.limits, runTask, launch: { firstMessage, roleDescription: spec.description, rules: spec.rules } }],
@@ -106,6 +108,8 @@ export async function launchMember(s: AgentState, team: TeamRec, spec: MemberSpe
       { key: statusKey, value: 'active' },
     ],
   });
+  // Both in one round trip: the member cannot report anything before its spawn call has returned.
+  await Promise.all([register, start]);
   s.events.emit('agent_spawned', {
     agent_id: agentId,
     name: identity.name,

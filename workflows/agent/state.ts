@@ -117,7 +117,7 @@ export class AgentState {
     this.inbox.push('message', input.from_agent_id, input.content, input.message_id, Date.now());
     this.events.emit(
       'send_message',
-      { message_id: input.message_id, to: this.id.agentId, bytes: input.content.length },
+      { message_id: input.message_id, to: this.id.agentId, bytes: input.bytes },
       input.from_agent_id,
     );
     if (input.from_agent_id !== this.id.leaderId) return false;

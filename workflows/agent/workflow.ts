@@ -2,7 +2,6 @@ import {
   allHandlersFinished,
   condition,
   continueAsNew,
-  proxyActivities,
   proxyLocalActivities,
   upsertSearchAttributes,
   workflowInfo,
@@ -25,7 +24,8 @@ export interface AgentInput {
   reported?: AgentStatus;
 }
 
-const runtime = proxyActivities<Activities>({ startToCloseTimeout: '60s', retry: { maximumAttempts: 3 } });
+// Launch and stop are short (start a process, POST a webhook): local activities skip a server round trip.
+const runtime = proxyLocalActivities<Activities>({ startToCloseTimeout: '60s', retry: { maximumAttempts: 3 } });
 const recorder = proxyLocalActivities<Activities>({ startToCloseTimeout: '15s' });
 
 /** Continue-as-new well before the server's own limits even if it does not suggest it. */

@@ -2,7 +2,6 @@ import {
   allHandlersFinished,
   condition,
   continueAsNew,
-  getExternalWorkflowHandle,
   ParentClosePolicy,
   proxyLocalActivities,
   setHandler,
@@ -15,6 +14,7 @@ import { humanAnsweredSignal, runEndedSignal, systemMessageSignal } from '../age
 import { refuse } from '../errors';
 import { EventBuffer } from '../events';
 import { agentWorkflowId } from '../ids';
+import { tell } from '../signals';
 import { agentIdKey, roleKey, runIdKey, statusKey } from '../searchAttributes';
 import type { AgentIdentity, DipperEvent, Limits, PeerEntry } from '../types';
 import { Directory } from './directory';
@@ -54,7 +54,7 @@ export async function runWorkflow(input: RunInput): Promise<void> {
   const data = input.data ?? initialData(input);
   const dir = new Directory(data.entries);
   const events = new EventBuffer(runId, null, data.events);
-  const rootHandle = getExternalWorkflowHandle(agentWorkflowId(runId, root.agentId));
+  const rootWorkflowId = agentWorkflowId(runId, root.agentId);
 
   setHandler(m.peerChangedSignal, (change) => dir.apply(change));
   setHandler(m.rootReportSignal, (report) => {
@@ -78,10 +78,10 @@ export async function runWorkflow(input: RunInput): Promise<void> {
       data.pending_root = data.pending_root.filter((r) => r.kind !== kind);
       events.emit(verdict === 'approve' ? 'completion.approved' : 'completion.rework', { kind, by: 'user' }, root.agentId);
       if (verdict === 'rework') {
-        await rootHandle.signal(systemMessageSignal, { message_id: uuid4(), content: `rework: ${text ?? ''}` });
+        await tell(rootWorkflowId, systemMessageSignal, { message_id: uuid4(), content: `rework: ${text ?? ''}` });
       }
       if (verdict === 'approve' && kind === 'termination') data.status = 'completed';
-      else await rootHandle.signal(humanAnsweredSignal);
+      else await tell(rootWorkflowId, humanAnsweredSignal);
       return { ok: true, run_status: data.status };
     },
     {
@@ -103,7 +103,7 @@ export async function runWorkflow(input: RunInput): Promise<void> {
       await condition(allHandlersFinished);
       // Every agent stops its runtime and closes; their records stay in the event log.
       await Promise.all(
-        Object.keys(data.entries).map((id) => getExternalWorkflowHandle(agentWorkflowId(runId, id)).signal(runEndedSignal)),
+        Object.keys(data.entries).map((id) => tell(agentWorkflowId(runId, id), runEndedSignal)),
       );
       events.emit('run_completed', {});
       await events.flush((batch) => recorder.recordEvents(batch));

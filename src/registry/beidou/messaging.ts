@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { deliverMessageUpdate } from '../../../workflows/agent/messages';
 import { peersQuery } from '../../../workflows/run/messages';
 import { NotFound } from '../../gateway/teamClient';
 import { ToolError } from '../errors';
@@ -27,10 +26,17 @@ export const sendMessage = defineTool({
   async handler({ to, content }, ctx) {
     checkBytes('content', content, ctx.limits.maxContentBytes);
     const messageId = randomUUID();
-    const input = { message_id: messageId, from_agent_id: ctx.caller.agentId, from_run_id: ctx.caller.runId, content };
+    const input = {
+      message_id: messageId,
+      from_agent_id: ctx.caller.agentId,
+      from_run_id: ctx.caller.runId,
+      content,
+      bytes: Buffer.byteLength(content, 'utf8'),
+    };
     try {
-      // The message id doubles as the update id, so a retried delivery is applied once.
-      return await ctx.team.update(ctx.team.agent(ctx.caller.runId, to), deliverMessageUpdate, [input], messageId);
+      const outcome = await ctx.delivery.deliver(ctx.caller.runId, to, input);
+      if (!outcome.delivered) throw new ToolError(outcome.code, outcome.message, outcome.extra);
+      return { delivered: true as const, message_id: messageId };
     } catch (err) {
       if (!(err instanceof NotFound)) throw err;
       const elsewhere = await ctx.team.runOfAgent(to);

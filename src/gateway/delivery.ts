@@ -1,0 +1,69 @@
+import { randomUUID } from 'node:crypto';
+import { deliverMessagesUpdate, MAX_DELIVERY_BATCH, type DeliverInput, type DeliveryOutcome } from '../../workflows/agent/messages';
+import type { TeamClient } from './teamClient';
+
+/** Keeps one batch's payload far below Temporal's 2 MiB limit even with 256 KiB messages. */
+const MAX_BATCH_BYTES = 1024 * 1024;
+
+interface Pending {
+  input: DeliverInput;
+  bytes: number;
+  resolve: (outcome: DeliveryOutcome) => void;
+  reject: (err: unknown) => void;
+}
+
+/**
+ * Group commit for send_message. Per recipient, at most one delivery
+ * Update is in flight from this gateway; messages that arrive meanwhile
+ * wait and go together in the next one. A hot recipient (a leader messaged
+ * by fifty children at once) then sees a few Updates, not fifty competing
+ * ones.
+ */
+export class DeliveryBatcher {
+  private readonly queues = new Map<string, Pending[]>();
+
+  constructor(private readonly team: TeamClient) {}
+
+  deliver(runId: string, to: string, input: DeliverInput): Promise<DeliveryOutcome> {
+    const key = `${runId}/${to}`;
+    return new Promise((resolve, reject) => {
+      const item = { input, bytes: Buffer.byteLength(input.content) + 256, resolve, reject };
+      const queue = this.queues.get(key);
+      if (queue) {
+        queue.push(item);
+        return;
+      }
+      this.queues.set(key, [item]);
+      void this.drain(key, runId, to);
+    });
+  }
+
+  private async drain(key: string, runId: string, to: string): Promise<void> {
+    const queue = this.queues.get(key)!;
+    while (queue.length > 0) {
+      const batch = takeBatch(queue);
+      try {
+        const outcomes = await this.team.update(
+          this.team.agent(runId, to),
+          deliverMessagesUpdate,
+          [{ messages: batch.map((p) => p.input) }],
+          randomUUID(),
+        );
+        batch.forEach((p, i) => p.resolve(outcomes[i]));
+      } catch (err) {
+        for (const p of batch) p.reject(err);
+      }
+    }
+    this.queues.delete(key);
+  }
+}
+
+function takeBatch(queue: Pending[]): Pending[] {
+  let bytes = 0;
+  let n = 0;
+  while (n < queue.length && n < MAX_DELIVERY_BATCH && (n === 0 || bytes + queue[n].bytes <= MAX_BATCH_BYTES)) {
+    bytes += queue[n].bytes;
+    n++;
+  }
+  return queue.splice(0, n);
+}
