@@ -49,6 +49,8 @@ export interface DipperConfig {
   limits: Limits;
   runtimes: { default: RuntimeChoice; bySkill: Record<string, RuntimeChoice> };
   logLevel: string;
+  /** Serves the `bench` surface (a no-op tool) at /mcp/bench: the gateway floor `npm run bench` measures. */
+  benchSurface: boolean;
 }
 
 export const defaultLimits: Limits = {
@@ -113,6 +115,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): DipperC
     },
     runtimes: parseRuntimes(env),
     logLevel: env.DIPPER_LOG_LEVEL ?? 'info',
+    benchSurface: env.DIPPER_BENCH_SURFACE === '1',
   };
 }
 

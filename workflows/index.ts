@@ -1,3 +1,4 @@
 // The worker's single workflowsPath: every workflow type Dipper runs.
 export { agentWorkflow } from './agent/workflow';
 export { runWorkflow } from './run/workflow';
+export { echoWorkflow } from './bench/echoWorkflow';

@@ -4,12 +4,12 @@ import type { EventStore } from '../../activities/eventStore';
 import { sameSecret, verifyAgentToken } from '../auth/tokens';
 import type { DipperConfig } from '../config';
 import type { Logger } from '../log';
-import { toolsOf } from '../registry';
+import { benchTools, toolsOf } from '../registry';
 import type { Caller } from '../registry/types';
 import type { SkillCatalog } from '../skills';
 import { DeliveryBatcher } from './delivery';
 import { bearer, errorHandler, unauthorized } from './http';
-import { createMcpServer, mcpSurface } from './mcp';
+import { createMcpServer, mcpSurface, type McpSurface } from './mcp';
 import { operatorRouter } from './operatorApi';
 import { runtimeRouter } from './runtimeApi';
 import type { TeamClient } from './teamClient';
@@ -52,23 +52,27 @@ export function createApp(deps: GatewayDeps): express.Express {
     res.json({ ok: true });
   });
 
-  const beidou = mcpSurface('beidou', toolsOf('beidou'));
   const delivery = new DeliveryBatcher(deps.team);
-  app.post('/mcp/beidou', agentAuth, express.json({ limit: BODY_LIMIT }), async (req, res) => {
-    const ctx = { caller: callerOf(res), team: deps.team, delivery, skills: deps.skills, limits: config.limits };
-    const server = createMcpServer(beidou, ctx, log);
-    // Stateless: no session id, plain JSON answers, nothing kept after the response.
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    res.on('close', () => {
-      void transport.close();
-      void server.close();
+  const serve = (route: string, surface: McpSurface) => {
+    app.post(route, agentAuth, express.json({ limit: BODY_LIMIT }), async (req, res) => {
+      const ctx = { caller: callerOf(res), team: deps.team, delivery, skills: deps.skills, limits: config.limits };
+      const server = createMcpServer(surface, ctx, log);
+      // Stateless: no session id, plain JSON answers, nothing kept after the response.
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      res.on('close', () => {
+        void transport.close();
+        void server.close();
+      });
+      await server.connect(transport);
+      await transport.handleRequest(req, res, req.body);
     });
-    await server.connect(transport);
-    await transport.handleRequest(req, res, req.body);
-  });
-  app.all('/mcp/beidou', agentAuth, (_req, res) => {
-    res.status(405).set('Allow', 'POST').json({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed.' }, id: null });
-  });
+    app.all(route, agentAuth, (_req, res) => {
+      res.status(405).set('Allow', 'POST').json({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed.' }, id: null });
+    });
+  };
+  serve('/mcp/beidou', mcpSurface('beidou', toolsOf('beidou')));
+  // The no-op floor `npm run bench` measures beidou calls against: same auth, parsing and per-request server.
+  if (config.benchSurface) serve('/mcp/bench', mcpSurface('bench', benchTools));
 
   app.use('/api/runtime', agentAuth, express.json({ limit: BODY_LIMIT }), runtimeRouter(deps.team, callerOf));
   app.use('/api', operatorAuth, express.json({ limit: BODY_LIMIT }), operatorRouter(deps));

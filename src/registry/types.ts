@@ -18,13 +18,14 @@ export interface ToolContext {
   limits: Limits;
 }
 
-export type Surface = 'beidou';
+/** `bench` holds only the no-op floor of `npm run bench`; it is served when config.benchSurface is set. */
+export type Surface = 'beidou' | 'bench';
 
 /** One tool, declared once as data. MCP definitions, annotations and docs are built from it. */
 export interface ToolDef<In extends z.ZodObject = z.ZodObject, Out = unknown> {
   name: string;
   surface: Surface;
-  owner: 'team-orchestration';
+  owner: 'team-orchestration' | 'bench';
   title: string;
   description: string;
   permission: 'read_only' | 'agent_mutation' | 'destructive';

@@ -1,0 +1,61 @@
+import { AgentClient, eventually } from '../support/clients';
+import { startStack, type Stack } from '../support/stack';
+
+let stack: Stack;
+const clients: AgentClient[] = [];
+beforeAll(async () => {
+  stack = await startStack('crash', 28730);
+});
+afterAll(async () => {
+  await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
+  await stack?.stop();
+});
+
+async function connect(token: string): Promise<AgentClient> {
+  const c = await AgentClient.connect(stack.gatewayUrl, token);
+  clients.push(c);
+  return c;
+}
+
+describe('killing the worker', () => {
+  it('loses no message and starts no agent twice when it dies with sends and a spawn in flight', async () => {
+    const run = (await stack.operator.request('POST', '/runs', { task: 'survive a crash' })).json;
+    const root = await connect(run.root.agent_token);
+    const worker = (id: string) => ({ id, role: id, skill: 'worker', task: `Do ${id}.` });
+    await root.ok('declare_plan', { tasks: [worker('recipient'), worker('late')] });
+    const spawned = await root.ok('spawn_agent', { task_id: 'recipient' });
+    const recipient = await connect((await stack.operator.launch(run.run_id, spawned.agent_id)).token);
+
+    // Freeze the worker so nothing can complete, put sends and a spawn in flight, then kill it without warning.
+    stack.worker.proc.kill('SIGSTOP');
+    let settled = 0;
+    const track = <T>(p: Promise<T>) => p.finally(() => settled++);
+    const sends = Array.from({ length: 30 }, (_, i) => track(root.call('send_message', { to: spawned.agent_id, content: `m${i}` })));
+    const lateSpawn = track(root.call('spawn_agent', { task_id: 'late' }));
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(settled).toBe(0);
+    await stack.restartWorker('SIGKILL');
+
+    const results = await Promise.all(sends);
+    expect(results.filter((r) => r.isError).map((r) => r.text)).toEqual([]);
+    const sent = new Set(results.map((r) => r.data.message_id as string));
+    expect(sent.size).toBe(30);
+
+    const late = await lateSpawn;
+    expect(late.isError).toBe(false);
+    expect(late.data).toMatchObject({ task_id: 'late', team_created: false });
+
+    const delivered = await eventually(async () => {
+      const view = await recipient.inbox(0, 0);
+      return view.messages.length >= 30 ? view.messages : undefined;
+    }, 60_000);
+    const ids = delivered.map((m: any) => m.message_id);
+    expect(ids).toHaveLength(30);
+    expect(new Set(ids)).toEqual(sent);
+
+    // Exactly one agent per plan task, whatever was replayed.
+    const children = (await root.ok('list_peers', { scope: 'children' })).peers;
+    expect(children.map((p: any) => p.agent_id).sort()).toEqual([spawned.agent_id, late.data.agent_id].sort());
+    expect((await root.fail('spawn_agent', { task_id: 'late' })).code).toBe('task_not_pending');
+  }, 120_000);
+});
