@@ -1,0 +1,74 @@
+import type { Client } from '@temporalio/client';
+import type { Agents } from './client';
+
+/** What each scenario's figures are read against. */
+export type Floor = 'noop' | 'update' | 'query';
+
+/** How many calls each scenario makes; `--quick` shrinks them about tenfold. */
+export interface Counts {
+  /** Calls made before timing starts, in each sequential scenario. */
+  warmup: number;
+  noop: number;
+  update: number;
+  query: number;
+  send: number;
+  peers: number;
+  spawn: number;
+  bursts: number;
+  /** Agents in the large list_peers run. */
+  bigRun: number;
+}
+
+/** One line of the report: the timed samples (ms) and the calls that failed, warm-up included. */
+export class Row {
+  readonly samples: number[] = [];
+  errors = 0;
+  firstError: string | undefined;
+
+  constructor(
+    readonly name: string,
+    /** The floors this row is divided by; a floor row names only itself. */
+    readonly against: Floor[],
+    /** Set on the three floor rows. */
+    readonly floor?: Floor,
+  ) {}
+
+  /** Times one call; a failed call is counted, never timed. Returns the time, or undefined on failure. */
+  async time(call: () => Promise<unknown>, keep = true): Promise<number | undefined> {
+    const started = performance.now();
+    try {
+      await call();
+    } catch (err) {
+      this.fail(err);
+      return undefined;
+    }
+    const ms = performance.now() - started;
+    if (keep) this.samples.push(ms);
+    return ms;
+  }
+
+  fail(err: unknown): void {
+    this.errors++;
+    this.firstError ??= err instanceof Error ? err.message : String(err);
+  }
+}
+
+export interface BenchContext {
+  agents: Agents;
+  temporal: Client;
+  taskQueue: string;
+  counts: Counts;
+  /** A new row, in the report in the order rows are made. */
+  row(name: string, against: Floor[], floor?: Floor): Row;
+  progress(message: string): void;
+}
+
+/** One call after another: `warmup` untimed calls, then `count` timed ones. */
+export async function sequential(row: Row, warmup: number, count: number, call: (i: number) => Promise<unknown>): Promise<void> {
+  for (let i = 0; i < warmup + count; i++) await row.time(() => call(i), i >= warmup);
+}
+
+/** Fails the call when its answer is not the expected one, so a wrong answer counts as an error. */
+export function expectEqual(what: string, actual: unknown, expected: unknown): void {
+  if (actual !== expected) throw new Error(`${what}: expected ${String(expected)}, got ${String(actual)}`);
+}

@@ -1,0 +1,152 @@
+import type { Floor, Row } from './measure';
+import { summarize, type Summary } from './stats';
+
+export interface Machine {
+  cpus: number;
+  cpuModel: string;
+  totalMemoryGiB: number;
+  node: string;
+  platform: string;
+}
+
+/** One process's resident memory around the large run, in MiB. */
+export interface MemoryLine {
+  process: string;
+  before: number | undefined;
+  after: number | undefined;
+}
+
+export interface ReportInput {
+  machine: Machine;
+  date: Date;
+  quick: boolean;
+  bigRun: number;
+  rows: Row[];
+  memory: MemoryLine[];
+  wallSeconds: number;
+}
+
+const dash = '—';
+
+function ms(x: number): string {
+  if (!Number.isFinite(x)) return dash;
+  return x < 10 ? x.toFixed(2) : x < 100 ? x.toFixed(1) : x.toFixed(0);
+}
+
+function ratio(x: number, floor: number): string {
+  return Number.isFinite(x) && Number.isFinite(floor) && floor > 0 ? (x / floor).toFixed(1) : dash;
+}
+
+function mib(x: number | undefined): string {
+  return x === undefined ? dash : x.toFixed(0);
+}
+
+function table(header: string[], lines: string[][]): string {
+  const row = (cells: string[]) => `| ${cells.join(' | ')} |`;
+  const align = header.map((_, i) => (i === 0 ? '---' : '---:'));
+  return [row(header), row(align), ...lines.map(row)].join('\n');
+}
+
+/** The figures table: one line per row, with median/p99 ratios to each floor it is read against. */
+export function figuresTable(rows: Row[]): string {
+  const summaries = new Map(rows.map((r) => [r, summarize(r.samples)] as const));
+  const floors = new Map<Floor, Summary>();
+  for (const r of rows) if (r.floor) floors.set(r.floor, summaries.get(r)!);
+  const against = (r: Row, s: Summary, floor: Floor): string => {
+    if (r.floor === floor) return 'floor';
+    const f = floors.get(floor);
+    return r.against.includes(floor) && f ? `${ratio(s.median, f.median)} / ${ratio(s.p99, f.p99)}` : '';
+  };
+  const beyond = (r: Row, s: Summary): string => {
+    const temporal = r.against.includes('update') ? floors.get('update') : r.against.includes('query') ? floors.get('query') : undefined;
+    const noop = floors.get('noop');
+    return r.against.includes('noop') && temporal && noop ? ms(s.median - noop.median - temporal.median) : '';
+  };
+  const lines = rows.map((r) => {
+    const s = summaries.get(r)!;
+    return [
+      r.name,
+      String(s.count),
+      String(r.errors),
+      ms(s.median),
+      ms(s.p99),
+      ms(s.mean),
+      against(r, s, 'noop'),
+      against(r, s, 'update'),
+      against(r, s, 'query'),
+      beyond(r, s),
+    ];
+  });
+  return table(
+    ['Scenario', 'n', 'errors', 'median ms', 'p99 ms', 'mean ms', '÷ no-op (median / p99)', '÷ Update', '÷ Query', 'median beyond floors, ms'],
+    lines,
+  );
+}
+
+export function memoryTable(memory: MemoryLine[], bigRun: number): string {
+  const lines = memory.map((m) => [
+    m.process,
+    mib(m.before),
+    mib(m.after),
+    m.before === undefined || m.after === undefined ? dash : (m.after - m.before).toFixed(0),
+  ]);
+  const n = bigRun.toLocaleString('en-US');
+  return table(['Process', `RSS before the ${n}-agent run, MiB`, 'RSS after, MiB', 'Δ MiB'], lines);
+}
+
+export function failures(rows: Row[]): string {
+  const failed = rows.filter((r) => r.errors > 0);
+  if (failed.length === 0) return '';
+  return ['## Failed calls', '', ...failed.map((r) => `- ${r.name}: ${r.errors} failed; first: ${r.firstError ?? 'unknown'}`), ''].join('\n');
+}
+
+/** docs/performance.md: machine facts, how to read the figures, the figures. */
+export function renderReport(input: ReportInput): string {
+  const { machine } = input;
+  const n = input.bigRun.toLocaleString('en-US');
+  return [
+    '# Performance',
+    '',
+    'Written by `npm run bench` (bench/run.ts); run it again rather than editing the figures by hand.',
+    '',
+    `- Mode: ${input.quick ? '**quick** (`--quick`: about a tenth of the calls; a smoke run, not figures to quote)' : 'full'}`,
+    `- Date: ${input.date.toISOString()}`,
+    `- Machine: ${machine.cpus} CPUs (${machine.cpuModel}), ${machine.totalMemoryGiB.toFixed(1)} GiB memory, ${machine.platform}`,
+    `- Node ${machine.node}; the whole bench took ${input.wallSeconds.toFixed(0)} s`,
+    '',
+    '## How to read this',
+    '',
+    'Every figure is a latency in milliseconds, timed in the bench process around one call of the official MCP client ' +
+      '(or of `@temporalio/client` for the Temporal floors), so the client\'s own work is included. Calls are made one after ' +
+      'another unless the scenario says otherwise; a short warm-up before each scenario is not counted. p99 is the nearest-rank ' +
+      'percentile, a sample that was actually measured; with fewer than 100 samples it is the maximum. The bench process, ' +
+      `the gateway, the worker and the Temporal dev server (in memory) all share the machine's ${machine.cpus} CPUs.`,
+    '',
+    'Three floors are measured in the same run. The **no-op** tool is served by the same gateway as beidou (same token ' +
+      'check, JSON parsing and fresh MCP server per request) but touches no Temporal: it is what any tool call costs before ' +
+      'it does anything. The bare **Update** and **Query** go from the bench process straight to a trivial workflow: one round ' +
+      'trip through the Temporal server and the worker with no Dipper logic. A ratio divides a scenario\'s median (and p99) by ' +
+      'the same figure of a floor. A beidou tool that makes one Update costs at least the no-op plus an Update, so its ratio to ' +
+      'either floor is above 1 by construction; the last column, the median minus the no-op and Temporal floor medians, is the ' +
+      'time the floors do not explain: Dipper\'s own workflow work, extra round trips (retries, signals, child starts) and ' +
+      'payload size. A large figure there points at a bottleneck worth looking at; a large p99 ratio with a small median ratio ' +
+      'points at queueing or pauses (GC, workflow cache, history compaction) rather than steady cost.',
+    '',
+    '## Latency',
+    '',
+    figuresTable(input.rows),
+    '',
+    `The fan-in rows come from bursts in which 50 agents each send one message to the same recipient at the same moment; ` +
+      '"each message" is the latency of every message of every timed burst, "whole burst" the wall time from the first send to ' +
+      `the last answer. The create_team row is the setup of the ${n}-agent run, shown because it is the largest single call.`,
+    '',
+    '## Memory',
+    '',
+    memoryTable(input.memory, input.bigRun),
+    '',
+    `Resident set size (VmRSS from /proc) of each process just before the ${n}-agent run was built and just after its ` +
+      'list_peers calls. Earlier scenarios\' runs are still alive in both figures; the difference is what the large run added.',
+    '',
+    failures(input.rows),
+  ].join('\n');
+}

@@ -1,0 +1,154 @@
+import { bundleWorkflowCode } from '@temporalio/worker';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { workerIsPolling } from '../src/cli/workerHealth';
+import { loadConfig, type DipperConfig } from '../src/config';
+import { startDevServer } from '../src/devstack/devServer';
+import { isListening } from '../src/devstack/processes';
+import { projectRoot, startProcess, waitForHttp, type DipperProcess } from '../test/support/processes';
+
+/** Stops what was started, newest first; a step that fails does not keep the others from running. */
+export class Teardown {
+  private readonly steps: { name: string; run: () => Promise<void> }[] = [];
+
+  add(name: string, run: () => Promise<void>): void {
+    this.steps.push({ name, run });
+  }
+
+  async run(): Promise<void> {
+    for (let step = this.steps.pop(); step; step = this.steps.pop()) {
+      try {
+        await step.run();
+      } catch (err) {
+        process.stderr.write(`bench: stopping ${step.name} failed: ${err instanceof Error ? err.message : String(err)}\n`);
+      }
+    }
+  }
+}
+
+export interface Stack {
+  /** The configuration the worker and the gateway run with. */
+  config: DipperConfig;
+  gatewayUrl: string;
+  operatorToken: string;
+  /** Logs and the data directory of this run. */
+  dataRoot: string;
+  pids: { worker?: number; gateway?: number; temporal?: number };
+}
+
+/** The first port from `from` on where it and port + offset are both free. */
+async function freePort(from: number, offset?: number): Promise<number> {
+  for (let port = from; port < from + 50; port++) {
+    if (await isListening(port)) continue;
+    if (offset !== undefined && (await isListening(port + offset))) continue;
+    return port;
+  }
+  throw new Error(`no free port in ${from}..${from + 49}`);
+}
+
+/** Folders of earlier bench runs whose process is gone. */
+function removeStaleRuns(root: string): void {
+  for (const name of fs.existsSync(root) ? fs.readdirSync(root) : []) {
+    const pid = Number(/^run-(\d+)$/.exec(name)?.[1]);
+    if (!pid) continue;
+    try {
+      process.kill(pid, 0);
+    } catch {
+      fs.rmSync(path.join(root, name), { recursive: true, force: true });
+    }
+  }
+}
+
+/** Waits for `ready`, but fails as soon as the process it waits for has died. */
+async function readyUnlessExited(ready: Promise<void>, proc: DipperProcess, what: string, logFile: string): Promise<void> {
+  const outcome = await Promise.race([ready.then(() => 'ready' as const), proc.exited.then(() => 'exited' as const)]);
+  if (outcome === 'exited') throw new Error(`the ${what} exited during start; see ${logFile}`);
+}
+
+/**
+ * Everything the bench talks to, started as `npm test` starts it: a Temporal
+ * dev server in memory on its own ports, one workflow bundle, and the worker
+ * and gateway as separate processes with the bench surface on. Each piece is
+ * handed to `teardown` as soon as it runs.
+ */
+export async function startStack(teardown: Teardown, progress: (message: string) => void): Promise<Stack> {
+  const benchRoot = path.join(projectRoot, '.bench-data');
+  removeStaleRuns(benchRoot);
+  const dataRoot = path.join(benchRoot, `run-${process.pid}`);
+  const dataDir = path.join(dataRoot, 'data');
+  fs.mkdirSync(dataDir, { recursive: true });
+  const temporalPort = await freePort(47233, 1000);
+  const gatewayPort = await freePort(47710);
+
+  progress(`starting Temporal on 127.0.0.1:${temporalPort}`);
+  const server = await startDevServer({
+    projectRoot,
+    port: temporalPort,
+    uiPort: temporalPort + 1000,
+    headless: true,
+    logFile: path.join(dataRoot, 'temporal.log'),
+  });
+  teardown.add('Temporal', () => server.stop());
+
+  // Outside the checkout, so `eslint .` never meets a generated bundle while the bench runs.
+  const bundleDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dipper-bench-'));
+  teardown.add('the workflow bundle', async () => fs.rmSync(bundleDir, { recursive: true, force: true }));
+  const bundlePath = path.join(bundleDir, 'workflow-bundle.js');
+  progress('bundling workflows');
+  const { code } = await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger: quietLogger });
+  fs.writeFileSync(bundlePath, code);
+
+  const operatorToken = `dpo_bench_${crypto.randomBytes(12).toString('hex')}`;
+  const env: Record<string, string> = {
+    TEMPORAL_ADDRESS: server.address,
+    TEMPORAL_NAMESPACE: 'dipper',
+    DIPPER_DATA_DIR: dataDir,
+    DIPPER_SKILLS_DIR: path.join(projectRoot, 'test', 'fixtures', 'skills'),
+    DIPPER_PORT: String(gatewayPort),
+    DIPPER_OPERATOR_TOKEN: operatorToken,
+    DIPPER_TOKEN_SECRET: crypto.randomBytes(32).toString('hex'),
+    DIPPER_WORKFLOW_BUNDLE: bundlePath,
+    DIPPER_BENCH_SURFACE: '1',
+    DIPPER_LOG_LEVEL: 'warn',
+  };
+  const config = loadConfig(env, projectRoot);
+
+  progress('starting the worker and the gateway');
+  const workerLog = path.join(dataRoot, 'worker.log');
+  const gatewayLog = path.join(dataRoot, 'gateway.log');
+  const worker = startProcess('worker', env, workerLog);
+  teardown.add('the worker', () => worker.kill());
+  const gateway = startProcess('gateway', env, gatewayLog);
+  teardown.add('the gateway', () => gateway.kill());
+  const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
+  await readyUnlessExited(waitForHttp(`${gatewayUrl}/healthz`, 60_000), gateway, 'gateway', gatewayLog);
+  await readyUnlessExited(untilPolling(config), worker, 'worker', workerLog);
+
+  return {
+    config,
+    gatewayUrl,
+    operatorToken,
+    dataRoot,
+    pids: { worker: worker.proc.pid, gateway: gateway.proc.pid, temporal: server.pid },
+  };
+}
+
+/** The gateway answers before the worker polls; runs started earlier would wait on it. */
+async function untilPolling(config: DipperConfig): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (!(await workerIsPolling(config))) {
+    if (Date.now() > deadline) throw new Error('the worker did not poll its task queue within 60 s');
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+const quietLogger = {
+  trace: () => undefined,
+  debug: () => undefined,
+  info: () => undefined,
+  warn: (m: string) => process.stderr.write(`bundle: ${m}\n`),
+  error: (m: string) => process.stderr.write(`bundle: ${m}\n`),
+  log: () => undefined,
+};

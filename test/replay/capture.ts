@@ -1,0 +1,95 @@
+/**
+ * Records workflow histories for the replay test. Run it against a live
+ * stack on the commit whose workflow code should stay replayable:
+ *
+ *   DIPPER_GATEWAY=http://127.0.0.1:8710 DIPPER_OPERATOR_TOKEN=... TEMPORAL_ADDRESS=127.0.0.1:7233 \
+ *     npx tsx test/replay/capture.ts <label>
+ *
+ * It drives one run through every tool, ends it, and saves the history of
+ * each of its workflows under test/replay/histories/<label>/. Histories are
+ * evidence from an earlier commit: never re-record them to make replay pass.
+ */
+import { Client, Connection } from '@temporalio/client';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import fs from 'node:fs';
+import path from 'node:path';
+import { AgentClient, eventually, Operator } from '../support/clients';
+
+async function main(): Promise<void> {
+  const label = process.argv[2];
+  const gatewayUrl = process.env.DIPPER_GATEWAY;
+  const operatorToken = process.env.DIPPER_OPERATOR_TOKEN;
+  if (!label || !gatewayUrl || !operatorToken || !process.env.TEMPORAL_ADDRESS) {
+    throw new Error('usage: DIPPER_GATEWAY=... DIPPER_OPERATOR_TOKEN=... TEMPORAL_ADDRESS=... capture.ts <label>');
+  }
+  const operator = new Operator({ gatewayUrl, operatorToken });
+  const run = await operator.startRun('Record a history of every tool.');
+  const root = await AgentClient.connect(gatewayUrl, run.root.agent_token);
+  const agent = async (id: string) => AgentClient.connect(gatewayUrl, (await operator.launch(run.run_id, id)).token);
+  const task = (id: string, deps: string[] = []) => ({ id, role: id, skill: 'worker', task: `Do ${id}.`, depends_on: deps });
+
+  await root.ok('declare_plan', { tasks: [task('a'), task('b', ['a']), task('c')] });
+  await root.ok('remove_plan');
+  await root.ok('declare_plan', { tasks: [task('a'), task('b', ['a']), task('c'), task('d')] });
+  const a = await root.ok('spawn_agent', { task_id: 'a' });
+  const c = await root.ok('spawn_agent', { task_id: 'c' });
+  const childA = await agent(a.agent_id);
+  const childC = await agent(c.agent_id);
+  await childA.ok('send_message', { to: run.root.agent_id, content: 'hello' });
+  await childA.ok('list_peers', { scope: 'all' });
+  await childA.ok('signal_review', { detail: '[REVIEW REQUIRED] v1' });
+  await root.ok('send_message', { to: a.agent_id, content: 'rework please' });
+  await childA.ok('signal_review', { detail: '[REVIEW REQUIRED] v2' });
+  await root.ok('list_pending_reviews');
+  await root.ok('terminate_child', { agent_id: a.agent_id });
+  const inboxA = await childA.inbox(0, 0);
+  await childA.ack(inboxA.messages.at(-1).seq);
+  await root.ok('list_ready');
+  await childC.ok('request_termination', { detail: 'done' });
+  await root.ok('terminate_child', { agent_id: c.agent_id, force: true });
+  await root.ok('update_plan_task', { task_id: 'd', status: 'done', note: 'by hand' });
+  const b = await root.ok('spawn_agent', { task_id: 'b' });
+  await root.ok('create_team', {
+    name: 'side',
+    task: 'side work',
+    roles: [
+      { role: 'x', skill: 'worker', description: 'X part.' },
+      { role: 'y', skill: 'worker', description: 'Y part.' },
+    ],
+  });
+  const childB = await agent(b.agent_id);
+  await childB.ok('signal_review', { detail: '[REVIEW REQUIRED] b' });
+  await root.ok('terminate_child', { agent_id: b.agent_id });
+  const rootInbox = await root.inbox(0, 0);
+  await root.ack(rootInbox.messages.at(-1).seq);
+  await root.ok('signal_review', { detail: '[REVIEW REQUIRED] all done' });
+  await operator.request('POST', `/runs/${run.run_id}/root/decision`, { kind: 'review', verdict: 'rework', text: 'one more' });
+  await root.ok('request_termination', { detail: 'finished' });
+  await operator.request('POST', `/runs/${run.run_id}/root/decision`, { kind: 'termination', verdict: 'approve' });
+
+  const connection = await Connection.connect({ address: process.env.TEMPORAL_ADDRESS });
+  const client = new Client({ connection, namespace: process.env.TEMPORAL_NAMESPACE ?? 'dipper' });
+  const out = path.join(__dirname, 'histories', label);
+  fs.mkdirSync(out, { recursive: true });
+  const ids: string[] = await eventually(async () => {
+    const found: string[] = [];
+    for await (const wf of client.workflow.list({ query: `DipperRunId = "${run.run_id}"` })) {
+      if (wf.status.name !== 'COMPLETED') return undefined;
+      found.push(wf.workflowId);
+    }
+    return found.length >= 7 ? found : undefined;
+  }, 60_000);
+  for (const id of ids) {
+    const history = await client.workflow.getHandle(id).fetchHistory();
+    // Canonical proto3 JSON, the form Worker.runReplayHistory reads back.
+    fs.writeFileSync(path.join(out, `${id.replace(/\//g, '_')}.json`), historyToJSON(history));
+  }
+  process.stdout.write(`saved ${ids.length} histories to ${out}\n`);
+  await Promise.all([root, childA, childB, childC].map((x) => x.close()));
+  await connection.close();
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});
