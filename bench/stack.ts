@@ -12,12 +12,19 @@ import { projectRoot, startProcess, waitForHttp, type DipperProcess } from '../t
 /** Stops what was started, newest first; a step that fails does not keep the others from running. */
 export class Teardown {
   private readonly steps: { name: string; run: () => Promise<void> }[] = [];
+  private running: Promise<void> | undefined;
 
   add(name: string, run: () => Promise<void>): void {
     this.steps.push({ name, run });
   }
 
-  async run(): Promise<void> {
+  /** The same promise however often it is called, so a signal during the normal teardown waits for it. */
+  run(): Promise<void> {
+    this.running ??= this.runSteps();
+    return this.running;
+  }
+
+  private async runSteps(): Promise<void> {
     for (let step = this.steps.pop(); step; step = this.steps.pop()) {
       try {
         await step.run();
@@ -33,8 +40,6 @@ export interface Stack {
   config: DipperConfig;
   gatewayUrl: string;
   operatorToken: string;
-  /** Logs and the data directory of this run. */
-  dataRoot: string;
   pids: { worker?: number; gateway?: number; temporal?: number };
 }
 
@@ -73,10 +78,8 @@ async function readyUnlessExited(ready: Promise<void>, proc: DipperProcess, what
  * and gateway as separate processes with the bench surface on. Each piece is
  * handed to `teardown` as soon as it runs.
  */
-export async function startStack(teardown: Teardown, progress: (message: string) => void): Promise<Stack> {
-  const benchRoot = path.join(projectRoot, '.bench-data');
-  removeStaleRuns(benchRoot);
-  const dataRoot = path.join(benchRoot, `run-${process.pid}`);
+export async function startStack(dataRoot: string, teardown: Teardown, progress: (message: string) => void): Promise<Stack> {
+  removeStaleRuns(path.dirname(dataRoot));
   const dataDir = path.join(dataRoot, 'data');
   fs.mkdirSync(dataDir, { recursive: true });
   const temporalPort = await freePort(47233, 1000);
@@ -130,7 +133,6 @@ export async function startStack(teardown: Teardown, progress: (message: string)
     config,
     gatewayUrl,
     operatorToken,
-    dataRoot,
     pids: { worker: worker.proc.pid, gateway: gateway.proc.pid, temporal: server.pid },
   };
 }

@@ -18,6 +18,8 @@ export interface Limits {
   maxPlanTasks: number;
   /** Seconds a terminate sentinel may stay unconsumed before the runtime is forced down. */
   terminateGraceSeconds: number;
+  /** History events after which a workflow continues as new, even if Temporal has not suggested it yet. */
+  continueAsNewEvents: number;
 }
 
 export interface RuntimeChoice {
@@ -60,6 +62,7 @@ export const defaultLimits: Limits = {
   maxContentBytes: 256 * 1024,
   maxPlanTasks: 1000,
   terminateGraceSeconds: 60,
+  continueAsNewEvents: 8000,
 };
 
 type Env = Record<string, string | undefined>;
@@ -112,6 +115,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): DipperC
       maxContentBytes: int(env, 'DIPPER_MAX_CONTENT_BYTES', defaultLimits.maxContentBytes),
       maxPlanTasks: int(env, 'DIPPER_MAX_PLAN_TASKS', defaultLimits.maxPlanTasks),
       terminateGraceSeconds: int(env, 'DIPPER_TERMINATE_GRACE_SECONDS', defaultLimits.terminateGraceSeconds),
+      continueAsNewEvents: int(env, 'DIPPER_CONTINUE_AS_NEW_EVENTS', defaultLimits.continueAsNewEvents),
     },
     runtimes: parseRuntimes(env),
     logLevel: env.DIPPER_LOG_LEVEL ?? 'info',

@@ -1,4 +1,4 @@
-import { uuid4 } from '@temporalio/workflow';
+import { uuid4, workflowInfo } from '@temporalio/workflow';
 import type { DipperEvent } from './types';
 
 /** Events flushed per activity call; keeps each payload small. */
@@ -28,4 +28,13 @@ export class EventBuffer {
       this.pending.splice(0, batch.length);
     }
   }
+}
+
+/**
+ * Time to continue as new: Temporal suggests it, or the history passed our
+ * own, lower threshold (older runs' limits lack the field).
+ */
+export function historyFull(input: { limits: { continueAsNewEvents?: number } }): boolean {
+  const info = workflowInfo();
+  return info.continueAsNewSuggested || info.historyLength > (input.limits.continueAsNewEvents ?? 8000);
 }

@@ -29,6 +29,7 @@ const startBody = z.strictObject({
       inbox_cap: z.number().int().min(1).optional(),
       max_plan_tasks: z.number().int().min(1).optional(),
       terminate_grace_seconds: z.number().int().min(1).optional(),
+      continue_as_new_events: z.number().int().min(100).optional(),
     })
     .optional(),
 });
@@ -41,6 +42,7 @@ function runLimits(base: Limits, o: z.infer<typeof startBody>['limits']): Limits
     inboxCap: tighter(o?.inbox_cap, base.inboxCap),
     maxPlanTasks: tighter(o?.max_plan_tasks, base.maxPlanTasks),
     terminateGraceSeconds: tighter(o?.terminate_grace_seconds, base.terminateGraceSeconds),
+    continueAsNewEvents: tighter(o?.continue_as_new_events, base.continueAsNewEvents),
   };
 }
 

@@ -4,9 +4,9 @@ import {
   continueAsNew,
   proxyLocalActivities,
   upsertSearchAttributes,
-  workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
+import { historyFull } from '../events';
 import { statusKey } from '../searchAttributes';
 import type { AgentIdentity, AgentStatus, LaunchSpec, Limits } from '../types';
 import { installHandlers, notifyStatus } from './handlers';
@@ -28,8 +28,6 @@ export interface AgentInput {
 const runtime = proxyLocalActivities<Activities>({ startToCloseTimeout: '60s', retry: { maximumAttempts: 3 } });
 const recorder = proxyLocalActivities<Activities>({ startToCloseTimeout: '15s' });
 
-/** Continue-as-new well before the server's own limits even if it does not suggest it. */
-const MAX_HISTORY = 8000;
 
 /**
  * One agent's lifecycle: its inbox, its review state, and everything it
@@ -51,7 +49,7 @@ export async function agentWorkflow(input: AgentInput): Promise<void> {
       (s.data.launch_wanted !== null && !runtimeStopped) ||
       (s.status === 'terminated' && !runtimeStopped) ||
       s.data.run_ended ||
-      workflowInfo().continueAsNewSuggested;
+      historyFull(input);
     if (grace === null) await condition(wake);
     // Pass C backstop: an unconsumed terminate sentinel forces the runtime down after the grace period.
     else if (!(await condition(wake, grace))) s.consumeTerminate('watchdog_grace');
@@ -78,8 +76,7 @@ export async function agentWorkflow(input: AgentInput): Promise<void> {
       await s.events.flush((batch) => recorder.recordEvents(batch));
       return;
     }
-    const info = workflowInfo();
-    if (info.continueAsNewSuggested || info.historyLength > MAX_HISTORY) {
+    if (historyFull(input)) {
       await condition(allHandlersFinished);
       await s.events.flush((batch) => recorder.recordEvents(batch));
       await continueAsNew<typeof agentWorkflow>({ ...input, data: s.data, reported });

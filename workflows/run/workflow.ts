@@ -7,12 +7,11 @@ import {
   setHandler,
   startChild,
   uuid4,
-  workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import { humanAnsweredSignal, runEndedSignal, systemMessageSignal } from '../agent/messages';
 import { refuse } from '../errors';
-import { EventBuffer } from '../events';
+import { EventBuffer, historyFull } from '../events';
 import { agentWorkflowId } from '../ids';
 import { tell } from '../signals';
 import { agentIdKey, roleKey, runIdKey, statusKey } from '../searchAttributes';
@@ -42,7 +41,6 @@ export interface RunData {
 const local = proxyLocalActivities<Activities>({ startToCloseTimeout: '15s', retry: { maximumAttempts: 5 } });
 const recorder = proxyLocalActivities<Activities>({ startToCloseTimeout: '15s' });
 
-const MAX_HISTORY = 8000;
 
 /**
  * One top-level user task. It starts the root agent, keeps the directory of
@@ -97,7 +95,7 @@ export async function runWorkflow(input: RunInput): Promise<void> {
   if (!input.data) await startRoot(input, data, events);
 
   for (;;) {
-    await condition(() => events.pending.length > 0 || data.status === 'completed' || workflowInfo().continueAsNewSuggested);
+    await condition(() => events.pending.length > 0 || data.status === 'completed' || historyFull(input));
     await events.flush((batch) => recorder.recordEvents(batch));
     if (data.status === 'completed') {
       await condition(allHandlersFinished);
@@ -109,8 +107,7 @@ export async function runWorkflow(input: RunInput): Promise<void> {
       await events.flush((batch) => recorder.recordEvents(batch));
       return;
     }
-    const info = workflowInfo();
-    if (info.continueAsNewSuggested || info.historyLength > MAX_HISTORY) {
+    if (historyFull(input)) {
       await condition(allHandlersFinished);
       await continueAsNew<typeof runWorkflow>({ ...input, data });
     }

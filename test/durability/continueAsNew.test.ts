@@ -1,0 +1,59 @@
+import { Client, Connection } from '@temporalio/client';
+import { agentWorkflowId, runWorkflowId } from '../../workflows/ids';
+import { closeAll, env, spawn, startRun, task } from '../support/team';
+
+afterAll(closeAll);
+
+async function executions(client: Client, workflowId: string): Promise<number> {
+  let n = 0;
+  for await (const _ of client.workflow.list({ query: `WorkflowId = "${workflowId}"` })) n++;
+  return n;
+}
+
+describe('continue-as-new', () => {
+  it('carries inbox, plan, reviews and the directory across new runs without losing a message', async () => {
+    const connection = await Connection.connect({ address: env.temporalAddress });
+    const client = new Client({ connection, namespace: env.namespace });
+    try {
+      const { root, runId, rootId } = await startRun({ continue_as_new_events: 120 });
+      await root.ok('declare_plan', { tasks: [task('a'), task('b', ['a'])] });
+      const child = await spawn(root, runId, 'a');
+
+      const sent: string[] = [];
+      for (let i = 0; i < 60; i++) {
+        sent.push((await root.ok('send_message', { to: child.agentId, content: `m${i}` })).message_id);
+        if (i === 30) {
+          // Acknowledge part of the inbox midway; the rest must survive the hand-over.
+          const view = await child.client.inbox(0, 0);
+          await child.client.ack(view.messages[9].seq);
+        }
+      }
+      await child.client.ok('signal_review', { detail: '[REVIEW REQUIRED] after many messages' });
+
+      const view = await child.client.inbox(0, 0);
+      const messages = view.messages.filter((m) => m.kind === 'message');
+      expect(messages.map((m) => m.message_id)).toEqual(sent.slice(10));
+      expect(messages.map((m) => m.seq)).toEqual([...messages.map((m) => m.seq)].sort((a, b) => a - b));
+
+      expect(await executions(client, agentWorkflowId(runId, child.agentId))).toBeGreaterThan(1);
+      expect((await root.ok('list_pending_reviews')).items.map((r: any) => r.agent_id)).toEqual([child.agentId]);
+      expect(await root.ok('list_ready')).toEqual({ ready: [] });
+      expect((await root.ok('list_peers', { scope: 'all' })).peers.map((p: any) => p.agent_id).sort()).toEqual(
+        [rootId, child.agentId].sort(),
+      );
+
+      // Status churn (review, acknowledgement, review...) piles signals into the run workflow; it moves on too.
+      for (let i = 0; i < 40; i++) {
+        await root.ok('send_message', { to: child.agentId, content: `ack ${i}` });
+        await child.client.ok('signal_review', { detail: `[ITERATION READY] ${i}` });
+      }
+      await root.ok('terminate_child', { agent_id: child.agentId });
+      expect(await root.ok('list_ready')).toEqual({ ready: ['b'] });
+      expect(await executions(client, runWorkflowId(runId))).toBeGreaterThan(1);
+      const peers = (await root.ok('list_peers', { scope: 'children' })).peers;
+      expect(peers).toEqual([expect.objectContaining({ agent_id: child.agentId })]);
+    } finally {
+      await connection.close();
+    }
+  });
+});
