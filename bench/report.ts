@@ -109,7 +109,7 @@ export function renderReport(input: ReportInput): string {
     '',
     'Written by `npm run bench` (bench/run.ts); run it again rather than editing the figures by hand.',
     '',
-    `- Mode: ${input.quick ? '**quick** (`--quick`: about a tenth of the calls; a smoke run, not figures to quote)' : 'full'}`,
+    `- Mode: ${input.quick ? '**quick** (`--quick`: about a tenth of the calls, a smoke run; p99 is then mostly the maximum)' : 'full'}`,
     `- Date: ${input.date.toISOString()}`,
     `- Machine: ${machine.cpus} CPUs (${machine.cpuModel}), ${machine.totalMemoryGiB.toFixed(1)} GiB memory, ${machine.platform}`,
     `- Node ${machine.node}; the whole bench took ${input.wallSeconds.toFixed(0)} s`,
@@ -129,7 +129,8 @@ export function renderReport(input: ReportInput): string {
       'the same figure of a floor. A beidou tool that makes one Update costs at least the no-op plus an Update, so its ratio to ' +
       'either floor is above 1 by construction; the last column, the median minus the no-op and Temporal floor medians, is the ' +
       'time the floors do not explain: Dipper\'s own workflow work, extra round trips (retries, signals, child starts) and ' +
-      'payload size. A large figure there points at a bottleneck worth looking at; a large p99 ratio with a small median ratio ' +
+      'payload size. Floors and scenarios are measured at different moments, so a few milliseconds either side of zero is ' +
+      'noise and means the floors explain the call. A large figure there points at a bottleneck worth looking at; a large p99 ratio with a small median ratio ' +
       'points at queueing or pauses (GC, workflow cache, history compaction) rather than steady cost.',
     '',
     '## Latency',

@@ -21,10 +21,27 @@ function alive(pid: number): boolean {
   }
 }
 
+/** Kernel start time of a process, so a recycled pid is never mistaken for our agent. */
+function startTime(pid: number): string | null {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+function writePid(dir: string, pid: number): void {
+  fs.writeFileSync(path.join(dir, 'runtime.pid'), `${pid} ${startTime(pid) ?? ''}`);
+}
+
+/** The agent's live process from its pid file, or null. */
 function readPid(dir: string): number | null {
   try {
-    const pid = Number(fs.readFileSync(path.join(dir, 'runtime.pid'), 'utf8'));
-    return Number.isInteger(pid) && pid > 0 ? pid : null;
+    const [pidText, started] = fs.readFileSync(path.join(dir, 'runtime.pid'), 'utf8').trim().split(' ');
+    const pid = Number(pidText);
+    if (!Number.isInteger(pid) || pid <= 0 || !alive(pid)) return null;
+    return !started || startTime(pid) === started ? pid : null;
   } catch {
     return null;
   }
@@ -53,7 +70,7 @@ export class CommandRuntime {
   launch(argv: string[], payload: LaunchPayload, dir: string, mode: LaunchPayload['mode']): { pid: number; adopted: boolean } {
     fs.mkdirSync(dir, { recursive: true });
     const existing = readPid(dir);
-    if (existing !== null && alive(existing) && mode === 'first') {
+    if (existing !== null && mode === 'first') {
       this.watch(existing, payload, dir);
       return { pid: existing, adopted: true };
     }
@@ -81,7 +98,7 @@ export class CommandRuntime {
     child.stdin?.end(JSON.stringify(payload));
     child.stdin?.on('error', () => undefined);
     const pid = child.pid!;
-    fs.writeFileSync(path.join(dir, 'runtime.pid'), String(pid));
+    writePid(dir, pid);
     this.watched.add(pid);
     child.on('exit', (code, signal) => {
       this.watched.delete(pid);
@@ -92,8 +109,28 @@ export class CommandRuntime {
     return { pid, adopted: false };
   }
 
+  /**
+   * At worker start: every agent process still running under the data folder
+   * (started by an earlier worker) is watched, so its exit still reaches its
+   * workflow. Returns how many were adopted.
+   */
+  adoptAll(runsDir: string): number {
+    let adopted = 0;
+    for (const runId of list(runsDir)) {
+      const agentsDir = path.join(runsDir, runId, 'agents');
+      for (const agentId of list(agentsDir)) {
+        const dir = path.join(agentsDir, agentId);
+        const pid = readPid(dir);
+        if (pid === null) continue;
+        this.watch(pid, { run_id: runId, agent_id: agentId }, dir);
+        adopted++;
+      }
+    }
+    return adopted;
+  }
+
   /** A process started by an earlier worker: poll it, since it is not our child. */
-  private watch(pid: number, payload: LaunchPayload, dir: string): void {
+  private watch(pid: number, payload: Pick<LaunchPayload, 'run_id' | 'agent_id'>, dir: string): void {
     if (this.watched.has(pid)) return;
     this.watched.add(pid);
     const timer = setInterval(() => {
@@ -122,5 +159,13 @@ export class CommandRuntime {
     } catch {
       // exited after SIGTERM
     }
+  }
+}
+
+function list(dir: string): string[] {
+  try {
+    return fs.readdirSync(dir);
+  } catch {
+    return [];
   }
 }

@@ -7,8 +7,8 @@ import { expectEqual, sequential, type BenchContext } from '../measure';
  */
 export async function listPeersScenario(ctx: BenchContext, agents: number): Promise<void> {
   const n = agents.toLocaleString('en-US');
-  const row = ctx.row(`list_peers all, ${n} agents`, ['noop', 'query']);
   const teams = agents > 101 ? ctx.row(`create_team, 100 members (building the ${n}-agent run)`, ['noop', 'update']) : undefined;
+  const row = ctx.row(`list_peers all, ${n} agents`, ['noop', 'query']);
   const { root } = await ctx.agents.startRun(agents, (ms) => teams?.samples.push(ms));
   await sequential(row, ctx.counts.warmup, ctx.counts.peers, async () => {
     const out = await root.call<{ peers: unknown[] }>('list_peers', { scope: 'all' });

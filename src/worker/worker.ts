@@ -1,4 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
+import path from 'node:path';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../../activities';
 import { EventStore } from '../../activities/eventStore';
@@ -34,6 +35,7 @@ export async function createDipperWorker(
       .signal(runtimeExitedSignal, exit)
       .catch(() => undefined);
   });
+  commands.adoptAll(path.join(config.dataDir, 'runs'));
   const connection = await NativeConnection.connect({ address });
   const worker = await Worker.create({
     connection,
