@@ -86,7 +86,7 @@ export class Operator {
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     const text = await res.text();
-    return { status: res.status, json: text && res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text };
+    return { status: res.status, json: text && res.headers.get('content-type')?.includes('application/json') ? JSON.parse(text) : text };
   }
 
   async startRun(task = 'Build the thing.'): Promise<{ run_id: string; root: { agent_id: string; agent_token: string } }> {
