@@ -14,8 +14,10 @@ const program = new Command('dipper')
 
 program
   .command('up')
-  .description('start Temporal (the bundled dev server unless TEMPORAL_ADDRESS is set), the worker and the gateway')
-  .action(() => up(loadConfig()));
+  .description('start Temporal (the bundled dev server unless TEMPORAL_ADDRESS is set), the worker and the gateway, then a first run')
+  .option('--task <text>', 'task of the first run', 'Interactive session: wait for instructions from your operator.')
+  .option('--no-run', 'start no run')
+  .action((opts: { task: string; run: boolean }) => up(loadConfig(), { task: opts.run ? opts.task : null }));
 
 program
   .command('test')

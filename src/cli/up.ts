@@ -4,10 +4,16 @@ import type { DipperConfig } from '../config';
 import { type DevServer, ensureNamespace, loadTemporalDevConfig, startDevServer } from '../devstack/devServer';
 import { waitForPort } from '../devstack/processes';
 import { projectRoot } from './projectRoot';
+import { startRun } from './startRun';
 import { supervise } from './supervise';
 
 /** `dipper up`: Temporal (bundled dev server or the configured one), then the worker and the gateway. */
-export async function up(config: DipperConfig): Promise<void> {
+export interface UpOptions {
+  /** Task of the run started for you once everything is up; null starts none. */
+  task: string | null;
+}
+
+export async function up(config: DipperConfig, opts: UpOptions): Promise<void> {
   const devConfig = loadTemporalDevConfig(projectRoot);
   // Before the children start, so the worker and the gateway read one secrets file rather than racing to create it.
   const { operatorToken } = loadOrCreateSecrets(config);
@@ -52,7 +58,13 @@ export async function up(config: DipperConfig): Promise<void> {
   if (!(await waitForPort(config.port, probeHost, 60_000))) {
     process.stderr.write(`dipper: the gateway is not listening on ${probeHost}:${config.port} yet; its output above may say why\n`);
   }
-  if (!stopping) process.stdout.write(banner(config, operatorToken, server ? server.uiUrl ?? 'headless' : 'external server'));
+  if (stopping) return;
+  process.stdout.write(banner(config, operatorToken, server ? server.uiUrl ?? 'headless' : 'external server'));
+  // A run ready to drive: paste its MCP config into Claude Code or the MCP Inspector and you are its root agent.
+  if (opts.task !== null) {
+    process.stdout.write('A run for you to drive as its root agent:\n');
+    await startRun(config, opts.task);
+  }
 }
 
 function banner(config: DipperConfig, operatorToken: string, temporalUi: string): string {

@@ -14,6 +14,9 @@ const taskSpec = z.strictObject({
   depends_on: z.array(z.string().min(1)).optional().describe('Task ids of this plan that must be done first. Defaults to [].'),
 });
 
+/** A whole plan in one Update payload: 1 MiB keeps it well under Temporal's 2 MiB limit. */
+const MAX_PLAN_BYTES = 1024 * 1024;
+
 const status = z.enum(['ready', 'blocked', 'in_flight', 'done', 'failed']);
 
 export const declarePlan = defineTool({
@@ -38,7 +41,7 @@ export const declarePlan = defineTool({
     if (tasks.length > ctx.limits.maxPlanTasks) {
       throw invalidInput('tasks', `A plan holds at most ${ctx.limits.maxPlanTasks} tasks; got ${tasks.length}.`);
     }
-    checkBytes('tasks', JSON.stringify(tasks), ctx.limits.maxContentBytes);
+    checkBytes('tasks', JSON.stringify(tasks), MAX_PLAN_BYTES);
     if (tasks.length > 0) await checkSkills(ctx, tasks, 'tasks');
     return ctx.team.update(callerHandle(ctx), declarePlanUpdate, [{ tasks }]);
   },
