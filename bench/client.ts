@@ -64,12 +64,6 @@ export class Agents {
     return agent;
   }
 
-  /** Connects as a member whose runtime is `none`, with the token from its launch payload. */
-  async member(runId: string, agentId: string): Promise<BenchAgent> {
-    const launch = await this.operator.launch(runId, agentId);
-    return this.connect('beidou', agentId, launch.token as string);
-  }
-
   /**
    * A run of `agents` agents: the root plus members from create_team calls
    * of at most 100 each, waited for until the run's directory lists them all.

@@ -60,7 +60,6 @@ export interface BenchContext {
   counts: Counts;
   /** A new row, in the report in the order rows are made. */
   row(name: string, against: Floor[], floor?: Floor): Row;
-  progress(message: string): void;
 }
 
 /** One call after another: `warmup` untimed calls, then `count` timed ones. */

@@ -139,7 +139,10 @@ export function renderReport(input: ReportInput): string {
     '',
     `The fan-in rows come from bursts in which 50 agents each send one message to the same recipient at the same moment; ` +
       '"each message" is the latency of every message of every timed burst, "whole burst" the wall time from the first send to ' +
-      `the last answer. The create_team row is the setup of the ${n}-agent run, shown because it is the largest single call.`,
+      'the last answer. Before each such burst the same 50 agents make one no-op call each at once: the "no-op calls at once" ' +
+      'rows are what 50 concurrent requests cost the gateway and the client on this machine before any Temporal work, the floor ' +
+      `to read the fan-in burst against. The create_team row is the setup of the ${n}-agent run, shown because it is the ` +
+      'largest single call.',
     '',
     '## Memory',
     '',

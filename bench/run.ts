@@ -66,7 +66,6 @@ async function main(argv: string[]): Promise<number> {
         rows.push(row);
         return row;
       },
-      progress,
     };
     // A scenario that throws is one failed line in the table; the others still run.
     const scenario = async (name: string, run: () => Promise<void>) => {

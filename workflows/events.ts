@@ -1,16 +1,22 @@
-import { uuid4, workflowInfo } from '@temporalio/workflow';
+import { condition, patched, proxyActivities, proxyLocalActivities, uuid4, workflowInfo } from '@temporalio/workflow';
+import type { Activities } from '../activities';
 import type { DipperEvent } from './types';
 
 /** Events flushed per activity call; keeps each payload small. */
 const BATCH = 200;
 
+export type Recorder = (events: DipperEvent[]) => Promise<void>;
+
 /**
  * Events are records, not orchestration state. Handlers append here and
- * return at once; the workflow's main loop hands batches to an activity, so
- * writing the log never slows a tool call. Unflushed events ride along
- * through continue-as-new.
+ * return at once; a background loop hands batches to a (regular) activity.
+ * A local activity would hold the workflow task open, and with it the
+ * answer to the tool call that emitted the event. Unflushed events ride
+ * along through continue-as-new.
  */
 export class EventBuffer {
+  private flushing = false;
+
   constructor(
     private readonly runId: string,
     private readonly agentId: string | null,
@@ -21,11 +27,30 @@ export class EventBuffer {
     this.pending.push({ event_id: uuid4(), run_id: this.runId, agent_id: agentId, type, ts: Date.now(), data });
   }
 
-  async flush(record: (events: DipperEvent[]) => Promise<void>): Promise<void> {
-    while (this.pending.length > 0) {
-      const batch = this.pending.slice(0, BATCH);
-      await record(batch);
-      this.pending.splice(0, batch.length);
+  /** Runs for the workflow's life: whatever accumulated while one batch was written goes in the next. */
+  async flushForever(record: Recorder): Promise<never> {
+    for (;;) {
+      await condition(() => this.pending.length > 0 && !this.flushing);
+      await this.flush(record);
+    }
+  }
+
+  /** Writes everything pending, waiting for a batch already in flight; before continue-as-new or the end. */
+  async drain(record: Recorder): Promise<void> {
+    await condition(() => !this.flushing);
+    await this.flush(record);
+  }
+
+  private async flush(record: Recorder): Promise<void> {
+    this.flushing = true;
+    try {
+      while (this.pending.length > 0) {
+        const batch = this.pending.slice(0, BATCH);
+        await record(batch);
+        this.pending.splice(0, batch.length);
+      }
+    } finally {
+      this.flushing = false;
     }
   }
 }
@@ -37,4 +62,20 @@ export class EventBuffer {
 export function historyFull(input: { limits: { continueAsNewEvents?: number } }): boolean {
   const info = workflowInfo();
   return info.continueAsNewSuggested || info.historyLength > (input.limits.continueAsNewEvents ?? 8000);
+}
+
+const background = proxyActivities<Activities>({ startToCloseTimeout: '30s' });
+const inline = proxyLocalActivities<Activities>({ startToCloseTimeout: '15s' });
+
+/**
+ * How this workflow writes events. Workflows started before events moved to
+ * a background activity wrote them inline with a local activity from the
+ * main loop, and keep doing so on replay.
+ */
+export function eventRecorder(): { inBackground: boolean; record: Recorder } {
+  const inBackground = patched('events-in-background');
+  return {
+    inBackground,
+    record: inBackground ? (batch) => background.recordEvents(batch) : (batch) => inline.recordEvents(batch),
+  };
 }

@@ -1,3 +1,4 @@
+import { eventually } from '../support/clients';
 import { closeAll, eventsOf, operator, spawn, startRun, task, waitForInbox } from '../support/team';
 
 afterAll(closeAll);
@@ -30,8 +31,10 @@ describe('signal_review', () => {
 
     const status = await eventsOf(runId, 'status', 2);
     expect(status.map((e: any) => e.data.state)).toContain('review_pending');
-    const peers = await root.ok('list_peers', { scope: 'children' });
-    expect(peers.peers.find((p: any) => p.agent_id === a.agentId).status).toBe('review_pending');
+    await eventually(async () => {
+      const peers = await root.ok('list_peers', { scope: 'children' });
+      return peers.peers.find((p: any) => p.agent_id === a.agentId).status === 'review_pending' ? true : undefined;
+    });
   });
 
   it.each([

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { eventually } from '../support/clients';
 import { approve, closeAll, connect, env, eventsOf, operator, spawn, startRun, task, waitForInbox } from '../support/team';
 
 afterAll(closeAll);
@@ -95,8 +96,11 @@ describe('terminate_child', () => {
     const ready = await eventsOf(runId, 'task_ready');
     expect(ready[0].data.task_id).toBe('b');
     await eventsOf(runId, 'task_done');
-    const peers = await root.ok('list_peers', { scope: 'children' });
-    expect(peers.peers[0].status).toBe('terminated');
+    // The directory hears of the status change from the child's workflow shortly after the acknowledgement.
+    await eventually(async () => {
+      const peers = await root.ok('list_peers', { scope: 'children' });
+      return peers.peers[0].status === 'terminated' ? true : undefined;
+    });
   });
 
   it('force-terminates without a review, audits it and fails the task', async () => {

@@ -6,7 +6,7 @@ import {
   upsertSearchAttributes,
 } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
-import { historyFull } from '../events';
+import { eventRecorder, historyFull } from '../events';
 import { statusKey } from '../searchAttributes';
 import type { AgentIdentity, AgentStatus, LaunchSpec, Limits } from '../types';
 import { installHandlers, notifyStatus } from './handlers';
@@ -26,8 +26,6 @@ export interface AgentInput {
 
 // Launch and stop are short (start a process, POST a webhook): local activities skip a server round trip.
 const runtime = proxyLocalActivities<Activities>({ startToCloseTimeout: '60s', retry: { maximumAttempts: 3 } });
-const recorder = proxyLocalActivities<Activities>({ startToCloseTimeout: '15s' });
-
 
 /**
  * One agent's lifecycle: its inbox, its review state, and everything it
@@ -40,11 +38,13 @@ export async function agentWorkflow(input: AgentInput): Promise<void> {
   let reported: AgentStatus = input.reported ?? 'active';
   let runtimeStopped = s.status === 'terminated';
   installHandlers(s, input.runTask);
+  const { inBackground, record } = eventRecorder();
+  if (inBackground) void s.events.flushForever(record);
 
   for (;;) {
     const grace = s.graceRemaining();
     const wake = () =>
-      s.events.pending.length > 0 ||
+      (!inBackground && s.events.pending.length > 0) ||
       s.status !== reported ||
       (s.data.launch_wanted !== null && !runtimeStopped) ||
       (s.status === 'terminated' && !runtimeStopped) ||
@@ -69,16 +69,16 @@ export async function agentWorkflow(input: AgentInput): Promise<void> {
       upsertSearchAttributes([{ key: statusKey, value: reported }]);
       await notifyStatus(s);
     }
-    await s.events.flush((batch) => recorder.recordEvents(batch));
+    if (!inBackground) await s.events.drain(record);
 
     if (s.data.run_ended && s.status === 'terminated' && runtimeStopped) {
       await condition(allHandlersFinished);
-      await s.events.flush((batch) => recorder.recordEvents(batch));
+      await s.events.drain(record);
       return;
     }
     if (historyFull(input)) {
       await condition(allHandlersFinished);
-      await s.events.flush((batch) => recorder.recordEvents(batch));
+      await s.events.drain(record);
       await continueAsNew<typeof agentWorkflow>({ ...input, data: s.data, reported });
     }
   }

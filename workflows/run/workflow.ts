@@ -11,7 +11,7 @@ import {
 import type { Activities } from '../../activities';
 import { humanAnsweredSignal, runEndedSignal, systemMessageSignal } from '../agent/messages';
 import { refuse } from '../errors';
-import { EventBuffer, historyFull } from '../events';
+import { EventBuffer, eventRecorder, historyFull } from '../events';
 import { agentWorkflowId } from '../ids';
 import { tell } from '../signals';
 import { agentIdKey, roleKey, runIdKey, statusKey } from '../searchAttributes';
@@ -39,7 +39,6 @@ export interface RunData {
 }
 
 const local = proxyLocalActivities<Activities>({ startToCloseTimeout: '15s', retry: { maximumAttempts: 5 } });
-const recorder = proxyLocalActivities<Activities>({ startToCloseTimeout: '15s' });
 
 
 /**
@@ -94,21 +93,23 @@ export async function runWorkflow(input: RunInput): Promise<void> {
   // Handlers come first, so a query that arrives while the root is starting is answered.
   if (!input.data) await startRoot(input, data, events);
 
+  const { inBackground, record } = eventRecorder();
+  if (inBackground) void events.flushForever(record);
+
   for (;;) {
-    await condition(() => events.pending.length > 0 || data.status === 'completed' || historyFull(input));
-    await events.flush((batch) => recorder.recordEvents(batch));
+    await condition(() => (!inBackground && events.pending.length > 0) || data.status === 'completed' || historyFull(input));
+    if (!inBackground) await events.drain(record);
     if (data.status === 'completed') {
       await condition(allHandlersFinished);
       // Every agent stops its runtime and closes; their records stay in the event log.
-      await Promise.all(
-        Object.keys(data.entries).map((id) => tell(agentWorkflowId(runId, id), runEndedSignal)),
-      );
+      await Promise.all(Object.keys(data.entries).map((id) => tell(agentWorkflowId(runId, id), runEndedSignal)));
       events.emit('run_completed', {});
-      await events.flush((batch) => recorder.recordEvents(batch));
+      await events.drain(record);
       return;
     }
     if (historyFull(input)) {
       await condition(allHandlersFinished);
+      // Unwritten events travel in data; a batch in flight is written again, and the log ignores the repeat.
       await continueAsNew<typeof runWorkflow>({ ...input, data });
     }
   }
