@@ -29,6 +29,12 @@ const BODY_LIMIT = '2mb';
 
 const callerOf = (res: Response): Caller => res.locals.caller as Caller;
 
+/** A JSON-RPC 2.0 message or batch; anything else is refused here, before the SDK answers with its internals. */
+function isJsonRpc(body: unknown): boolean {
+  const one = (m: unknown) => typeof m === 'object' && m !== null && (m as { jsonrpc?: unknown }).jsonrpc === '2.0';
+  return Array.isArray(body) ? body.length > 0 && body.every(one) : one(body);
+}
+
 export function createApp(deps: GatewayDeps): express.Express {
   const { config, log } = deps;
   const app = express();

@@ -1,5 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { z } from 'zod';
+import { safeMessage } from '../log';
 import { inputError } from './mcp';
 
 /** An HTTP failure that renders itself; the code that throws it knows nothing of express. */
@@ -62,7 +63,7 @@ export function errorHandler(log: { error: (o: object, m: string) => void }) {
       code = 'bad_request';
       message = 'The request could not be read.';
     } else {
-      log.error({ path: req.path, err: err instanceof Error ? err.message : 'unknown' }, 'request failed');
+      log.error({ path: req.path, err: safeMessage(err) }, 'request failed');
     }
     if (res.headersSent) return;
     if (isMcpPath(req)) {

@@ -10,7 +10,7 @@ import {
 import { z } from 'zod';
 import { internalError, ToolError } from '../registry/errors';
 import type { ToolContext, ToolDef } from '../registry/types';
-import type { Logger } from '../log';
+import { safeMessage, type Logger } from '../log';
 
 export const SERVER_VERSION = '0.1.0';
 
@@ -87,7 +87,7 @@ export async function callTool(def: ToolDef, raw: Record<string, unknown>, ctx: 
     return { content: [{ type: 'text', text: JSON.stringify(out) }], structuredContent: structured(out) };
   } catch (err) {
     const known = err instanceof ToolError ? err : internalError();
-    if (!(err instanceof ToolError)) log.error({ tool: def.name, err: err instanceof Error ? err.message : 'unknown' }, 'tool failed');
+    if (!(err instanceof ToolError)) log.error({ tool: def.name, err: safeMessage(err) }, 'tool failed');
     outcome = known.code;
     return renderError(known);
   } finally {

@@ -7,7 +7,7 @@ import {
 } from '@temporalio/client';
 import { ApplicationFailure, type QueryDefinition, type UpdateDefinition } from '@temporalio/common';
 import { agentWorkflowId, runWorkflowId } from '../../workflows/ids';
-import type { Logger } from '../log';
+import { safeMessage, type Logger } from '../log';
 import { internalError, ToolError } from '../registry/errors';
 
 /** The workflow behind a call does not exist (or has closed); callers turn this into their own code. */
@@ -100,7 +100,7 @@ export class TeamClient {
     }
     const text = err instanceof Error ? err.message : '';
     if (/workflow execution already completed|not found/i.test(text)) return new NotFound(what);
-    this.log.error({ call: what, err: text }, 'temporal call failed');
+    this.log.error({ call: what, err: safeMessage(err) }, 'temporal call failed');
     return internalError();
   }
 }

@@ -69,6 +69,20 @@ describe('spawn_agent', () => {
     expect(await lead.client.ok('list_ready')).toEqual({ ready: ['x'] });
   });
 
+  it('warns when a team lands deeper than six levels', async () => {
+    const { root, runId } = await startRun();
+    let leader = root;
+    const ids: string[] = [];
+    for (let depth = 1; depth <= 7; depth++) {
+      await leader.ok('declare_plan', { tasks: [task(`level${depth}`, [], 'lead')] });
+      const member = await spawn(leader, runId, `level${depth}`);
+      ids.push(member.agentId);
+      leader = member.client;
+    }
+    const warnings = await eventsOf(runId, 'depth_warning');
+    expect(warnings.map((e: any) => [e.data.agent_id, e.data.depth])).toEqual([[ids[6], 7]]);
+  });
+
   it('reports unknown_skill when the skill vanished after declare_plan, and the task stays ready', async () => {
     const skillDir = path.join(env.skillsDir, 'ephemeral');
     fs.mkdirSync(skillDir, { recursive: true });
