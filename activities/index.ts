@@ -51,6 +51,21 @@ export function createActivities(deps: ActivityDeps) {
       return dir;
     },
 
+    /** Bytes under a workspace folder; a file that vanishes while counting counts as nothing. */
+    async workspaceBytes({ path: dir }: { path: string }): Promise<number> {
+      let total = 0;
+      const walk = async (at: string): Promise<void> => {
+        const entries = await fs.readdir(at, { withFileTypes: true }).catch(() => []);
+        for (const e of entries) {
+          const full = path.join(at, e.name);
+          if (e.isDirectory()) await walk(full);
+          else if (e.isFile()) total += (await fs.stat(full).catch(() => ({ size: 0 }))).size;
+        }
+      };
+      await walk(dir);
+      return total;
+    },
+
     async writePlanFile(input: { runId: string; agentId: string; planId: string; tasks: PlanTask[] }): Promise<string> {
       const file = paths.plan(config.dataDir, input.runId, input.agentId, input.planId);
       await fs.mkdir(path.dirname(file), { recursive: true });

@@ -92,7 +92,7 @@ async function main(argv: string[]): Promise<number> {
       ['Temporal dev server', stack.pids.temporal],
     ] as const;
     const before = watched.map(([, pid]) => rssMiB(pid));
-    await scenario(`list_peers, ${counts.bigRun} agents`, () => listPeersScenario(ctx, counts.bigRun));
+    await scenario(`list_peers, ${counts.bigRun.toLocaleString('en-US')} agents`, () => listPeersScenario(ctx, counts.bigRun));
     const memory: MemoryLine[] = watched.map(([name, pid], i) => ({ process: name, before: before[i], after: rssMiB(pid) }));
     if (interrupted) return 130;
 

@@ -20,6 +20,10 @@ export interface Limits {
   terminateGraceSeconds: number;
   /** History events after which a workflow continues as new, even if Temporal has not suggested it yet. */
   continueAsNewEvents: number;
+  /** Size of one team's workspace above which its leader is told (workspace_over_budget). */
+  workspaceBudgetBytes: number;
+  /** How often a leader's workflow measures its teams' workspaces. */
+  workspaceCheckSeconds: number;
 }
 
 export interface RuntimeChoice {
@@ -63,6 +67,8 @@ export const defaultLimits: Limits = {
   maxPlanTasks: 1000,
   terminateGraceSeconds: 60,
   continueAsNewEvents: 8000,
+  workspaceBudgetBytes: 500 * 1024 * 1024,
+  workspaceCheckSeconds: 60,
 };
 
 type Env = Record<string, string | undefined>;
@@ -116,6 +122,8 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): DipperC
       maxPlanTasks: int(env, 'DIPPER_MAX_PLAN_TASKS', defaultLimits.maxPlanTasks),
       terminateGraceSeconds: int(env, 'DIPPER_TERMINATE_GRACE_SECONDS', defaultLimits.terminateGraceSeconds),
       continueAsNewEvents: int(env, 'DIPPER_CONTINUE_AS_NEW_EVENTS', defaultLimits.continueAsNewEvents),
+      workspaceBudgetBytes: int(env, 'DIPPER_WORKSPACE_BUDGET_BYTES', defaultLimits.workspaceBudgetBytes),
+      workspaceCheckSeconds: int(env, 'DIPPER_WORKSPACE_CHECK_SECONDS', defaultLimits.workspaceCheckSeconds),
     },
     runtimes: parseRuntimes(env),
     logLevel: env.DIPPER_LOG_LEVEL ?? 'info',

@@ -30,6 +30,8 @@ const startBody = z.strictObject({
       max_plan_tasks: z.number().int().min(1).optional(),
       terminate_grace_seconds: z.number().int().min(1).optional(),
       continue_as_new_events: z.number().int().min(100).optional(),
+      workspace_budget_bytes: z.number().int().min(0).optional(),
+      workspace_check_seconds: z.number().int().min(1).optional(),
     })
     .optional(),
 });
@@ -43,6 +45,8 @@ function runLimits(base: Limits, o: z.infer<typeof startBody>['limits']): Limits
     maxPlanTasks: tighter(o?.max_plan_tasks, base.maxPlanTasks),
     terminateGraceSeconds: tighter(o?.terminate_grace_seconds, base.terminateGraceSeconds),
     continueAsNewEvents: tighter(o?.continue_as_new_events, base.continueAsNewEvents),
+    workspaceBudgetBytes: tighter(o?.workspace_budget_bytes, base.workspaceBudgetBytes),
+    workspaceCheckSeconds: tighter(o?.workspace_check_seconds, base.workspaceCheckSeconds),
   };
 }
 

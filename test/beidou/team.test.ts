@@ -98,6 +98,22 @@ describe('spawn_agent', () => {
   });
 });
 
+describe('team workspaces', () => {
+  it('tell the leader once when a team outgrows its workspace budget', async () => {
+    const { root, runId } = await startRun({ workspace_budget_bytes: 1000, workspace_check_seconds: 1 });
+    await root.ok('declare_plan', { tasks: [task('a')] });
+    const child = await spawn(root, runId, 'a');
+    fs.writeFileSync(path.join(child.launch.artifacts_path, 'big.bin'), Buffer.alloc(4000));
+    const events = await eventsOf(runId, 'workspace_over_budget');
+    expect(events[0].data).toMatchObject({ team_id: child.result.team_id, budget: 1000 });
+    expect(events[0].data.bytes).toBeGreaterThanOrEqual(4000);
+    const notice = await waitForInbox(root, (m) => m.kind === 'system' && m.content.startsWith('[WORKSPACE OVER BUDGET]'));
+    expect(notice.content).toContain(child.result.team_id);
+    await new Promise((r) => setTimeout(r, 2500));
+    expect(await operator.events(runId, 'workspace_over_budget')).toHaveLength(1);
+  });
+});
+
 describe('terminate_child', () => {
   it('approves a child under review: sentinel posted, task done, dependents ready', async () => {
     const { root, runId } = await startRun();

@@ -19,6 +19,8 @@ export interface AgentData {
   teams: (TeamRecord & { workspace_path: string })[];
   children: Record<string, ChildRecord>;
   crashes: number;
+  /** Teams whose workspace went over budget; the leader is told once per team. Absent in older runs. */
+  over_budget?: string[];
   /** Crashed too often; no longer restarted. */
   crashed_out: boolean;
   /** What the runtime was started with; kept so a crashed agent can be started again. */

@@ -2,6 +2,7 @@ import {
   allHandlersFinished,
   condition,
   continueAsNew,
+  patched,
   proxyLocalActivities,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
@@ -11,6 +12,7 @@ import { statusKey } from '../searchAttributes';
 import type { AgentIdentity, AgentStatus, LaunchSpec, Limits } from '../types';
 import { installHandlers, notifyStatus } from './handlers';
 import { AgentState, freshData, type AgentData } from './state';
+import { watchWorkspaces } from './workspaceWatch';
 
 export interface AgentInput {
   identity: AgentIdentity;
@@ -40,6 +42,7 @@ export async function agentWorkflow(input: AgentInput): Promise<void> {
   installHandlers(s, input.runTask);
   const { inBackground, record } = eventRecorder();
   if (inBackground) void s.events.flushForever(record);
+  if (patched('workspace-budget')) void watchWorkspaces(s);
 
   for (;;) {
     const grace = s.graceRemaining();
