@@ -1,18 +1,13 @@
 import type { ApplicationFailure } from '@temporalio/common';
-import { proxyLocalActivities, setHandler } from '@temporalio/workflow';
-import type { Activities } from '../../activities';
+import { setHandler } from '@temporalio/workflow';
 import { refuse } from '../errors';
 import { agentWorkflowId, runWorkflowId } from '../ids';
 import { tell } from '../signals';
 import { peerChangedSignal, rootReportSignal } from '../run/messages';
 import type { ChildChange } from './messages';
 import * as m from './messages';
-import * as leader from './leader';
-import { buildTasks, readyIds } from './plan';
-import { launchMember, newTeam } from './spawn';
+import { installLeaderHandlers } from './leaderHandlers';
 import { newId, type AgentState } from './state';
-
-const local = proxyLocalActivities<Activities>({ startToCloseTimeout: '15s', retry: { maximumAttempts: 5 } });
 
 /** Tells the leader's mirror and the run's directory about a status change. */
 export async function notifyStatus(s: AgentState): Promise<void> {
@@ -157,139 +152,4 @@ export function installHandlers(s: AgentState, runTask: string): void {
   });
 
   installLeaderHandlers(s, runTask);
-}
-
-function installLeaderHandlers(s: AgentState, runTask: string): void {
-  setHandler(m.childChangedSignal, (change) => {
-    const child = s.data.children[change.agent_id];
-    if (!child) return;
-    Object.assign(child, change.patch);
-    if (change.inbox && !s.inbox.has(change.inbox.message_id)) {
-      s.inbox.push(change.inbox.kind, change.agent_id, change.inbox.content, change.inbox.message_id, Date.now());
-    }
-  });
-
-  setHandler(
-    m.declarePlanUpdate,
-    async ({ tasks }) => {
-      s.planBusy = true;
-      try {
-        const planId = newId('pl');
-        const built = buildTasks(tasks);
-        // The file is written first; only then does the plan become active.
-        const planPath = await local.writePlanFile({ runId: s.id.runId, agentId: s.id.agentId, planId, tasks: built });
-        s.data.plan = { plan_id: planId, plan_path: planPath, tasks: built };
-        s.events.emit('plan_declared', { plan_id: planId, plan_path: planPath, tasks: built.length, ready: readyIds(built) });
-        return {
-          plan_id: planId,
-          plan_path: planPath,
-          tasks: built.map((t) => ({ id: t.id, role: t.role, skill: t.skill, depends_on: t.depends_on, status: t.status })),
-        };
-      } finally {
-        s.planBusy = false;
-      }
-    },
-    { validator: ({ tasks }) => leader.checkDeclarePlan(s, tasks) },
-  );
-
-  setHandler(
-    m.removePlanUpdate,
-    async () => {
-      const plan = s.data.plan!;
-      s.planBusy = true;
-      try {
-        const removedPath = await local.retirePlanFile({ planPath: plan.plan_path });
-        s.data.plan = null;
-        s.events.emit('plan_removed', { plan_id: plan.plan_id, plan_path: removedPath });
-        return { removed_plan_id: plan.plan_id };
-      } finally {
-        s.planBusy = false;
-      }
-    },
-    { validator: () => leader.checkRemovePlan(s) },
-  );
-
-  setHandler(m.listReadyQuery, () => (s.data.plan ? { ready: readyIds(s.data.plan.tasks) } : null));
-
-  setHandler(
-    m.spawnAgentUpdate,
-    async ({ task_id }) => {
-      const task = leader.checkSpawn(s, task_id);
-      // Marked before the first await so a concurrent remove_plan sees the task in flight.
-      s.spawnBusy = true;
-      task.status = 'in_flight';
-      let started = false;
-      try {
-        if (!(await local.skillExists({ skill: task.skill }))) {
-          throw refuse('unknown_skill', `Skill "${task.skill}" could not be loaded.`, { field: 'task_id', skill: task.skill });
-        }
-        const teamCreated = s.data.spawn_team_id === null;
-        const team = teamCreated
-          ? await newTeam(s, `${s.id.name}-team`, [])
-          : s.data.teams.find((t) => t.team_id === s.data.spawn_team_id)!;
-        s.data.spawn_team_id = team.team_id;
-        const spec = { role: task.role, skill: task.skill, model: task.model, description: task.description, rules: [] };
-        const agentId = await launchMember(s, team, { ...spec, planTaskId: task.id, task: task.task }, runTask);
-        started = true;
-        task.agent_id = agentId;
-        s.events.emit('task_spawned', { plan_id: s.data.plan!.plan_id, task_id, agent_id: agentId });
-        return {
-          agent_id: agentId,
-          team_id: team.team_id,
-          task_id,
-          remaining_ready: leader.remainingReady(s),
-          team_created: teamCreated,
-        };
-      } finally {
-        if (!started) task.status = 'ready';
-        s.spawnBusy = false;
-      }
-    },
-    { validator: ({ task_id }) => void leader.checkSpawn(s, task_id) },
-  );
-
-  setHandler(
-    m.createTeamUpdate,
-    async (input) => {
-      s.createTeamBusy = true;
-      try {
-        for (const r of input.roles) {
-          if (!(await local.skillExists({ skill: r.skill }))) {
-            throw refuse('unknown_skill', `Skill "${r.skill}" could not be loaded.`, { field: 'roles', skill: r.skill });
-          }
-        }
-        const team = await newTeam(s, input.name, input.rules ?? [], input.task);
-        // Members start side by side; ids are drawn in role order, so replay stays deterministic.
-        const ids = await Promise.all(
-          input.roles.map((r) => launchMember(s, team, { ...r, rules: input.rules ?? [], task: runTask }, runTask)),
-        );
-        return { team_id: team.team_id, members: ids.map((agent_id, i) => ({ agent_id, role: input.roles[i].role })) };
-      } finally {
-        s.createTeamBusy = false;
-      }
-    },
-    { validator: (input) => leader.checkCreateTeam(s, input) },
-  );
-
-  setHandler(
-    m.terminateChildUpdate,
-    async ({ agent_id, force }) => {
-      const child = s.data.children[agent_id];
-      child.terminate_posted = true;
-      if (force) s.events.emit('terminate.forced', { reason: 'leader_force', target: agent_id });
-      else s.events.emit('completion.approved', { target: agent_id });
-      leader.settleChildTask(s, agent_id, force);
-      await tell(agentWorkflowId(s.id.runId, agent_id), m.terminateSignal, { force });
-      return { sentinel_posted: true };
-    },
-    { validator: ({ agent_id, force }) => leader.checkTerminateChild(s, agent_id, force) },
-  );
-
-  setHandler(
-    m.updatePlanTaskUpdate,
-    (input) => ({ task_id: input.task_id, status: input.status, newly_ready: leader.updatePlanTask(s, input) }),
-    { validator: (input) => void leader.checkUpdatePlanTask(s, input) },
-  );
-
-  setHandler(m.pendingReviewsQuery, ({ now }) => leader.pendingReviews(s, now));
 }
