@@ -1,8 +1,22 @@
 import { z } from 'zod';
 import { invalidInput, ToolError } from '../errors';
-import type { ToolContext } from '../types';
+import { defineTool, type ToolContext, type ToolDef } from '../types';
 
-export const HIDDEN = ['caller_agent_id', 'run_id'] as const;
+const HIDDEN = ['caller_agent_id', 'run_id'] as const;
+
+/** The flags each permission class implies; every beidou tool fits one of them. */
+const FLAGS = {
+  read_only: { readOnly: true, destructive: false, idempotent: true },
+  agent_mutation: { readOnly: false, destructive: false, idempotent: false },
+  destructive: { readOnly: false, destructive: true, idempotent: false },
+} as const;
+
+type BeidouFields = 'surface' | 'owner' | 'hiddenContext' | 'readOnly' | 'destructive' | 'idempotent';
+
+/** A beidou tool: the surface's owner and hidden context, and flags derived from its permission class. */
+export function beidouTool<In extends z.ZodObject, Out>(def: Omit<ToolDef<In, Out>, BeidouFields>): ToolDef<In, Out> {
+  return defineTool({ ...def, surface: 'beidou', owner: 'team-orchestration', hiddenContext: HIDDEN, ...FLAGS[def.permission] });
+}
 
 export const id = (what: string) => z.string().min(1).max(200).describe(what);
 

@@ -3,21 +3,14 @@ import { z } from 'zod';
 import { peersQuery } from '../../../workflows/run/messages';
 import { NotFound } from '../../gateway/teamClient';
 import { ToolError } from '../errors';
-import { defineTool } from '../types';
-import { checkBytes, HIDDEN, id } from './common';
+import { beidouTool, checkBytes, id } from './common';
 
-export const sendMessage = defineTool({
+export const sendMessage = beidouTool({
   name: 'send_message',
-  surface: 'beidou',
-  owner: 'team-orchestration',
   title: 'Send a message',
   description:
     "Send a message to another agent in this task; it lands in the recipient's inbox. A leader's message to a child with a pending review or termination request acknowledges it (rework). Fails with inbox_full when the recipient's inbox is at its cap.",
   permission: 'agent_mutation',
-  readOnly: false,
-  destructive: false,
-  idempotent: false,
-  hiddenContext: HIDDEN,
   input: z.strictObject({
     to: id('Agent id of the recipient, in the same task.'),
     content: z.string().describe('Message body (at most 256 KiB).'),
@@ -57,18 +50,12 @@ const peer = z.object({
   name: z.string().nullable(),
 });
 
-export const listPeers = defineTool({
+export const listPeers = beidouTool({
   name: 'list_peers',
-  surface: 'beidou',
-  owner: 'team-orchestration',
   title: 'List peers',
   description:
     'List agents of this task with their role, team, status and the teams they lead. scope: team (default) = your teammates and their leader; children = members of teams you lead; all = the whole task graph.',
   permission: 'read_only',
-  readOnly: true,
-  destructive: false,
-  idempotent: true,
-  hiddenContext: HIDDEN,
   input: z.strictObject({
     scope: z
       .enum(['team', 'children', 'all'])

@@ -1,8 +1,7 @@
 import { z } from 'zod';
 import { declarePlanUpdate, listReadyQuery, removePlanUpdate, updatePlanTaskUpdate } from '../../../workflows/agent/messages';
 import { invalidInput, ToolError } from '../errors';
-import { defineTool } from '../types';
-import { callerHandle, checkBytes, checkSkills, HIDDEN, id } from './common';
+import { beidouTool, callerHandle, checkBytes, checkSkills, id } from './common';
 
 const taskSpec = z.strictObject({
   id: id('Your id for this task, unique within the plan; the join key for spawn_agent and depends_on.'),
@@ -19,18 +18,12 @@ const MAX_PLAN_BYTES = 1024 * 1024;
 
 const status = z.enum(['ready', 'blocked', 'in_flight', 'done', 'failed']);
 
-export const declarePlan = defineTool({
+export const declarePlan = beidouTool({
   name: 'declare_plan',
-  surface: 'beidou',
-  owner: 'team-orchestration',
   title: 'Declare a plan',
   description:
     'Declare your plan as a DAG of tasks. Validates ids, dependencies and skills, persists the plan and makes it your active plan; spawns nothing (use spawn_agent per ready task). Fails with plan_already_declared if you have one: remove_plan first to replan.',
   permission: 'agent_mutation',
-  readOnly: false,
-  destructive: false,
-  idempotent: false,
-  hiddenContext: HIDDEN,
   input: z.strictObject({ tasks: z.array(taskSpec).describe('One entry per node of the DAG.') }),
   output: z.object({
     plan_id: z.string(),
@@ -47,18 +40,12 @@ export const declarePlan = defineTool({
   },
 });
 
-export const removePlan = defineTool({
+export const removePlan = beidouTool({
   name: 'remove_plan',
-  surface: 'beidou',
-  owner: 'team-orchestration',
   title: 'Remove your plan',
   description:
     'Remove your active plan so a new one can be declared. Refused with plan_in_use while any task is in flight; the team and workspace stay, and the removed plan is kept on record.',
   permission: 'agent_mutation',
-  readOnly: false,
-  destructive: false,
-  idempotent: false,
-  hiddenContext: HIDDEN,
   input: z.strictObject({}),
   output: z.object({ removed_plan_id: z.string() }),
   async handler(_input, ctx) {
@@ -66,17 +53,11 @@ export const removePlan = defineTool({
   },
 });
 
-export const listReady = defineTool({
+export const listReady = beidouTool({
   name: 'list_ready',
-  surface: 'beidou',
-  owner: 'team-orchestration',
   title: 'List ready tasks',
   description: 'List the task ids of your active plan that are ready to spawn (all dependencies done). Read-only.',
   permission: 'read_only',
-  readOnly: true,
-  destructive: false,
-  idempotent: true,
-  hiddenContext: HIDDEN,
   input: z.strictObject({}),
   output: z.object({ ready: z.array(z.string()) }),
   async handler(_input, ctx) {
@@ -86,18 +67,12 @@ export const listReady = defineTool({
   },
 });
 
-export const updatePlanTask = defineTool({
+export const updatePlanTask = beidouTool({
   name: 'update_plan_task',
-  surface: 'beidou',
-  owner: 'team-orchestration',
   title: 'Mark a plan task done or failed',
   description:
     'Record that a task of your active plan is done or failed when you did it yourself or it will not be done; status is set once. Tasks run by a live child are settled by terminate_child instead. Returns the tasks this made ready.',
   permission: 'agent_mutation',
-  readOnly: false,
-  destructive: false,
-  idempotent: false,
-  hiddenContext: HIDDEN,
   input: z.strictObject({
     task_id: id('Id of a task in your active plan.'),
     status: z.enum(['done', 'failed']).describe('The final status to record.'),

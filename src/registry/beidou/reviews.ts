@@ -1,20 +1,13 @@
 import { z } from 'zod';
 import { pendingReviewsQuery, requestTerminationUpdate, signalReviewUpdate } from '../../../workflows/agent/messages';
-import { defineTool } from '../types';
-import { callerHandle, checkBytes, HIDDEN } from './common';
+import { beidouTool, callerHandle, checkBytes } from './common';
 
-export const signalReview = defineTool({
+export const signalReview = beidouTool({
   name: 'signal_review',
-  surface: 'beidou',
-  owner: 'team-orchestration',
   title: 'Signal work ready for review',
   description:
     "Tell your leader your deliverables are ready for review: the detail goes to the leader's inbox (the root's goes to the human). detail must contain [REVIEW REQUIRED] or [ITERATION READY]. You stay alive; call again to supersede.",
   permission: 'agent_mutation',
-  readOnly: false,
-  destructive: false,
-  idempotent: false,
-  hiddenContext: HIDDEN,
   input: z.strictObject({
     detail: z
       .string()
@@ -28,18 +21,12 @@ export const signalReview = defineTool({
   },
 });
 
-export const requestTermination = defineTool({
+export const requestTermination = beidouTool({
   name: 'request_termination',
-  surface: 'beidou',
-  owner: 'team-orchestration',
   title: 'Request termination',
   description:
     'Declare all your work complete and ask your leader to terminate you; then end your turn and wait. Refused with plan_incomplete while your plan has unfinished tasks. The leader answers with terminate_child or a rework message.',
   permission: 'agent_mutation',
-  readOnly: false,
-  destructive: false,
-  idempotent: false,
-  hiddenContext: HIDDEN,
   input: z.strictObject({ detail: z.string().optional().describe('Summary of the completed work.') }),
   output: z.object({ recorded: z.literal(true), termination_requested: z.literal(true) }),
   async handler({ detail }, ctx) {
@@ -57,18 +44,12 @@ const pendingReview = z.object({
   name: z.string().nullable(),
 });
 
-export const listPendingReviews = defineTool({
+export const listPendingReviews = beidouTool({
   name: 'list_pending_reviews',
-  surface: 'beidou',
-  owner: 'team-orchestration',
   title: 'List pending reviews',
   description:
     'List your direct children waiting for your review (signal_review not yet answered by terminate_child or a rework message), oldest first. Read-only.',
   permission: 'read_only',
-  readOnly: true,
-  destructive: false,
-  idempotent: true,
-  hiddenContext: HIDDEN,
   input: z.strictObject({}),
   output: z.array(pendingReview),
   async handler(_input, ctx) {

@@ -2,21 +2,14 @@ import { z } from 'zod';
 import { createTeamUpdate, spawnAgentUpdate, terminateChildUpdate } from '../../../workflows/agent/messages';
 import { peerQuery } from '../../../workflows/run/messages';
 import { ToolError } from '../errors';
-import { defineTool } from '../types';
-import { callerHandle, checkSkills, HIDDEN, id } from './common';
+import { beidouTool, callerHandle, checkSkills, id } from './common';
 
-export const spawnAgent = defineTool({
+export const spawnAgent = beidouTool({
   name: 'spawn_agent',
-  surface: 'beidou',
-  owner: 'team-orchestration',
   title: 'Spawn an agent for a plan task',
   description:
     'Start one agent for a ready task of your active plan. Your first spawn creates your team (team_created: true) and its workspace; the new agent gets the task text after a [TASK ASSIGNMENT] block. Returns the tasks still ready to spawn.',
   permission: 'agent_mutation',
-  readOnly: false,
-  destructive: false,
-  idempotent: false,
-  hiddenContext: HIDDEN,
   input: z.strictObject({ task_id: id('Id of a ready task in your active plan.') }),
   output: z.object({
     agent_id: z.string(),
@@ -37,18 +30,12 @@ const role = z.strictObject({
   description: z.string().describe("What THIS member must produce; substituted into its {role_description}."),
 });
 
-export const createTeam = defineTool({
+export const createTeam = beidouTool({
   name: 'create_team',
-  surface: 'beidou',
-  owner: 'team-orchestration',
   title: 'Create a team (deprecated)',
   description:
     'Deprecated: use declare_plan + spawn_agent for ordered work. Spawns a new team led by you with one member per role; every member receives the originating user task. Refuses identical member descriptions unless consensus=true.',
   permission: 'agent_mutation',
-  readOnly: false,
-  destructive: false,
-  idempotent: false,
-  hiddenContext: HIDDEN,
   deprecated: { replacement: 'declare_plan + spawn_agent' },
   refusedFields: {
     leader_id: { code: 'leader_override_attempted', message: 'leader_id cannot be set: you lead the teams you create.' },
@@ -67,18 +54,12 @@ export const createTeam = defineTool({
   },
 });
 
-export const terminateChild = defineTool({
+export const terminateChild = beidouTool({
   name: 'terminate_child',
-  surface: 'beidou',
-  owner: 'team-orchestration',
   title: 'Terminate a child (approve)',
   description:
     "Approve a direct child's work and end it: posts a terminate sentinel to its inbox and marks its plan task done. Needs the child to have signalled a review or requested termination, unless force=true (audited; its task is marked failed).",
   permission: 'destructive',
-  readOnly: false,
-  destructive: true,
-  idempotent: false,
-  hiddenContext: HIDDEN,
   input: z.strictObject({
     agent_id: id('A member of a team you lead.'),
     force: z.boolean().optional().describe('Default false. true bypasses the review requirement; audited as terminate.forced.'),
