@@ -81,5 +81,10 @@ describe('send_message', () => {
     await child.client.ack(sentinel.seq);
     const after = await child.client.inbox(0, 0);
     expect(after.status).toBe('terminated');
+    // A terminated agent changes nothing more.
+    expect((await child.client.fail('declare_plan', { tasks: [{ id: 'x', role: 'r', skill: 'worker', task: 't' }] })).code).toBe(
+      'agent_terminated',
+    );
+    expect((await child.client.fail('signal_review', { detail: '[REVIEW REQUIRED] again' })).code).toBe('agent_terminated');
   });
 });

@@ -10,6 +10,7 @@ import type { AgentState } from './state';
  */
 
 export function checkDeclarePlan(s: AgentState, tasks: PlanTaskSpec[]): void {
+  s.checkAlive();
   if (s.data.plan || s.planBusy) {
     throw refuse('plan_already_declared', 'You already have an active plan; call remove_plan first to replan.', {
       plan_id: s.data.plan?.plan_id ?? null,
@@ -22,6 +23,7 @@ export function checkDeclarePlan(s: AgentState, tasks: PlanTaskSpec[]): void {
 }
 
 export function checkRemovePlan(s: AgentState): void {
+  s.checkAlive();
   const plan = s.data.plan;
   if (!plan || s.planBusy) throw refuse('no_active_plan', 'You have no active plan.');
   const inFlight = plan.tasks.filter((t) => t.status === 'in_flight');
@@ -51,6 +53,7 @@ export function checkDepth(s: AgentState): void {
 }
 
 export function checkSpawn(s: AgentState, taskId: string): PlanTask {
+  s.checkAlive();
   if (s.spawnBusy) throw refuse('concurrent_spawn', 'Another spawn_agent of yours is still in flight; retry when it returns.');
   const task = activeTask(s, taskId);
   if (task.status === 'blocked') {
@@ -65,6 +68,7 @@ export function checkSpawn(s: AgentState, taskId: string): PlanTask {
 }
 
 export function checkCreateTeam(s: AgentState, input: CreateTeamInput): void {
+  s.checkAlive();
   if (s.createTeamBusy) throw refuse('concurrent_create_team', 'Another create_team of yours is still in flight.');
   checkDepth(s);
   const roles = input.roles;
@@ -87,6 +91,7 @@ export function childOf(s: AgentState, agentId: string): ChildRecord {
 }
 
 export function checkTerminateChild(s: AgentState, agentId: string, force: boolean): void {
+  s.checkAlive();
   const child = childOf(s, agentId);
   if (child.terminate_posted) {
     throw refuse('already_terminating', `A terminate sentinel for "${agentId}" is already posted; nothing to do.`, {
@@ -123,6 +128,7 @@ function settleTask(s: AgentState, task: PlanTask, status: 'done' | 'failed', no
 }
 
 export function checkUpdatePlanTask(s: AgentState, input: UpdatePlanTaskInput): PlanTask {
+  s.checkAlive();
   const task = activeTask(s, input.task_id);
   if (task.status === 'done' || task.status === 'failed') {
     throw refuse('invalid_transition', `Task "${task.id}" is already ${task.status}; task status is set once.`, {

@@ -91,6 +91,13 @@ export class AgentState {
     return this.id.leaderId === null;
   }
 
+  /** A terminated agent (or one whose run ended) keeps its record but may change nothing more. */
+  checkAlive(): void {
+    if (this.status === 'terminated') {
+      throw refuse('agent_terminated', 'You have been terminated (or your run has ended); this call changes nothing.');
+    }
+  }
+
   // send_message, recipient side
 
   checkDeliver(input: DeliverInput): void {
@@ -145,6 +152,7 @@ export class AgentState {
   // signal_review and request_termination
 
   checkSignalReview(detail: string): void {
+    this.checkAlive();
     if (detail.trim() === '') {
       throw refuse('envelope_missing', 'detail is empty; describe the deliverables inside a [REVIEW REQUIRED] envelope.', {
         field: 'detail',
@@ -168,6 +176,7 @@ export class AgentState {
   }
 
   checkRequestTermination(): void {
+    this.checkAlive();
     const plan = this.data.plan;
     if (plan && !isFinished(plan.tasks)) {
       const unfinished = plan.tasks.filter((t) => t.status !== 'done' && t.status !== 'failed').map((t) => t.id);
