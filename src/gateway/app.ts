@@ -61,6 +61,10 @@ export function createApp(deps: GatewayDeps): express.Express {
   const delivery = new DeliveryBatcher(deps.team);
   const serve = (route: string, surface: McpSurface) => {
     app.post(route, agentAuth, express.json({ limit: BODY_LIMIT }), async (req, res) => {
+      if (!isJsonRpc(req.body)) {
+        res.status(400).json({ jsonrpc: '2.0', error: { code: -32600, message: 'Invalid Request: expected a JSON-RPC 2.0 message.' }, id: null });
+        return;
+      }
       const ctx = { caller: callerOf(res), team: deps.team, delivery, skills: deps.skills, limits: config.limits };
       const server = createMcpServer(surface, ctx, log);
       // Stateless: no session id, plain JSON answers, nothing kept after the response.
