@@ -4,6 +4,8 @@ import type { DipperEvent } from './types';
 
 /** Events flushed per activity call; keeps each payload small. */
 const BATCH = 200;
+/** How long events gather before they are written. */
+const FLUSH_WINDOW = '300ms';
 
 export type Recorder = (events: DipperEvent[]) => Promise<void>;
 
@@ -27,10 +29,15 @@ export class EventBuffer {
     this.pending.push({ event_id: uuid4(), run_id: this.runId, agent_id: agentId, type, ts: Date.now(), data });
   }
 
-  /** Runs for the workflow's life: whatever accumulated while one batch was written goes in the next. */
-  async flushForever(record: Recorder): Promise<never> {
+  /**
+   * Runs for the workflow's life. With a window, events gather for a moment
+   * first, so a burst of tool calls shares one write and the write's own
+   * workflow task does not sit between back-to-back calls.
+   */
+  async flushForever(record: Recorder, windowed: boolean): Promise<never> {
     for (;;) {
       await condition(() => this.pending.length > 0 && !this.flushing);
+      if (windowed) await condition(() => this.pending.length >= BATCH, FLUSH_WINDOW);
       await this.flush(record);
     }
   }
@@ -72,10 +79,12 @@ const inline = proxyLocalActivities<Activities>({ startToCloseTimeout: '15s' });
  * a background activity wrote them inline with a local activity from the
  * main loop, and keep doing so on replay.
  */
-export function eventRecorder(): { inBackground: boolean; record: Recorder } {
+export function eventRecorder(): { inBackground: boolean; windowed: boolean; record: Recorder } {
   const inBackground = patched('events-in-background');
   return {
     inBackground,
+    // Histories recorded before the gathering window wrote each batch at once.
+    windowed: patched('events-flush-window'),
     record: inBackground ? (batch) => background.recordEvents(batch) : (batch) => inline.recordEvents(batch),
   };
 }

@@ -7,7 +7,7 @@ import {
   upsertSearchAttributes,
 } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
-import { eventRecorder, historyFull } from '../events';
+import { eventRecorder, historyFull, type Recorder } from '../events';
 import { statusKey } from '../searchAttributes';
 import type { AgentIdentity, AgentStatus, LaunchSpec, Limits } from '../types';
 import { installHandlers, notifyStatus } from './handlers';
@@ -30,6 +30,17 @@ export interface AgentInput {
 const runtime = proxyLocalActivities<Activities>({ startToCloseTimeout: '60s', retry: { maximumAttempts: 3 } });
 
 /**
+ * Waits until no handler runs and every event is written. Writing takes an
+ * activity, during which a new Update may be accepted: so check again.
+ */
+async function settle(s: AgentState, record: Recorder): Promise<void> {
+  do {
+    await condition(allHandlersFinished);
+    await s.events.drain(record);
+  } while (!allHandlersFinished());
+}
+
+/**
  * One agent's lifecycle: its inbox, its review state, and everything it
  * leads. Tool calls arrive as Updates and Queries (see handlers.ts); this
  * loop does the slow work handlers must not wait for: starting and
@@ -40,8 +51,8 @@ export async function agentWorkflow(input: AgentInput): Promise<void> {
   let reported: AgentStatus = input.reported ?? 'active';
   let runtimeStopped = s.status === 'terminated';
   installHandlers(s, input.runTask);
-  const { inBackground, record } = eventRecorder();
-  if (inBackground) void s.events.flushForever(record);
+  const { inBackground, windowed, record } = eventRecorder();
+  if (inBackground) void s.events.flushForever(record, windowed);
   if (patched('workspace-budget')) void watchWorkspaces(s);
 
   for (;;) {
@@ -75,13 +86,13 @@ export async function agentWorkflow(input: AgentInput): Promise<void> {
     if (!inBackground) await s.events.drain(record);
 
     if (s.data.run_ended && s.status === 'terminated' && runtimeStopped) {
-      await condition(allHandlersFinished);
-      await s.events.drain(record);
+      await settle(s, record);
       return;
     }
     if (historyFull(input)) {
-      await condition(allHandlersFinished);
-      await s.events.drain(record);
+      // Older histories drained before continuing; now unwritten events simply travel in data.
+      if (inBackground) await condition(allHandlersFinished);
+      else await settle(s, record);
       await continueAsNew<typeof agentWorkflow>({ ...input, data: s.data, reported });
     }
   }

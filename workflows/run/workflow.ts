@@ -93,8 +93,8 @@ export async function runWorkflow(input: RunInput): Promise<void> {
   // Handlers come first, so a query that arrives while the root is starting is answered.
   if (!input.data) await startRoot(input, data, events);
 
-  const { inBackground, record } = eventRecorder();
-  if (inBackground) void events.flushForever(record);
+  const { inBackground, windowed, record } = eventRecorder();
+  if (inBackground) void events.flushForever(record, windowed);
 
   for (;;) {
     await condition(() => (!inBackground && events.pending.length > 0) || data.status === 'completed' || historyFull(input));
