@@ -95,9 +95,15 @@ export class CommandRuntime {
     });
     fs.closeSync(err);
     fs.closeSync(out);
+    if (child.pid === undefined) {
+      // spawn reports a missing or unrunnable command later, as an 'error' event; answer now instead.
+      child.on('error', () => undefined);
+      throw new Error(`the runtime command could not be started: ${argv[0]}`);
+    }
+    child.on('error', () => undefined);
     child.stdin?.end(JSON.stringify(payload));
     child.stdin?.on('error', () => undefined);
-    const pid = child.pid!;
+    const pid = child.pid;
     writePid(dir, pid);
     this.watched.add(pid);
     child.on('exit', (code, signal) => {

@@ -6,6 +6,7 @@ import { tell } from '../signals';
 import { peerChangedSignal, rootReportSignal } from '../run/messages';
 import type { ChildChange } from './messages';
 import * as m from './messages';
+import { runtimeGone } from './crash';
 import { installLeaderHandlers } from './leaderHandlers';
 import { newId, type AgentState } from './state';
 
@@ -121,23 +122,7 @@ export function installHandlers(s: AgentState, runTask: string): void {
     s.postTerminate(force);
   });
 
-  // Crash policy: resume the same session, then start fresh, then escalate.
-  setHandler(m.runtimeExitedSignal, async (exit) => {
-    if (s.status === 'terminated' || s.data.crashed_out) return;
-    s.data.crashes += 1;
-    s.events.emit('agent_crashed', { crashes: s.data.crashes, code: exit.code, signal: exit.signal, stderr_tail: exit.stderr_tail });
-    if (s.data.crashes === 1) s.data.launch_wanted = 'resume';
-    else if (s.data.crashes === 2) s.data.launch_wanted = 'fresh';
-    else {
-      s.data.crashed_out = true;
-      s.events.emit('agent_completed', { stop_reason: 'crash_escalated' });
-      if (s.isRoot) s.events.emit('root_crash_escalation', { crashes: s.data.crashes });
-      else {
-        const content = `[AGENT CRASHED] ${s.id.name} (${s.id.agentId}) crashed ${s.data.crashes} times and was not restarted. Decide whether to terminate it with force=true.`;
-        await tellLeader(s, { patch: {}, inbox: { kind: 'system', content, message_id: newId('msg') } });
-      }
-    }
-  });
+  setHandler(m.runtimeExitedSignal, (exit) => runtimeGone(s, exit));
 
   setHandler(m.runEndedSignal, () => {
     if (s.status !== 'terminated') {

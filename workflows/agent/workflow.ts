@@ -10,6 +10,7 @@ import type { Activities } from '../../activities';
 import { eventRecorder, historyFull, type Recorder } from '../events';
 import { statusKey } from '../searchAttributes';
 import type { AgentIdentity, AgentStatus, LaunchSpec, Limits } from '../types';
+import { runtimeGone } from './crash';
 import { installHandlers, notifyStatus } from './handlers';
 import { AgentState, freshData, type AgentData } from './state';
 import { watchWorkspaces } from './workspaceWatch';
@@ -27,7 +28,17 @@ export interface AgentInput {
 }
 
 // Launch and stop are short (start a process, POST a webhook): local activities skip a server round trip.
-const runtime = proxyLocalActivities<Activities>({ startToCloseTimeout: '60s', retry: { maximumAttempts: 3 } });
+const runtime = proxyLocalActivities<Activities>({
+  startToCloseTimeout: '60s',
+  retry: { maximumAttempts: 3, initialInterval: '500ms' },
+});
+
+/** The innermost message of an activity failure, which says what went wrong (not where). */
+function failureText(err: unknown): string {
+  let e = err as { message?: string; cause?: unknown } | undefined;
+  while (e?.cause) e = e.cause as { message?: string; cause?: unknown };
+  return (e?.message ?? 'unknown failure').slice(0, 300);
+}
 
 /**
  * Waits until no handler runs and every event is written. Writing takes an
@@ -70,13 +81,24 @@ export async function agentWorkflow(input: AgentInput): Promise<void> {
 
     if (s.status === 'terminated' && !runtimeStopped) {
       runtimeStopped = true;
-      await runtime.stopRuntime({ runId: s.id.runId, agentId: s.id.agentId, skill: s.id.skill });
+      try {
+        await runtime.stopRuntime({ runId: s.id.runId, agentId: s.id.agentId, skill: s.id.skill });
+      } catch (err) {
+        // A runtime that cannot be stopped is recorded, never a reason to lose the agent's workflow.
+        s.events.emit('agent_error', { stage: 'stop', message: failureText(err) });
+      }
     }
     const mode = s.data.launch_wanted;
     if (mode && !runtimeStopped) {
       s.data.launch_wanted = null;
-      const started = await runtime.launchRuntime({ identity: s.id, launch: s.data.launch_spec, mode });
-      s.events.emit('agent_started', { runtime: started.kind, mode });
+      try {
+        const started = await runtime.launchRuntime({ identity: s.id, launch: s.data.launch_spec, mode });
+        s.events.emit('agent_started', { runtime: started.kind, mode });
+      } catch (err) {
+        // A launch that fails counts as a crash: the same ladder of resume, fresh start, escalation.
+        s.events.emit('agent_error', { stage: 'launch', mode, message: failureText(err) });
+        await runtimeGone(s, { code: null, signal: null, stderr_tail: [] });
+      }
     }
     if (s.status !== reported) {
       reported = s.status;
