@@ -1,6 +1,7 @@
-import { bundleWorkflowCode } from '@temporalio/worker';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import { writeWorkflowBundle } from '../src/devstack/bundle';
+import { removeStaleRunFolders } from '../src/devstack/scratch';
 import os from 'node:os';
 import path from 'node:path';
 import { workerIsPolling } from '../src/cli/workerHealth';
@@ -53,19 +54,6 @@ async function freePort(from: number, offset?: number): Promise<number> {
   throw new Error(`no free port in ${from}..${from + 49}`);
 }
 
-/** Folders of earlier bench runs whose process is gone. */
-function removeStaleRuns(root: string): void {
-  for (const name of fs.existsSync(root) ? fs.readdirSync(root) : []) {
-    const pid = Number(/^run-(\d+)$/.exec(name)?.[1]);
-    if (!pid) continue;
-    try {
-      process.kill(pid, 0);
-    } catch {
-      fs.rmSync(path.join(root, name), { recursive: true, force: true });
-    }
-  }
-}
-
 /** Waits for `ready`, but fails as soon as the process it waits for has died. */
 async function readyUnlessExited(ready: Promise<void>, proc: DipperProcess, what: string, logFile: string): Promise<void> {
   const outcome = await Promise.race([ready.then(() => 'ready' as const), proc.exited.then(() => 'exited' as const)]);
@@ -79,7 +67,7 @@ async function readyUnlessExited(ready: Promise<void>, proc: DipperProcess, what
  * handed to `teardown` as soon as it runs.
  */
 export async function startStack(dataRoot: string, teardown: Teardown, progress: (message: string) => void): Promise<Stack> {
-  removeStaleRuns(path.dirname(dataRoot));
+  removeStaleRunFolders(path.dirname(dataRoot));
   const dataDir = path.join(dataRoot, 'data');
   fs.mkdirSync(dataDir, { recursive: true });
   const temporalPort = await freePort(47233, 1000);
@@ -100,8 +88,7 @@ export async function startStack(dataRoot: string, teardown: Teardown, progress:
   teardown.add('the workflow bundle', async () => fs.rmSync(bundleDir, { recursive: true, force: true }));
   const bundlePath = path.join(bundleDir, 'workflow-bundle.js');
   progress('bundling workflows');
-  const { code } = await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger: quietLogger });
-  fs.writeFileSync(bundlePath, code);
+  await writeWorkflowBundle(bundlePath);
 
   const operatorToken = `dpo_bench_${crypto.randomBytes(12).toString('hex')}`;
   const env: Record<string, string> = {
@@ -145,12 +132,3 @@ async function untilPolling(config: DipperConfig): Promise<void> {
     await new Promise((r) => setTimeout(r, 250));
   }
 }
-
-const quietLogger = {
-  trace: () => undefined,
-  debug: () => undefined,
-  info: () => undefined,
-  warn: (m: string) => process.stderr.write(`bundle: ${m}\n`),
-  error: (m: string) => process.stderr.write(`bundle: ${m}\n`),
-  log: () => undefined,
-};

@@ -1,8 +1,9 @@
-import { bundleWorkflowCode } from '@temporalio/worker';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { writeWorkflowBundle } from '../../src/devstack/bundle';
 import { startDevServer } from '../../src/devstack/devServer';
+import { removeStaleRunFolders } from '../../src/devstack/scratch';
 import { projectRoot, startProcess, waitForHttp } from '../support/processes';
 import { writeTestEnv } from './env';
 
@@ -16,7 +17,7 @@ export interface Started {
  * and gateway as separate processes, exactly as `npm start` runs them.
  */
 export default async function globalSetup(): Promise<void> {
-  removeStaleRuns();
+  removeStaleRunFolders(path.join(projectRoot, '.test-data'));
   const testDataRoot = path.join(projectRoot, '.test-data', `run-${process.pid}`);
   process.env.DIPPER_TEST_DATA = testDataRoot;
   const dataDir = path.join(testDataRoot, 'data');
@@ -33,8 +34,7 @@ export default async function globalSetup(): Promise<void> {
   });
 
   const bundlePath = path.join(testDataRoot, 'workflow-bundle.js');
-  const { code } = await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: quietLogger });
-  fs.writeFileSync(bundlePath, code);
+  await writeWorkflowBundle(bundlePath);
 
   const operatorToken = `dpo_test_${crypto.randomBytes(12).toString('hex')}`;
   const tokenSecret = crypto.randomBytes(32).toString('hex');
@@ -75,26 +75,3 @@ export default async function globalSetup(): Promise<void> {
     },
   };
 }
-
-/** Folders of earlier runs whose jest process is gone. */
-function removeStaleRuns(): void {
-  const root = path.join(projectRoot, '.test-data');
-  for (const name of fs.existsSync(root) ? fs.readdirSync(root) : []) {
-    const pid = Number(/^run-(\d+)$/.exec(name)?.[1]);
-    if (!pid) continue;
-    try {
-      process.kill(pid, 0);
-    } catch {
-      fs.rmSync(path.join(root, name), { recursive: true, force: true });
-    }
-  }
-}
-
-const quietLogger = {
-  trace: () => undefined,
-  debug: () => undefined,
-  info: () => undefined,
-  warn: (m: string) => process.stderr.write(`bundle: ${m}\n`),
-  error: (m: string) => process.stderr.write(`bundle: ${m}\n`),
-  log: () => undefined,
-};
