@@ -113,4 +113,17 @@ describe('the root agent', () => {
     const view = await operator.request('GET', `/runs/${runId}`);
     expect(view.json.status).toBe('completed');
   });
+
+  it("answers the root's review and its termination request separately", async () => {
+    const { root, runId, rootId } = await startRun();
+    await root.ok('signal_review', { detail: '[REVIEW REQUIRED] report' });
+    await root.ok('request_termination', { detail: 'done' });
+    await operator.request('POST', `/runs/${runId}/root/decision`, { kind: 'review', verdict: 'approve' });
+    const view = await operator.request('GET', `/runs/${runId}`);
+    expect(view.json.pending_root.map((r: any) => r.kind)).toEqual(['termination']);
+    await eventually(async () => {
+      const peers = await root.ok('list_peers', { scope: 'all' });
+      return peers.peers.find((p: any) => p.agent_id === rootId).status === 'termination_requested' ? true : undefined;
+    });
+  });
 });

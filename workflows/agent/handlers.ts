@@ -132,8 +132,9 @@ export function installHandlers(s: AgentState, runTask: string): void {
     s.data.run_ended = true;
   });
 
-  setHandler(m.humanAnsweredSignal, () => {
-    s.clearByLeader(null);
+  // Runs recorded before the signal named its kind cleared both flags.
+  setHandler(m.humanAnsweredSignal, (answer) => {
+    s.clearByLeader(null, answer?.kind);
   });
 
   installLeaderHandlers(s, runTask);

@@ -125,4 +125,4 @@ export const runtimeExitedSignal = defineSignal<[{ code: number | null; signal: 
 export const runEndedSignal = defineSignal<[]>('runEnded');
 
 /** The root's leader is the human: the run workflow relays the human's answer to a review or request. */
-export const humanAnsweredSignal = defineSignal<[]>('humanAnswered');
+export const humanAnsweredSignal = defineSignal<[{ kind?: 'review' | 'termination' }?]>('humanAnswered');

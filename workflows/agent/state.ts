@@ -134,14 +134,16 @@ export class AgentState {
   }
 
   /** The leader answered: a pending review is acknowledged, a termination request is turned down. */
-  clearByLeader(messageId: string | null): boolean {
+  clearByLeader(messageId: string | null, only?: 'review' | 'termination'): boolean {
     const d = this.data;
-    const cleared = d.review.pending || d.termination_requested;
-    if (d.review.pending) {
+    const review = d.review.pending && only !== 'termination';
+    const request = d.termination_requested && only !== 'review';
+    const cleared = review || request;
+    if (review) {
       d.review = { pending: false, ts: null, detail: d.review.detail };
       this.events.emit('review.acknowledged', { message_id: messageId });
     }
-    if (d.termination_requested) {
+    if (request) {
       d.termination_requested = false;
       this.events.emit('completion.rework', { message_id: messageId });
     }

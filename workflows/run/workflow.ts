@@ -78,7 +78,7 @@ export async function runWorkflow(input: RunInput): Promise<void> {
         await tell(rootWorkflowId, systemMessageSignal, { message_id: uuid4(), content: `rework: ${text ?? ''}` });
       }
       if (verdict === 'approve' && kind === 'termination') data.status = 'completed';
-      else await tell(rootWorkflowId, humanAnsweredSignal);
+      else await tell(rootWorkflowId, humanAnsweredSignal, { kind });
       return { ok: true, run_status: data.status };
     },
     {
