@@ -1,4 +1,4 @@
-import { Worker } from '@temporalio/worker';
+import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import fs from 'node:fs';
 import path from 'node:path';
 import { readTestEnv } from '../setup/env';
@@ -12,6 +12,11 @@ const files = fs
   .readdirSync(root)
   .flatMap((label) => fs.readdirSync(path.join(root, label)).map((f) => path.join(label, f)))
   .filter((f) => f.endsWith('.json'));
+
+beforeAll(() => {
+  // Replays are quiet unless something is wrong.
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+});
 
 describe('recorded histories', () => {
   it('exist for the run workflow and for agent workflows', () => {
