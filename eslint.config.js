@@ -85,11 +85,6 @@ module.exports = defineConfig(
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
   {
-    // The reference runtime plays scripted agents over tool results it does not model; kept visible as warnings.
-    files: ['src/runtime/**/*.ts'],
-    rules: { '@typescript-eslint/no-explicit-any': 'warn' },
-  },
-  {
     // Plain CommonJS config files (this one, jest.config.js).
     files: ['**/*.js', '**/*.cjs'],
     languageOptions: { sourceType: 'commonjs' },

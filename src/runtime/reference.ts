@@ -36,13 +36,13 @@ class Agent {
     await this.mcp.connect(transport);
   }
 
-  async call(name: string, args: Record<string, unknown> = {}): Promise<any> {
+  async call<T = Record<string, unknown>>(name: string, args: Record<string, unknown> = {}): Promise<T> {
     const res = (await this.mcp.callTool({ name, arguments: args })) as { isError?: boolean; structuredContent?: unknown; content: { text?: string }[] };
     if (res.isError) throw new Error(`${name}: ${res.content[0]?.text ?? 'failed'}`);
-    return res.structuredContent;
+    return res.structuredContent as T;
   }
 
-  private async http(method: string, url: string, body?: unknown): Promise<any> {
+  private async http<T>(method: string, url: string, body?: unknown): Promise<T> {
     for (let attempt = 0; ; attempt++) {
       try {
         const res = await fetch(url, {
@@ -50,7 +50,7 @@ class Agent {
           headers: { Authorization: `Bearer ${this.payload.token}`, 'content-type': 'application/json' },
           ...(body === undefined ? {} : { body: JSON.stringify(body) }),
         });
-        if (res.ok) return await res.json();
+        if (res.ok) return (await res.json()) as T;
         if (res.status < 500 || attempt >= 20) throw new Error(`${method} ${url}: ${res.status}`);
       } catch (err) {
         // A gateway restart or a dropped connection: nothing is lost, since only acknowledged items leave the inbox.
@@ -62,8 +62,11 @@ class Agent {
 
   /** The next batch of inbox items after the cursor; status 'terminated' means the run or agent ended. */
   async next(): Promise<{ items: InboxItem[]; status: string }> {
-    const view = await this.http('GET', `${this.payload.inbox_url}?cursor=${this.cursor}&wait_ms=20000`);
-    return { items: view.messages as InboxItem[], status: view.status as string };
+    const view = await this.http<{ messages: InboxItem[]; status: string }>(
+      'GET',
+      `${this.payload.inbox_url}?cursor=${this.cursor}&wait_ms=20000`,
+    );
+    return { items: view.messages, status: view.status };
   }
 
   async ack(item: InboxItem): Promise<void> {
@@ -84,8 +87,8 @@ async function lead(agent: Agent, script: Script): Promise<void> {
   const approved = new Set<string>();
   const reworked = new Set<string>();
   const spawnReady = async () => {
-    const { ready } = await agent.call('list_ready');
-    for (const taskId of ready as string[]) await agent.call('spawn_agent', { task_id: taskId });
+    const { ready } = await agent.call<{ ready: string[] }>('list_ready');
+    for (const taskId of ready) await agent.call('spawn_agent', { task_id: taskId });
   };
   await spawnReady();
   for (;;) {
