@@ -1,0 +1,71 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { readTestEnv, testDataRoot } from '../setup/env';
+import { AgentClient } from '../support/clients';
+import { projectRoot } from '../support/processes';
+
+const env = readTestEnv();
+let up: ChildProcess | undefined;
+let output = '';
+
+afterAll(async () => {
+  if (up && up.exitCode === null) {
+    up.kill('SIGKILL');
+  }
+});
+
+/** Everything printed until the closing brace of the MCP client config. */
+async function untilConfigPrinted(proc: ChildProcess): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no MCP config printed; output so far:\n${output}`)), 90_000);
+    proc.stdout!.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      const at = output.indexOf('MCP client config for the root agent:');
+      if (at >= 0 && /\n}\n/.test(output.slice(at))) {
+        clearTimeout(timer);
+        resolve(output);
+      }
+    });
+    proc.once('exit', (code) => reject(new Error(`dipper up exited with ${code}:\n${output}`)));
+  });
+}
+
+describe('npm start (dipper up)', () => {
+  it('prints the endpoints, the operator token and a working MCP client config, and stops cleanly', async () => {
+    const dataDir = path.join(testDataRoot, 'up-data');
+    up = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'up', '--task', 'Say hello.'], {
+      cwd: projectRoot,
+      env: {
+        ...process.env,
+        TEMPORAL_ADDRESS: env.temporalAddress,
+        DIPPER_DATA_DIR: dataDir,
+        DIPPER_SKILLS_DIR: env.skillsDir,
+        DIPPER_PORT: '28780',
+        DIPPER_TASK_QUEUE: 'dipper-up',
+        DIPPER_WORKFLOW_BUNDLE: env.bundlePath,
+        DIPPER_LOG_LEVEL: 'warn',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const printed = await untilConfigPrinted(up);
+    const secrets = JSON.parse(fs.readFileSync(path.join(dataDir, 'secrets.json'), 'utf8'));
+    expect(printed).toContain('MCP endpoint (beidou): http://127.0.0.1:28780/mcp/beidou');
+    expect(printed).toContain(`Operator token:        ${secrets.operatorToken}`);
+    expect(printed).toMatch(/Temporal UI: +external server/);
+
+    const config = JSON.parse(printed.slice(printed.indexOf('{', printed.indexOf('MCP client config for the root agent:'))));
+    const server = config.mcpServers.beidou;
+    expect(server).toMatchObject({ type: 'http', url: 'http://127.0.0.1:28780/mcp/beidou' });
+    const agent = await AgentClient.connect('http://127.0.0.1:28780', server.headers.Authorization.replace('Bearer ', ''));
+    const peers = await agent.ok('list_peers', { scope: 'all' });
+    expect(peers.peers).toHaveLength(1);
+    await agent.close();
+
+    const exited = new Promise<number | null>((r) => up!.once('exit', (code) => r(code)));
+    up.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    // The gateway it started is gone with it.
+    await expect(fetch('http://127.0.0.1:28780/healthz')).rejects.toThrow();
+  }, 120_000);
+});
