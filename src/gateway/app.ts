@@ -8,6 +8,7 @@ import { benchTools, toolsOf } from '../registry';
 import type { Caller } from '../registry/types';
 import type { SkillCatalog } from '../skills';
 import { DeliveryBatcher } from './delivery';
+import { Wakeups } from './wakeups';
 import { bearer, errorHandler, unauthorized } from './http';
 import { createMcpServer, mcpSurface, type McpSurface } from './mcp';
 import { operatorRouter } from './operatorApi';
@@ -58,14 +59,15 @@ export function createApp(deps: GatewayDeps): express.Express {
     res.json({ ok: true });
   });
 
-  const delivery = new DeliveryBatcher(deps.team);
+  const wakeups = new Wakeups();
+  const delivery = new DeliveryBatcher(deps.team, wakeups);
   const serve = (route: string, surface: McpSurface) => {
     app.post(route, agentAuth, express.json({ limit: BODY_LIMIT }), async (req, res) => {
       if (!isJsonRpc(req.body)) {
         res.status(400).json({ jsonrpc: '2.0', error: { code: -32600, message: 'Invalid Request: expected a JSON-RPC 2.0 message.' }, id: null });
         return;
       }
-      const ctx = { caller: callerOf(res), team: deps.team, delivery, skills: deps.skills, limits: config.limits };
+      const ctx = { caller: callerOf(res), team: deps.team, delivery, wakeups, skills: deps.skills, limits: config.limits };
       const server = createMcpServer(surface, ctx, log);
       // Stateless: no session id, plain JSON answers, nothing kept after the response.
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
@@ -84,7 +86,7 @@ export function createApp(deps: GatewayDeps): express.Express {
   // The no-op floor `npm run bench` measures beidou calls against: same auth, parsing and per-request server.
   if (config.benchSurface) serve('/mcp/bench', mcpSurface('bench', benchTools));
 
-  app.use('/api/runtime', agentAuth, express.json({ limit: BODY_LIMIT }), runtimeRouter(deps.team, callerOf));
+  app.use('/api/runtime', agentAuth, express.json({ limit: BODY_LIMIT }), runtimeRouter(deps.team, wakeups, callerOf));
   app.use('/api', operatorAuth, express.json({ limit: BODY_LIMIT }), operatorRouter(deps));
 
   app.use((_req: Request, res: Response) => {

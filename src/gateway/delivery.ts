@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { deliverMessagesUpdate, MAX_DELIVERY_BATCH, type DeliverInput, type DeliveryOutcome } from '../../workflows/agent/messages';
 import type { TeamClient } from './teamClient';
+import type { Wakeups } from './wakeups';
 
 /** Keeps one batch's payload far below Temporal's 2 MiB limit even with 256 KiB messages. */
 const MAX_BATCH_BYTES = 1024 * 1024;
@@ -22,7 +23,10 @@ interface Pending {
 export class DeliveryBatcher {
   private readonly queues = new Map<string, Pending[]>();
 
-  constructor(private readonly team: TeamClient) {}
+  constructor(
+    private readonly team: TeamClient,
+    private readonly wakeups: Wakeups,
+  ) {}
 
   deliver(runId: string, to: string, input: DeliverInput): Promise<DeliveryOutcome> {
     const key = `${runId}/${to}`;
@@ -50,6 +54,7 @@ export class DeliveryBatcher {
           randomUUID(),
         );
         batch.forEach((p, i) => p.resolve(outcomes[i]));
+        if (outcomes.some((o) => o.delivered)) this.wakeups.wake(runId, to);
       } catch (err) {
         for (const p of batch) p.reject(err);
       }

@@ -5,6 +5,7 @@ import { ToolError } from '../registry/errors';
 import type { Caller } from '../registry/types';
 import { HttpError, parseBody } from './http';
 import { NotFound, type TeamClient } from './teamClient';
+import type { Wakeups } from './wakeups';
 
 const MAX_WAIT_MS = 30_000;
 
@@ -16,18 +17,22 @@ const pollQuery = z.strictObject({
 
 const ackBody = z.strictObject({ up_to: z.number().int().min(0) });
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
-}
+/** Longest pause between looks; items that no hint announces wait at most this long. */
+const MAX_PAUSE_MS = 2000;
 
 /**
  * The runtime-facing inbox (not a model tool). A runtime long-polls after
  * its cursor and acknowledges what it has processed; items stay in the
  * agent's workflow until acknowledged, so a dropped connection loses nothing.
- * The long poll is a loop of Queries with growing pauses: an Update must not
- * wait, and any replica can serve the next poll.
+ * The long poll is a loop of Queries with growing pauses, cut short by a
+ * wakeup when this gateway delivers to the agent: an Update must not wait,
+ * and any replica can serve the next poll.
  */
-export function runtimeRouter(team: TeamClient, callerOf: (res: import('express').Response) => Caller): Router {
+export function runtimeRouter(
+  team: TeamClient,
+  wakeups: Wakeups,
+  callerOf: (res: import('express').Response) => Caller,
+): Router {
   const router = Router();
 
   router.get('/inbox', async (req, res) => {
@@ -49,8 +54,8 @@ export function runtimeRouter(team: TeamClient, callerOf: (res: import('express'
         res.json({ messages: view.items, next_cursor: last ?? Math.max(q.cursor, view.acked_through), status: view.status });
         return;
       }
-      await sleep(Math.min(pause, Math.max(0, deadline - Date.now())));
-      pause = Math.min(pause * 2, 1000);
+      await wakeups.wait(caller.runId, caller.agentId, Math.min(pause, Math.max(0, deadline - Date.now())));
+      pause = Math.min(pause * 2, MAX_PAUSE_MS);
     }
   });
 

@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import type { Limits } from '../config';
 import type { SkillCatalog } from '../skills';
 import type { DeliveryBatcher } from '../gateway/delivery';
+import type { Wakeups } from '../gateway/wakeups';
 import type { TeamClient } from '../gateway/teamClient';
 
 /** Who is calling, taken from the bearer token and never from tool input. */
@@ -14,6 +15,8 @@ export interface ToolContext {
   caller: Caller;
   team: TeamClient;
   delivery: DeliveryBatcher;
+  /** Tells this gateway's long polls that an agent's inbox changed. */
+  wakeups: Wakeups;
   skills: SkillCatalog;
   limits: Limits;
 }

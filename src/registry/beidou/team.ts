@@ -67,7 +67,9 @@ export const terminateChild = beidouTool({
   output: z.object({ sentinel_posted: z.literal(true) }),
   async handler({ agent_id, force }, ctx) {
     try {
-      return await ctx.team.update(callerHandle(ctx), terminateChildUpdate, [{ agent_id, force: force ?? false }]);
+      const posted = await ctx.team.update(callerHandle(ctx), terminateChildUpdate, [{ agent_id, force: force ?? false }]);
+      ctx.wakeups.wake(ctx.caller.runId, agent_id);
+      return posted;
     } catch (err) {
       if (!(err instanceof ToolError) || err.code !== 'not_member') throw err;
       const known = await ctx.team.query(ctx.team.run(ctx.caller.runId), peerQuery, { agent_id });
