@@ -12,6 +12,8 @@ export interface Limits {
   depthWarningAbove: number;
   /** Pending (unacknowledged) messages one inbox holds. */
   inboxCap: number;
+  /** Bytes of pending message content one inbox holds (it lives in workflow state). */
+  inboxBytes: number;
   /** Bytes of one message's content. */
   maxContentBytes: number;
   /** Tasks in one plan. */
@@ -63,6 +65,7 @@ export const defaultLimits: Limits = {
   maxDepth: 8,
   depthWarningAbove: 6,
   inboxCap: 1000,
+  inboxBytes: 1024 * 1024,
   maxContentBytes: 256 * 1024,
   maxPlanTasks: 1000,
   terminateGraceSeconds: 60,
@@ -118,6 +121,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): DipperC
       maxDepth: int(env, 'DIPPER_MAX_DEPTH', defaultLimits.maxDepth),
       depthWarningAbove: int(env, 'DIPPER_DEPTH_WARNING_ABOVE', defaultLimits.depthWarningAbove),
       inboxCap: int(env, 'DIPPER_INBOX_CAP', defaultLimits.inboxCap),
+      inboxBytes: int(env, 'DIPPER_INBOX_BYTES', defaultLimits.inboxBytes),
       maxContentBytes: int(env, 'DIPPER_MAX_CONTENT_BYTES', defaultLimits.maxContentBytes),
       maxPlanTasks: int(env, 'DIPPER_MAX_PLAN_TASKS', defaultLimits.maxPlanTasks),
       terminateGraceSeconds: int(env, 'DIPPER_TERMINATE_GRACE_SECONDS', defaultLimits.terminateGraceSeconds),

@@ -49,6 +49,8 @@ export class EventBuffer {
   }
 
   private async flush(record: Recorder): Promise<void> {
+    // One writer at a time: two would take the same batch and both remove it.
+    if (this.flushing) await condition(() => !this.flushing);
     this.flushing = true;
     try {
       while (this.pending.length > 0) {

@@ -7,6 +7,8 @@ export interface ExitReport {
   code: number | null;
   signal: string | null;
   stderr_tail: string[];
+  /** Which process exited: two workers watching one process report it twice. */
+  pid: number;
 }
 
 const STDERR_LINES = 200;
@@ -109,7 +111,7 @@ export class CommandRuntime {
     child.on('exit', (code, signal) => {
       this.watched.delete(pid);
       fs.rmSync(path.join(dir, 'runtime.pid'), { force: true });
-      this.onExit(payload, { code, signal, stderr_tail: tail(stderrFile) });
+      this.onExit(payload, { code, signal, stderr_tail: tail(stderrFile), pid });
     });
     child.unref();
     return { pid, adopted: false };
@@ -144,7 +146,7 @@ export class CommandRuntime {
       clearInterval(timer);
       this.watched.delete(pid);
       fs.rmSync(path.join(dir, 'runtime.pid'), { force: true });
-      this.onExit(payload, { code: null, signal: null, stderr_tail: tail(path.join(dir, 'stderr.log')) });
+      this.onExit(payload, { code: null, signal: null, stderr_tail: tail(path.join(dir, 'stderr.log')), pid });
     }, WATCH_INTERVAL_MS);
     timer.unref();
   }

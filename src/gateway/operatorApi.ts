@@ -27,6 +27,7 @@ const startBody = z.strictObject({
     .strictObject({
       max_depth: z.number().int().min(0).optional(),
       inbox_cap: z.number().int().min(1).optional(),
+      inbox_bytes: z.number().int().min(1).optional(),
       max_plan_tasks: z.number().int().min(1).optional(),
       terminate_grace_seconds: z.number().int().min(1).optional(),
       continue_as_new_events: z.number().int().min(100).optional(),
@@ -42,6 +43,7 @@ function runLimits(base: Limits, o: z.infer<typeof startBody>['limits']): Limits
     ...base,
     maxDepth: tighter(o?.max_depth, base.maxDepth),
     inboxCap: tighter(o?.inbox_cap, base.inboxCap),
+    inboxBytes: tighter(o?.inbox_bytes, base.inboxBytes),
     maxPlanTasks: tighter(o?.max_plan_tasks, base.maxPlanTasks),
     terminateGraceSeconds: tighter(o?.terminate_grace_seconds, base.terminateGraceSeconds),
     continueAsNewEvents: tighter(o?.continue_as_new_events, base.continueAsNewEvents),

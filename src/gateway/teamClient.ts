@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import {
   Client,
   WorkflowNotFoundError,
@@ -57,13 +58,14 @@ export class TeamClient {
     handle: WorkflowHandle,
     def: UpdateDefinition<Ret, Args>,
     args: Args,
-    updateId?: string,
+    updateId: string = randomUUID(),
   ): Promise<Ret> {
+    // One id for every attempt: a retry of an Update the server already took is answered, not applied again.
     for (let attempt = 0; ; attempt++) {
       try {
         // The SDK's overloads split on arity; the definition already ties args to the handler's type.
-        const call = handle.executeUpdate as (d: unknown, o: { args: unknown[]; updateId?: string }) => Promise<Ret>;
-        return await call.call(handle, def, { args, ...(updateId ? { updateId } : {}) });
+        const call = handle.executeUpdate as (d: unknown, o: { args: unknown[]; updateId: string }) => Promise<Ret>;
+        return await call.call(handle, def, { args, updateId });
       } catch (err) {
         if (isRetryable(err) && attempt < MAX_ATTEMPTS) {
           await backoff(attempt);

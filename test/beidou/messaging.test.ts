@@ -72,6 +72,27 @@ describe('send_message', () => {
     expect((await root.inbox(0, 0)).messages.map((m) => m.content)).toEqual(['m1', 'm2', 'fits now']);
   });
 
+  it('refuses with inbox_full when pending content would pass the byte budget', async () => {
+    const { rootId, child } = await rootAndChild({ inbox_bytes: 1000 });
+    await child.client.ok('send_message', { to: rootId, content: 'x'.repeat(600) });
+    const error = await child.client.fail('send_message', { to: rootId, content: 'é'.repeat(300) });
+    expect(error).toMatchObject({ code: 'inbox_full', cap_bytes: 1000 });
+  });
+
+  it('refuses ids that cannot name an agent, and names like __proto__ are no agent', async () => {
+    const { root } = await rootAndChild();
+    for (const to of ['../x', 'a b', '']) {
+      expect(await root.fail('send_message', { to, content: 'x' })).toMatchObject({ code: 'invalid_input', field: 'to' });
+      expect(await root.fail('terminate_child', { agent_id: to, force: true })).toMatchObject({ code: 'invalid_input', field: 'agent_id' });
+    }
+    for (const to of ['__proto__', 'constructor', 'toString']) {
+      expect((await root.fail('send_message', { to, content: 'x' })).code).toBe('unknown_recipient');
+      expect((await root.fail('terminate_child', { agent_id: to, force: true })).code).toBe('unknown_agent');
+    }
+    // The leader's workflow is unharmed.
+    expect(await root.ok('list_ready')).toEqual({ ready: ['b'] });
+  });
+
   it('a terminate sentinel is consumed through the inbox like any message', async () => {
     const { root, child } = await rootAndChild();
     await child.client.ok('signal_review', { detail: '[REVIEW REQUIRED] done' });

@@ -94,7 +94,7 @@ describe('request_termination', () => {
 
 describe('the root agent', () => {
   it('sends its review to the human, and the approved termination ends the run', async () => {
-    const { root, runId } = await startRun();
+    const { root, runId, rootId } = await startRun();
     await root.ok('signal_review', { detail: '[REVIEW REQUIRED] final report' });
     const pending = await operator.request('GET', `/runs/${runId}`);
     expect(pending.json.pending_root).toEqual([expect.objectContaining({ kind: 'review', detail: '[REVIEW REQUIRED] final report' })]);
@@ -112,6 +112,11 @@ describe('the root agent', () => {
     await eventsOf(runId, 'run_completed');
     const view = await operator.request('GET', `/runs/${runId}`);
     expect(view.json.status).toBe('completed');
+    const ended = await eventually(async () => {
+      const out = await root.call('send_message', { to: rootId, content: 'anyone?' });
+      return out.error?.code === 'recipient_terminated' ? out.error : undefined;
+    });
+    expect(ended.field).toBe('to');
   });
 
   it("answers the root's review and its termination request separately", async () => {

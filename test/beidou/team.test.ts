@@ -121,6 +121,8 @@ describe('terminate_child', () => {
     const child = await spawn(root, runId, 'a');
     expect((await root.fail('terminate_child', { agent_id: child.agentId })).code).toBe('child_not_pending_review');
     await approve(root, child);
+    // Approval answers the review: it is no longer pending.
+    expect(await root.ok('list_pending_reviews')).toEqual({ items: [] });
     expect(await root.ok('list_ready')).toEqual({ ready: ['b'] });
     expect((await root.fail('terminate_child', { agent_id: child.agentId })).code).toBe('already_terminating');
     const ready = await eventsOf(runId, 'task_ready');

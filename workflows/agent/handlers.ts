@@ -21,6 +21,12 @@ async function tellLeader(s: AgentState, change: Omit<ChildChange, 'agent_id'>):
   await tell(agentWorkflowId(s.id.runId, s.id.leaderId!), m.childChangedSignal, { agent_id: s.id.agentId, ...change });
 }
 
+/** What the leader keeps of a report for list_pending_reviews; the full text is in its inbox. */
+const SUMMARY_CHARS = 2000;
+function summaryOf(detail: string): string {
+  return detail.length > SUMMARY_CHARS ? `${detail.slice(0, SUMMARY_CHARS)}…` : detail;
+}
+
 export function installHandlers(s: AgentState, runTask: string): void {
   // Messaging and the runtime's inbox
 
@@ -87,7 +93,7 @@ export function installHandlers(s: AgentState, runTask: string): void {
         });
       } else {
         await tellLeader(s, {
-          patch: { review_pending: true, review_pending_ts: s.data.review.ts, summary: detail, status: s.status },
+          patch: { review_pending: true, review_pending_ts: s.data.review.ts, summary: summaryOf(detail), status: s.status },
           inbox: { kind: 'review_report', content: detail, message_id: newId('msg') },
         });
       }
@@ -109,7 +115,7 @@ export function installHandlers(s: AgentState, runTask: string): void {
         });
       } else {
         await tellLeader(s, {
-          patch: { termination_requested: true, summary: s.data.last_status_detail, status: s.status },
+          patch: { termination_requested: true, summary: summaryOf(s.data.last_status_detail), status: s.status },
           inbox: { kind: 'termination_request', content: `[TERMINATION REQUESTED] ${text}`, message_id: newId('msg') },
         });
       }
@@ -125,10 +131,8 @@ export function installHandlers(s: AgentState, runTask: string): void {
   setHandler(m.runtimeExitedSignal, (exit) => runtimeGone(s, exit));
 
   setHandler(m.runEndedSignal, () => {
-    if (s.status !== 'terminated') {
-      // Every agent's lifecycle ends with one agent_completed; here the run ended around it.
-      s.events.emit('agent_completed', { stop_reason: s.data.termination_requested ? 'end_turn' : 'cancelled', run_ended: true });
-    }
+    // Every agent's lifecycle ends with one agent_completed; here the run ended around it.
+    s.complete({ stop_reason: s.data.termination_requested ? 'end_turn' : 'cancelled', run_ended: true });
     s.data.run_ended = true;
   });
 

@@ -6,10 +6,29 @@ export interface InboxData {
   acked_through: number;
   /** Recently accepted message ids, so a retried delivery is not queued twice. */
   recent_ids: string[];
+  /** UTF-8 bytes of pending content; absent in older runs, then counted on load. */
+  pending_bytes?: number;
 }
 
 /** Remembered ids; a retry arrives within seconds, so a few thousand is plenty. */
 const RECENT_IDS = 4096;
+/** One read hands over at most this much content (always at least one item). */
+const READ_BYTES = 512 * 1024;
+
+/** UTF-8 size of a string, counted in the workflow so no caller has to be trusted for it. */
+export function utf8Length(text: string): number {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) bytes += 1;
+    else if (c < 0x800) bytes += 2;
+    else if (c >= 0xd800 && c <= 0xdbff) {
+      bytes += 4;
+      i++;
+    } else bytes += 3;
+  }
+  return bytes;
+}
 
 export function emptyInbox(): InboxData {
   return { items: [], next_seq: 1, acked_through: 0, recent_ids: [] };
@@ -25,11 +44,17 @@ export class Inbox {
 
   constructor(readonly data: InboxData) {
     this.recent = new Set(data.recent_ids);
+    data.pending_bytes ??= data.items.reduce((sum, item) => sum + utf8Length(item.content), 0);
   }
 
   /** Messages waiting for acknowledgement, the number the inbox cap applies to. */
   get pending(): number {
     return this.data.items.length;
+  }
+
+  /** Content bytes waiting for acknowledgement: what the inbox holds in workflow state. */
+  get pendingBytes(): number {
+    return this.data.pending_bytes ?? 0;
   }
 
   has(messageId: string): boolean {
@@ -39,13 +64,22 @@ export class Inbox {
   push(kind: InboxKind, from: string | null, content: string, messageId: string, ts: number): InboxItem {
     const item: InboxItem = { seq: this.data.next_seq++, message_id: messageId, kind, from, content, ts };
     this.data.items.push(item);
+    this.data.pending_bytes = this.pendingBytes + utf8Length(content);
     this.remember(messageId);
     return item;
   }
 
   after(cursor: number, limit: number): InboxItem[] {
     const from = Math.max(cursor, this.data.acked_through);
-    return this.data.items.filter((i) => i.seq > from).slice(0, limit);
+    const out: InboxItem[] = [];
+    let bytes = 0;
+    for (const item of this.data.items) {
+      if (item.seq <= from) continue;
+      bytes += utf8Length(item.content);
+      if (out.length >= limit || (out.length > 0 && bytes > READ_BYTES)) break;
+      out.push(item);
+    }
+    return out;
   }
 
   /** Drops items through upTo and returns them; acknowledging the past again is a no-op. */
@@ -55,6 +89,7 @@ export class Inbox {
     const done = this.data.items.filter((i) => i.seq <= through);
     this.data.items = this.data.items.filter((i) => i.seq > through);
     this.data.acked_through = through;
+    this.data.pending_bytes = this.pendingBytes - done.reduce((sum, item) => sum + utf8Length(item.content), 0);
     return done;
   }
 

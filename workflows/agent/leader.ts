@@ -36,7 +36,8 @@ export function checkRemovePlan(s: AgentState): void {
 
 function activeTask(s: AgentState, taskId: string): PlanTask {
   const plan = s.data.plan;
-  if (!plan) throw refuse('no_active_plan', 'You have no active plan; declare_plan first.');
+  // A plan being removed (or declared) is not active for anything else.
+  if (!plan || s.planBusy) throw refuse('no_active_plan', 'You have no active plan; declare_plan first.');
   const task = plan.tasks.find((t) => t.id === taskId);
   if (!task) throw refuse('unknown_task', `Task "${taskId}" is not in plan ${plan.plan_id}.`, { field: 'task_id' });
   return task;
@@ -84,8 +85,13 @@ export function checkCreateTeam(s: AgentState, input: CreateTeamInput): void {
 }
 
 /** Finds a direct child; the caller distinguishes unknown_agent from not_leader with the run directory. */
+/** A direct child by id; own properties only, so "__proto__" is no child. */
+export function childRecord(s: AgentState, agentId: string): ChildRecord | undefined {
+  return Object.hasOwn(s.data.children, agentId) ? s.data.children[agentId] : undefined;
+}
+
 export function childOf(s: AgentState, agentId: string): ChildRecord {
-  const child = s.data.children[agentId];
+  const child = childRecord(s, agentId);
   if (!child) throw refuse('not_member', `Agent "${agentId}" is not a member of a team you lead.`, { field: 'agent_id' });
   return child;
 }
@@ -136,8 +142,9 @@ export function checkUpdatePlanTask(s: AgentState, input: UpdatePlanTaskInput): 
       status: task.status,
     });
   }
-  const child = task.agent_id ? s.data.children[task.agent_id] : undefined;
-  if (task.status === 'in_flight' && child && child.status !== 'terminated') {
+  const child = task.agent_id ? childRecord(s, task.agent_id) : undefined;
+  // In flight without an agent yet means a spawn is under way.
+  if (task.status === 'in_flight' && (!child || child.status !== 'terminated')) {
     throw refuse(
       'invalid_transition',
       `Task "${task.id}" is in flight under live agent "${task.agent_id}"; approve it with terminate_child instead.`,
@@ -158,7 +165,7 @@ export function remainingReady(s: AgentState): string[] {
 /** list_pending_reviews: direct children with a review pending, oldest first, untimed last. */
 export function pendingReviews(s: AgentState, now: number) {
   return Object.values(s.data.children)
-    .filter((c) => c.review_pending && c.agent_id !== s.id.agentId)
+    .filter((c) => c.review_pending && !c.terminate_posted && c.agent_id !== s.id.agentId)
     .sort((a, b) => (a.review_pending_ts ?? Infinity) - (b.review_pending_ts ?? Infinity))
     .map((c) => ({
       agent_id: c.agent_id,

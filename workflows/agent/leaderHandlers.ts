@@ -14,7 +14,7 @@ const local = proxyLocalActivities<Activities>({ startToCloseTimeout: '15s', ret
 /** Handlers for what an agent does as a leader: its plan, its teams, its children. */
 export function installLeaderHandlers(s: AgentState, runTask: string): void {
   setHandler(m.childChangedSignal, (change) => {
-    const child = s.data.children[change.agent_id];
+    const child = leader.childRecord(s, change.agent_id);
     if (!child) return;
     Object.assign(child, change.patch);
     if (change.inbox && !s.inbox.has(change.inbox.message_id)) {
@@ -68,6 +68,7 @@ export function installLeaderHandlers(s: AgentState, runTask: string): void {
     m.spawnAgentUpdate,
     async ({ task_id }) => {
       const task = leader.checkSpawn(s, task_id);
+      const plan = s.data.plan!;
       // Marked before the first await so a concurrent remove_plan sees the task in flight.
       s.spawnBusy = true;
       task.status = 'in_flight';
@@ -85,7 +86,7 @@ export function installLeaderHandlers(s: AgentState, runTask: string): void {
         const agentId = await launchMember(s, team, { ...spec, planTaskId: task.id, task: task.task }, runTask);
         started = true;
         task.agent_id = agentId;
-        s.events.emit('task_spawned', { plan_id: s.data.plan!.plan_id, task_id, agent_id: agentId });
+        s.events.emit('task_spawned', { plan_id: plan.plan_id, task_id, agent_id: agentId });
         return {
           agent_id: agentId,
           team_id: team.team_id,
@@ -127,8 +128,9 @@ export function installLeaderHandlers(s: AgentState, runTask: string): void {
   setHandler(
     m.terminateChildUpdate,
     async ({ agent_id, force }) => {
-      const child = s.data.children[agent_id];
-      child.terminate_posted = true;
+      const child = leader.childOf(s, agent_id);
+      // Terminating answers the child's review or request: it is no longer pending.
+      Object.assign(child, { terminate_posted: true, review_pending: false, review_pending_ts: null, termination_requested: false });
       if (force) s.events.emit('terminate.forced', { reason: 'leader_force', target: agent_id });
       else s.events.emit('completion.approved', { target: agent_id });
       leader.settleChildTask(s, agent_id, force);

@@ -3,6 +3,7 @@ import type { Activities } from '../../activities';
 import { agentWorkflowId, runWorkflowId } from '../ids';
 import { tell } from '../signals';
 import { peerChangedSignal } from '../run/messages';
+import { runEndedSignal } from './messages';
 import { agentIdKey, leaderIdKey, roleKey, runIdKey, statusKey } from '../searchAttributes';
 import type { AgentIdentity, ChildRecord } from '../types';
 import { slug } from './leader';
@@ -109,7 +110,9 @@ export async function launchMember(s: AgentState, team: TeamRec, spec: MemberSpe
     ],
   });
   // Both in one round trip: the member cannot report anything before its spawn call has returned.
-  await Promise.all([register, start]);
+  const [registered] = await Promise.all([register, start]);
+  // The run ended while this member was being spawned: it ends with it.
+  if (!registered) await tell(agentWorkflowId(s.id.runId, agentId), runEndedSignal);
   s.events.emit('agent_spawned', {
     agent_id: agentId,
     name: identity.name,

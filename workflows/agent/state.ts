@@ -2,7 +2,7 @@ import { uuid4 } from '@temporalio/workflow';
 import { refuse } from '../errors';
 import { EventBuffer } from '../events';
 import type { AgentIdentity, AgentStatus, ChildRecord, DipperEvent, LaunchSpec, Limits, Plan, TeamRecord } from '../types';
-import { emptyInbox, Inbox, type InboxData } from './inbox';
+import { emptyInbox, Inbox, utf8Length, type InboxData } from './inbox';
 import type { DeliverInput } from './messages';
 import { isFinished } from './plan';
 
@@ -23,6 +23,10 @@ export interface AgentData {
   over_budget?: string[];
   /** Crashed too often; no longer restarted. */
   crashed_out: boolean;
+  /** agent_completed has been recorded; each lifecycle records it once. Absent in older runs. */
+  completed?: boolean;
+  /** Pid of the last runtime exit reported, so one exit reported twice counts once. */
+  last_exit_pid?: number;
   /** What the runtime was started with; kept so a crashed agent can be started again. */
   launch_spec: LaunchSpec;
   /** Set when the main loop should (re)launch the runtime. */
@@ -116,6 +120,14 @@ export class AgentState {
       throw refuse('inbox_full', `The inbox of "${this.id.agentId}" holds ${this.limits.inboxCap} pending messages.`, {
         field: 'to',
         cap: this.limits.inboxCap,
+      });
+    }
+    // Pending content lives in the workflow's state, which Temporal keeps under 2 MiB per payload.
+    const budget = this.limits.inboxBytes ?? 1024 * 1024;
+    if (this.inbox.pendingBytes + utf8Length(input.content) > budget) {
+      throw refuse('inbox_full', `The inbox of "${this.id.agentId}" holds its ${budget} bytes of pending content.`, {
+        field: 'to',
+        cap_bytes: budget,
       });
     }
   }
@@ -220,7 +232,14 @@ export class AgentState {
     if (this.data.terminate.consumed) return;
     this.data.terminate.consumed = true;
     if (reason === 'watchdog_grace') this.events.emit('terminate.forced', { reason: 'watchdog_grace' });
-    this.events.emit('agent_completed', { stop_reason: reason === 'sentinel' ? 'end_turn' : 'cancelled' });
+    this.complete({ stop_reason: reason === 'sentinel' ? 'end_turn' : 'cancelled' });
+  }
+
+  /** Records the end of this agent's lifecycle, once, whichever way it ended. */
+  complete(data: Record<string, unknown>): void {
+    if (this.data.completed) return;
+    this.data.completed = true;
+    this.events.emit('agent_completed', data);
   }
 
   /** Acknowledged inbox items are the delivery side of send_message. */

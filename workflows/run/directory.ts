@@ -14,14 +14,15 @@ export class Directory {
   }
 
   apply(change: PeerChange): void {
-    const current = this.entries[change.agent_id];
+    const current = this.get(change.agent_id);
     // Registration comes first (the leader registers a member before starting it); a repeat is ignored.
     if (change.entry && !current) this.entries[change.agent_id] = change.entry;
     else if (current && change.patch) Object.assign(current, change.patch);
   }
 
+  /** Own properties only: "__proto__" or "constructor" is no agent. */
   get(agentId: string): PeerEntry | null {
-    return this.entries[agentId] ?? null;
+    return Object.hasOwn(this.entries, agentId) ? this.entries[agentId] : null;
   }
 
   /**
@@ -30,7 +31,7 @@ export class Directory {
    * children: members of the teams the caller leads. all: everyone.
    */
   peers(callerId: string, scope: PeerScope): PeerRow[] {
-    const me = this.entries[callerId];
+    const me = this.get(callerId);
     const all = Object.values(this.entries);
     let rows: PeerEntry[];
     if (scope === 'all') rows = all;

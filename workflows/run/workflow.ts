@@ -73,7 +73,10 @@ export async function runWorkflow(input: RunInput): Promise<void> {
     m.rootDecisionUpdate,
     async ({ kind, verdict, text }) => {
       data.pending_root = data.pending_root.filter((r) => r.kind !== kind);
-      events.emit(verdict === 'approve' ? 'completion.approved' : 'completion.rework', { kind, by: 'user' }, root.agentId);
+      // A turned-down termination request is recorded by the root itself (completion.rework), like any leader's answer.
+      if (verdict === 'approve' || kind === 'review') {
+        events.emit(verdict === 'approve' ? 'completion.approved' : 'completion.rework', { kind, by: 'user' }, root.agentId);
+      }
       if (verdict === 'rework') {
         await tell(rootWorkflowId, systemMessageSignal, { message_id: uuid4(), content: `rework: ${text ?? ''}` });
       }
@@ -102,9 +105,24 @@ export async function runWorkflow(input: RunInput): Promise<void> {
     if (data.status === 'completed') {
       await condition(allHandlersFinished);
       // Every agent stops its runtime and closes; their records stay in the event log.
-      await Promise.all(Object.keys(data.entries).map((id) => tell(agentWorkflowId(runId, id), runEndedSignal)));
+      const told = new Set<string>();
+      const tellNew = () =>
+        Promise.all(
+          Object.keys(data.entries)
+            .filter((id) => !told.has(id))
+            .map((id) => {
+              told.add(id);
+              return tell(agentWorkflowId(runId, id), runEndedSignal);
+            }),
+        );
+      await tellNew();
       events.emit('run_completed', {});
       await events.drain(record);
+      // A member whose registration arrived while the run was ending is told too.
+      while (Object.keys(data.entries).some((id) => !told.has(id))) {
+        await tellNew();
+        await events.drain(record);
+      }
       return;
     }
     if (historyFull(input)) {

@@ -20,6 +20,15 @@ export function beidouTool<In extends z.ZodObject, Out>(def: Omit<ToolDef<In, Ou
 
 export const id = (what: string) => z.string().min(1).max(200).describe(what);
 
+/** Agent ids are Dipper's own (`ag_…`); anything else cannot name an agent. */
+export const agentId = (what: string) =>
+  z
+    .string()
+    .min(1)
+    .max(100)
+    .regex(/^[A-Za-z0-9_-]+$/, 'not an agent id')
+    .describe(what);
+
 /** Byte limits come from configuration, so they are checked here rather than baked into the schema. */
 export function checkBytes(field: string, value: string, max: number): void {
   const bytes = Buffer.byteLength(value, 'utf8');

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { peersQuery } from '../../../workflows/run/messages';
 import { NotFound } from '../../gateway/teamClient';
 import { ToolError } from '../errors';
-import { beidouTool, checkBytes, id } from './common';
+import { agentId, beidouTool, checkBytes } from './common';
 
 export const sendMessage = beidouTool({
   name: 'send_message',
@@ -12,7 +12,7 @@ export const sendMessage = beidouTool({
     "Send a message to another agent in this task; it lands in the recipient's inbox. A leader's message to a child with a pending review or termination request acknowledges it (rework). Fails with inbox_full when the recipient's inbox is at its cap.",
   permission: 'agent_mutation',
   input: z.strictObject({
-    to: id('Agent id of the recipient, in the same task.'),
+    to: agentId('Agent id of the recipient, in the same task.'),
     content: z.string().describe('Message body (at most 256 KiB).'),
   }),
   output: z.object({ delivered: z.literal(true), message_id: z.string() }),
@@ -32,9 +32,13 @@ export const sendMessage = beidouTool({
       return { delivered: true as const, message_id: messageId };
     } catch (err) {
       if (!(err instanceof NotFound)) throw err;
-      const elsewhere = await ctx.team.runOfAgent(to);
-      if (elsewhere && elsewhere !== ctx.caller.runId) {
+      const runOfRecipient = await ctx.team.runOfAgent(to);
+      if (runOfRecipient && runOfRecipient !== ctx.caller.runId) {
         throw new ToolError('task_mismatch', `Agent "${to}" belongs to a different task.`, { field: 'to' });
+      }
+      if (runOfRecipient) {
+        // Its workflow has closed: the run has ended.
+        throw new ToolError('recipient_terminated', `Agent "${to}" has been terminated; its inbox is unreachable.`, { field: 'to' });
       }
       throw new ToolError('unknown_recipient', `No agent "${to}" in this task.`, { field: 'to' });
     }

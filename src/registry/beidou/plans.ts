@@ -13,8 +13,8 @@ const taskSpec = z.strictObject({
   depends_on: z.array(z.string().min(1)).optional().describe('Task ids of this plan that must be done first. Defaults to [].'),
 });
 
-/** A whole plan in one Update payload: 1 MiB keeps it well under Temporal's 2 MiB limit. */
-const MAX_PLAN_BYTES = 1024 * 1024;
+/** A whole plan, which the leader's workflow keeps in its state: 512 KiB leaves room under Temporal's 2 MiB. */
+const MAX_PLAN_BYTES = 512 * 1024;
 
 const status = z.enum(['ready', 'blocked', 'in_flight', 'done', 'failed']);
 

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { createTeamUpdate, spawnAgentUpdate, terminateChildUpdate } from '../../../workflows/agent/messages';
 import { peerQuery } from '../../../workflows/run/messages';
 import { ToolError } from '../errors';
-import { beidouTool, callerHandle, checkSkills, id } from './common';
+import { agentId, beidouTool, callerHandle, checkSkills, id } from './common';
 
 export const spawnAgent = beidouTool({
   name: 'spawn_agent',
@@ -61,7 +61,7 @@ export const terminateChild = beidouTool({
     "Approve a direct child's work and end it: posts a terminate sentinel to its inbox and marks its plan task done. Needs the child to have signalled a review or requested termination, unless force=true (audited; its task is marked failed).",
   permission: 'destructive',
   input: z.strictObject({
-    agent_id: id('A member of a team you lead.'),
+    agent_id: agentId('A member of a team you lead.'),
     force: z.boolean().optional().describe('Default false. true bypasses the review requirement; audited as terminate.forced.'),
   }),
   output: z.object({ sentinel_posted: z.literal(true) }),
