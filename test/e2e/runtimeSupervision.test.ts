@@ -19,14 +19,20 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-/** Processes on this machine that run the given agent (its id is in their environment). */
+/**
+ * Runtime processes on this machine that run the given agent: the reference
+ * runtime with the agent's id in its environment (helpers it starts, such as
+ * the TypeScript loader's esbuild service, inherit the environment and do not count).
+ */
 function processesOf(agentId: string): number[] {
   return fs
     .readdirSync('/proc')
     .filter((p) => /^\d+$/.test(p))
     .filter((p) => {
       try {
-        return fs.readFileSync(`/proc/${p}/environ`, 'utf8').split('\0').includes(`DIPPER_AGENT_ID=${agentId}`);
+        const env = fs.readFileSync(`/proc/${p}/environ`, 'utf8').split('\0');
+        const cmd = fs.readFileSync(`/proc/${p}/cmdline`, 'utf8');
+        return env.includes(`DIPPER_AGENT_ID=${agentId}`) && cmd.includes('reference-runtime.js');
       } catch {
         return false;
       }
@@ -71,7 +77,10 @@ describe('command runtime supervision', () => {
       return res.json.events.length > 0 ? res.json.events : undefined;
     });
     expect(crashed[0]).toMatchObject({ agent_id: agentId, data: { crashes: 1, signal: null } });
-    const started = await stack.operator.request('GET', `/runs/${run.run_id}/events?type=agent_started`);
-    expect(started.json.events.map((e: any) => e.data.mode)).toEqual(['first', 'resume']);
+    const started = await eventually(async () => {
+      const res = await stack.operator.request('GET', `/runs/${run.run_id}/events?type=agent_started`);
+      return res.json.events.length >= 2 ? res.json.events : undefined;
+    });
+    expect(started.map((e: any) => e.data.mode)).toEqual(['first', 'resume']);
   }, 120_000);
 });

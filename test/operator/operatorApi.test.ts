@@ -26,7 +26,8 @@ describe('the operator API', () => {
     expect(agents.json.agents.map((a: any) => a.agent_id).sort()).toEqual([rootId, child.agentId].sort());
 
     const json = (await operator.request('GET', `/runs/${runId}/events`)).json;
-    const jsonl = await operator.request('GET', `/runs/${runId}/events?format=jsonl`);
+    // Same window as the JSON read: more events may be written meanwhile.
+    const jsonl = await operator.request('GET', `/runs/${runId}/events?format=jsonl&limit=${json.events.length}`);
     const lines = (jsonl.json as string).trim().split('\n').map((l) => JSON.parse(l));
     expect(lines.map((e) => e.event_id)).toEqual(json.events.map((e: any) => e.event_id));
     expect(lines.map((e) => e.type)).toEqual(expect.arrayContaining(['run_started', 'plan_declared', 'team_created', 'agent_spawned']));
