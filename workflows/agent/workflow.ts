@@ -3,6 +3,7 @@ import {
   condition,
   continueAsNew,
   patched,
+  proxyActivities,
   proxyLocalActivities,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
@@ -27,11 +28,11 @@ export interface AgentInput {
   reported?: AgentStatus;
 }
 
-// Launch and stop are short (start a process, POST a webhook): local activities skip a server round trip.
-const runtime = proxyLocalActivities<Activities>({
-  startToCloseTimeout: '60s',
-  retry: { maximumAttempts: 3, initialInterval: '500ms' },
-});
+const runtimeOptions = { startToCloseTimeout: '60s', retry: { maximumAttempts: 3, initialInterval: '500ms' } } as const;
+/** Older runs launched and stopped runtimes with local activities, and keep doing so on replay. */
+const runtimeLocal = proxyLocalActivities<Activities>(runtimeOptions);
+/** A regular activity: a webhook that hangs does not hold the workflow task, and with it every call to this agent. */
+const runtimeRemote = proxyActivities<Activities>(runtimeOptions);
 
 /** The innermost message of an activity failure, which says what went wrong (not where). */
 function failureText(err: unknown): string {
@@ -65,6 +66,7 @@ export async function agentWorkflow(input: AgentInput): Promise<void> {
   const { inBackground, windowed, record } = eventRecorder();
   if (inBackground) void s.events.flushForever(record, windowed);
   if (patched('workspace-budget')) void watchWorkspaces(s);
+  const runtime = patched('runtime-regular-activities') ? runtimeRemote : runtimeLocal;
 
   for (;;) {
     const grace = s.graceRemaining();
