@@ -3,7 +3,7 @@ import { EventEmitter } from 'node:events';
 /**
  * Hints, inside one gateway process, that an agent's inbox may have
  * something new: a message this gateway just delivered, a sentinel it just
- * posted. A long poll waiting on that inbox looks again at once instead of
+ * posted, a child's report it just passed on. A long poll waiting on that inbox looks again at once instead of
  * at its next pause. Only a hint: polls on other replicas, and items that
  * workflows add themselves, are still found by polling.
  */

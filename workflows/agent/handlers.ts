@@ -97,7 +97,7 @@ export function installHandlers(s: AgentState, runTask: string): void {
           inbox: { kind: 'review_report', content: detail, message_id: newId('msg') },
         });
       }
-      return { recorded: true as const, review_pending: true as const };
+      return { recorded: true as const, review_pending: true as const, leader_id: s.id.leaderId };
     },
     { validator: ({ detail }) => s.checkSignalReview(detail) },
   );
@@ -119,7 +119,7 @@ export function installHandlers(s: AgentState, runTask: string): void {
           inbox: { kind: 'termination_request', content: `[TERMINATION REQUESTED] ${text}`, message_id: newId('msg') },
         });
       }
-      return { recorded: true as const, termination_requested: true as const };
+      return { recorded: true as const, termination_requested: true as const, leader_id: s.id.leaderId };
     },
     { validator: (_input: { detail?: string }) => s.checkRequestTermination() },
   );

@@ -29,9 +29,16 @@ export interface AckInput {
 }
 export const ackInboxUpdate = defineUpdate<{ acked_through: number }, [AckInput]>('ackInbox');
 
-export const signalReviewUpdate = defineUpdate<{ recorded: true; review_pending: true }, [{ detail: string }]>('signalReview');
+/** leader_id tells the gateway whose inbox just changed (null for the root); it is not part of the tool result. */
+export const signalReviewUpdate = defineUpdate<
+  { recorded: true; review_pending: true; leader_id?: string | null },
+  [{ detail: string }]
+>('signalReview');
 
-export const requestTerminationUpdate = defineUpdate<{ recorded: true; termination_requested: true }, [{ detail?: string }]>(
+export const requestTerminationUpdate = defineUpdate<
+  { recorded: true; termination_requested: true; leader_id?: string | null },
+  [{ detail?: string }]
+>(
   'requestTermination',
 );
 

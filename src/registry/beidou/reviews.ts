@@ -17,7 +17,10 @@ export const signalReview = beidouTool({
   output: z.object({ recorded: z.literal(true), review_pending: z.literal(true) }),
   async handler({ detail }, ctx) {
     checkBytes('detail', detail ?? '', ctx.limits.maxContentBytes);
-    return ctx.team.update(callerHandle(ctx), signalReviewUpdate, [{ detail: detail ?? '' }]);
+    const { leader_id } = await ctx.team.update(callerHandle(ctx), signalReviewUpdate, [{ detail: detail ?? '' }]);
+    // The report is in the leader's inbox now: its runtime's long poll on this gateway can look at once.
+    if (leader_id) ctx.wakeups.wake(ctx.caller.runId, leader_id);
+    return { recorded: true as const, review_pending: true as const };
   },
 });
 
@@ -31,7 +34,9 @@ export const requestTermination = beidouTool({
   output: z.object({ recorded: z.literal(true), termination_requested: z.literal(true) }),
   async handler({ detail }, ctx) {
     if (detail !== undefined) checkBytes('detail', detail, ctx.limits.maxContentBytes);
-    return ctx.team.update(callerHandle(ctx), requestTerminationUpdate, [detail === undefined ? {} : { detail }]);
+    const { leader_id } = await ctx.team.update(callerHandle(ctx), requestTerminationUpdate, [detail === undefined ? {} : { detail }]);
+    if (leader_id) ctx.wakeups.wake(ctx.caller.runId, leader_id);
+    return { recorded: true as const, termination_requested: true as const };
   },
 });
 
