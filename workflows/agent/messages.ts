@@ -8,8 +8,6 @@ export interface DeliverInput {
   from_agent_id: string;
   from_run_id: string;
   content: string;
-  /** UTF-8 size, measured by the gateway, for the event log. */
-  bytes: number;
 }
 /** One message's fate inside a batch: delivered, or the spec's refusal for it. */
 export type DeliveryOutcome =

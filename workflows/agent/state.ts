@@ -138,7 +138,7 @@ export class AgentState {
     this.inbox.push('message', input.from_agent_id, input.content, input.message_id, Date.now());
     this.events.emit(
       'send_message',
-      { message_id: input.message_id, to: this.id.agentId, bytes: input.bytes },
+      { message_id: input.message_id, to: this.id.agentId, bytes: utf8Length(input.content) },
       input.from_agent_id,
     );
     if (input.from_agent_id !== this.id.leaderId) return false;

@@ -24,7 +24,6 @@ export const sendMessage = beidouTool({
       from_agent_id: ctx.caller.agentId,
       from_run_id: ctx.caller.runId,
       content,
-      bytes: Buffer.byteLength(content, 'utf8'),
     };
     try {
       const outcome = await ctx.delivery.deliver(ctx.caller.runId, to, input);
