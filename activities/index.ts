@@ -2,9 +2,10 @@ import { ApplicationFailure } from '@temporalio/common';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { DipperConfig, RuntimeChoice } from '../src/config';
-import { paths } from '../src/paths';
+import { isTaskId, paths, TASK_ID, UnsafePathSegment } from '../src/paths';
 import type { SkillCatalog } from '../src/skills';
 import type { AgentIdentity, DipperEvent, LaunchSpec, PlanTask } from '../workflows/types';
+import { diskFailure, onDisk } from './diskFailure';
 import type { EventStore } from './eventStore';
 import type { CommandRuntime } from './runtimes/command';
 import { buildPayload, type LaunchPayload } from './runtimes/payload';
@@ -21,7 +22,9 @@ export interface ActivityDeps {
 /** All I/O Dipper's workflows do, built from its dependencies (wired in the worker, faked nowhere). */
 export function createActivities(deps: ActivityDeps) {
   const { config } = deps;
-  const runtimeFor = (skill: string): RuntimeChoice => config.runtimes.bySkill[skill] ?? config.runtimes.default;
+  // Own properties only: a skill named "constructor" must not find Object's.
+  const runtimeFor = (skill: string): RuntimeChoice =>
+    (Object.hasOwn(config.runtimes.bySkill, skill) ? config.runtimes.bySkill[skill] : undefined) ?? config.runtimes.default;
 
   return {
     async recordEvents(events: DipperEvent[]): Promise<void> {
@@ -33,22 +36,36 @@ export function createActivities(deps: ActivityDeps) {
     },
 
     async provisionRunWorkspace({ runId }: { runId: string }): Promise<string> {
-      const dir = paths.runWorkspace(config.dataDir, runId);
-      await fs.mkdir(dir, { recursive: true });
-      return dir;
+      return onDisk('provision run workspace', async () => {
+        const dir = paths.runWorkspace(config.dataDir, runId);
+        await fs.mkdir(dir, { recursive: true });
+        return dir;
+      });
     },
 
     async provisionTeamWorkspace({ runId, teamId }: { runId: string; teamId: string }): Promise<string> {
-      const dir = paths.teamWorkspace(config.dataDir, runId, teamId);
-      await fs.mkdir(path.join(dir, 'artifacts'), { recursive: true });
-      return dir;
+      return onDisk('provision team workspace', async () => {
+        const dir = paths.teamWorkspace(config.dataDir, runId, teamId);
+        await fs.mkdir(path.join(dir, 'artifacts'), { recursive: true });
+        return dir;
+      });
     },
 
     async provisionArtifacts({ workspacePath, taskId }: { workspacePath: string; taskId: string }): Promise<string> {
-      // Task ids are caller-chosen: keep them inside the artifacts folder whatever they contain.
-      const dir = path.join(workspacePath, 'artifacts', encodeURIComponent(taskId).replace(/^\.+/, '_'));
-      await fs.mkdir(dir, { recursive: true });
-      return dir;
+      // declare_plan checks ids at the gateway; a plan that reached the workflow another way is refused here.
+      if (!isTaskId(taskId)) {
+        throw ApplicationFailure.create({
+          type: 'invalid_input',
+          message: `This task's id cannot name its artifacts folder (it must match ${TASK_ID.source} without ".."); remove_plan and declare the plan again.`,
+          details: [{ field: 'task_id' }],
+          nonRetryable: true,
+        });
+      }
+      return onDisk('provision artifacts', async () => {
+        const dir = paths.artifacts(workspacePath, taskId);
+        await fs.mkdir(dir, { recursive: true });
+        return dir;
+      });
     },
 
     /** Bytes under a workspace folder; a file that vanishes while counting counts as nothing. */
@@ -67,12 +84,14 @@ export function createActivities(deps: ActivityDeps) {
     },
 
     async writePlanFile(input: { runId: string; agentId: string; planId: string; tasks: PlanTask[] }): Promise<string> {
-      const file = paths.plan(config.dataDir, input.runId, input.agentId, input.planId);
-      await fs.mkdir(path.dirname(file), { recursive: true });
-      const tmp = `${file}.tmp`;
-      await fs.writeFile(tmp, JSON.stringify({ plan_id: input.planId, owner: input.agentId, tasks: input.tasks }, null, 2));
-      await fs.rename(tmp, file);
-      return file;
+      return onDisk('write plan file', async () => {
+        const file = paths.plan(config.dataDir, input.runId, input.agentId, input.planId);
+        await fs.mkdir(path.dirname(file), { recursive: true });
+        const tmp = `${file}.tmp`;
+        await fs.writeFile(tmp, JSON.stringify({ plan_id: input.planId, owner: input.agentId, tasks: input.tasks }, null, 2));
+        await fs.rename(tmp, file);
+        return file;
+      });
     },
 
     async retirePlanFile({ planPath }: { planPath: string }): Promise<string> {
@@ -81,7 +100,7 @@ export function createActivities(deps: ActivityDeps) {
         await fs.rename(planPath, removed);
       } catch (err) {
         // A retried activity finds the file already renamed.
-        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw diskFailure('retire plan file', err);
       }
       return removed;
     },
@@ -104,14 +123,20 @@ export function createActivities(deps: ActivityDeps) {
         await postWebhook(choice.url!, launchBody(payload));
         return { kind: 'webhook' as const };
       }
-      const dir = paths.agentRuntime(config.dataDir, input.identity.runId, input.identity.agentId);
-      deps.commands.launch(choice.command!, payload, dir, input.mode);
+      try {
+        const dir = paths.agentRuntime(config.dataDir, input.identity.runId, input.identity.agentId);
+        deps.commands.launch(choice.command!, payload, dir, input.mode);
+      } catch (err) {
+        // The agent's runtime folder could not be written; a command that cannot start says so in its own words.
+        if (err instanceof UnsafePathSegment || typeof (err as NodeJS.ErrnoException).code === 'string') throw diskFailure('launch runtime', err);
+        throw err;
+      }
       return { kind: 'command' as const };
     },
 
     async stopRuntime({ runId, agentId, skill }: { runId: string; agentId: string; skill: string }): Promise<void> {
       const choice = runtimeFor(skill);
-      if (choice.kind === 'command') await deps.commands.stop(paths.agentRuntime(config.dataDir, runId, agentId));
+      if (choice.kind === 'command') await onDisk('stop runtime', () => deps.commands.stop(paths.agentRuntime(config.dataDir, runId, agentId)));
       if (choice.kind === 'webhook') await postWebhook(choice.url!, stopBody(runId, agentId));
     },
   };

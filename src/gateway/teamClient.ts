@@ -29,6 +29,11 @@ function isRetryable(err: unknown): boolean {
   return e.code === 8 || e.cause?.code === 8 || /too many outstanding|resource ?exhausted|wasn't processed by worker/i.test(text);
 }
 
+/** Spec codes are lower-case words (`unknown_task`); `internal` and error class names (`Error`) are not refusals. */
+function isRefusal(type: string | undefined | null): type is string {
+  return typeof type === 'string' && type !== 'internal' && /^[a-z][a-z0-9_.]*$/.test(type);
+}
+
 /** Full jitter: spreads fifty senders hitting one recipient across the backoff window. */
 function backoff(attempt: number): Promise<void> {
   const cap = Math.min(2000, 25 * 2 ** attempt);
@@ -96,7 +101,8 @@ export class TeamClient {
 
   private map(err: unknown, what: string): Error {
     if (err instanceof WorkflowNotFoundError) return new NotFound(what);
-    if (err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure && err.cause.type) {
+    // Only a workflow's refusal (a spec code such as unknown_task) is shown; an activity's own failure is internal.
+    if (err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure && isRefusal(err.cause.type)) {
       const extra = (err.cause.details?.[0] ?? {}) as Record<string, unknown>;
       return new ToolError(err.cause.type, err.cause.message, extra);
     }

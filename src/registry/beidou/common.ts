@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isTaskId, TASK_ID } from '../../paths';
 import { invalidInput, ToolError } from '../errors';
 import { defineTool, type ToolContext, type ToolDef } from '../types';
 
@@ -19,6 +20,17 @@ export function beidouTool<In extends z.ZodObject, Out>(def: Omit<ToolDef<In, Ou
 }
 
 export const id = (what: string) => z.string().min(1).max(200).describe(what);
+
+/**
+ * A plan task id as declared: it becomes the artifacts folder's name, so its
+ * character set and length are part of the published schema (src/paths.ts).
+ */
+export const taskId = (what: string) =>
+  z
+    .string()
+    .regex(TASK_ID, 'a task id is 1 to 64 letters, digits, ".", "_" or "-", starting with a letter or digit')
+    .refine(isTaskId, 'a task id cannot contain ".."')
+    .describe(what);
 
 /** Agent ids are Dipper's own (`ag_…`); anything else cannot name an agent. */
 export const agentId = (what: string) =>

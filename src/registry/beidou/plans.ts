@@ -1,16 +1,18 @@
 import { z } from 'zod';
 import { declarePlanUpdate, listReadyQuery, removePlanUpdate, updatePlanTaskUpdate } from '../../../workflows/agent/messages';
 import { invalidInput, ToolError } from '../errors';
-import { beidouTool, callerHandle, checkBytes, checkSkills, id } from './common';
+import { beidouTool, callerHandle, checkBytes, checkSkills, id, taskId } from './common';
 
 const taskSpec = z.strictObject({
-  id: id('Your id for this task, unique within the plan; the join key for spawn_agent and depends_on.'),
+  id: taskId(
+    'Your id for this task, unique within the plan; the join key for spawn_agent and depends_on, and the name of its artifacts folder. 1 to 64 of A-Z a-z 0-9 . _ -, starting with a letter or digit, no "..".',
+  ),
   role: z.string().min(1).max(200).describe('Display name of the agent that will run this task.'),
   skill: z.string().min(1).max(128).describe('Skill name (a SKILL.md); checked to exist now, loaded at spawn.'),
   task: z.string().min(1).describe("The spawned agent's first user message; must be self-contained."),
   description: z.string().optional().describe('Substituted into {role_description}. Defaults to "".'),
   model: z.string().min(1).max(200).optional().describe('Model override for this task.'),
-  depends_on: z.array(z.string().min(1)).optional().describe('Task ids of this plan that must be done first. Defaults to [].'),
+  depends_on: z.array(taskId('A task id of this plan.')).optional().describe('Task ids of this plan that must be done first. Defaults to [].'),
 });
 
 /** A whole plan, which the leader's workflow keeps in its state: 512 KiB leaves room under Temporal's 2 MiB. */
