@@ -38,6 +38,8 @@ export interface RuntimeChoice {
 
 export interface DipperConfig {
   dataDir: string;
+  /** Where `npm start` records the stack it runs (ports, addresses, pids) for the other commands to find. */
+  stackFile: string;
   skillsDir: string;
   host: string;
   port: number;
@@ -103,6 +105,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): DipperC
   const devPort = int(env, 'DIPPER_TEMPORAL_DEV_PORT', 7233);
   return {
     dataDir,
+    stackFile: path.resolve(cwd, env.DIPPER_STACK_FILE ?? '.dipper/stack.json'),
     skillsDir: path.resolve(cwd, env.DIPPER_SKILLS_DIR ?? 'skills'),
     host,
     port,

@@ -3,7 +3,10 @@ import { loadConfig } from '../config';
 import { ensureTemporalCli } from '../devstack/temporalCli';
 import { localBin, projectRoot } from './projectRoot';
 import { runSteps } from './runStep';
+import { loadStackConfig } from './stackRecord';
 import { startRun } from './startRun';
+import { printStatus } from './status';
+import { runTemporalCli } from './temporal';
 import { up } from './up';
 import { workerIsPolling } from './workerHealth';
 
@@ -14,7 +17,7 @@ const program = new Command('dipper')
 
 program
   .command('up')
-  .description('start Temporal (the bundled dev server unless TEMPORAL_ADDRESS is set), the worker and the gateway, then a first run')
+  .description('start and supervise Temporal (the bundled dev server unless TEMPORAL_ADDRESS is set), the worker and the gateway, then a first run')
   .option('--task <text>', 'task of the first run', 'Interactive session: wait for instructions from your operator.')
   .option('--no-run', 'start no run')
   .action((opts: { task: string; run: boolean }) => up(loadConfig(), { task: opts.run ? opts.task : null }));
@@ -50,7 +53,25 @@ program
   .description('start a run through the operator API and print the root agent\'s MCP client config')
   .requiredOption('--task <text>', 'what the team is to do')
   .action(async (opts: { task: string }) => {
-    process.exitCode = await startRun(loadConfig(), opts.task);
+    process.exitCode = await startRun(loadStackConfig(), opts.task);
+  });
+
+program
+  .command('status')
+  .description('show the stack `npm start` runs: its addresses, data folder and process ids')
+  .action(() => {
+    process.exitCode = printStatus(loadConfig());
+  });
+
+program
+  .command('temporal')
+  .description('the bundled Temporal CLI with --address and --namespace of the running stack (arguments go to it)')
+  .argument('[args...]')
+  .allowUnknownOption()
+  .passThroughOptions()
+  .helpOption(false)
+  .action(async (args: string[]) => {
+    process.exitCode = await runTemporalCli(loadStackConfig(), args);
   });
 
 program
@@ -64,7 +85,7 @@ program
   .command('worker-health')
   .description('exit 0 when a worker polls the task queue (container healthcheck)')
   .action(async () => {
-    const polling = await workerIsPolling(loadConfig());
+    const polling = await workerIsPolling(loadStackConfig());
     if (!polling) process.stderr.write('dipper: no worker polls the task queue\n');
     process.exitCode = polling ? 0 : 1;
   });

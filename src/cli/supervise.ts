@@ -1,51 +1,112 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { stopProcess } from '../devstack/processes';
+import { spawnTied } from '../devstack/tiedSpawn';
 import { projectRoot } from './projectRoot';
 
+/** One run of a supervised process. */
+export interface Running {
+  pid: number | undefined;
+  /** Resolves, saying how, when the process exits. */
+  exited: Promise<string>;
+  stop(): Promise<void>;
+}
+
 export interface Supervised {
-  /** Stops the child for good: no restart after this. */
+  /** Stops the process for good: no restart after this. */
   stop(): Promise<void>;
 }
 
 const firstBackoffMs = 1000;
 const maxBackoffMs = 30_000;
-/** A child that ran this long before exiting was healthy; its next restart is quick again. */
+/** A process that ran this long before exiting was healthy; its next restart is quick again. */
 const healthyRunMs = 60_000;
 const killAfterMs = 10_000;
 
-/** Runs `node <args>` in the project root and restarts it, with a growing delay, whenever it exits. */
-export function supervise(name: string, args: string[], env: NodeJS.ProcessEnv): Supervised {
-  let child: ChildProcess | undefined;
+/**
+ * Starts a process, then starts it again after a growing pause whenever it
+ * exits unasked. The first start's failure is thrown to the caller; a failed
+ * restart is one more exit. onStart hears every new pid.
+ */
+export async function supervise(
+  name: string,
+  start: () => Promise<Running>,
+  onStart: (pid: number | undefined) => void,
+): Promise<Supervised> {
+  let current = await start();
+  onStart(current.pid);
   let stopping = false;
-  let backoffMs = firstBackoffMs;
-  let timer: NodeJS.Timeout | undefined;
-  // Children must not outlive `up`, even when it exits through an error.
-  const onExit = () => child?.kill('SIGTERM');
-  process.once('exit', onExit);
+  let restarting: Promise<void> | undefined;
+  let endPause: (() => void) | undefined;
 
-  const start = () => {
-    const startedAt = Date.now();
-    const current = spawn(process.execPath, args, { cwd: projectRoot, env, stdio: 'inherit' });
-    child = current;
-    current.once('error', (err) => process.stderr.write(`dipper: could not start ${name}: ${err.message}\n`));
-    current.once('exit', (code, signal) => {
-      if (child === current) child = undefined;
+  const pause = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      endPause = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+
+  /** Pauses, then starts until a start succeeds or stop() is called; returns the next pause. */
+  const restart = async (backoffMs: number): Promise<number> => {
+    for (;;) {
+      await pause(backoffMs);
+      backoffMs = Math.min(backoffMs * 2, maxBackoffMs);
+      if (stopping) return backoffMs;
+      let next: Running;
+      try {
+        next = await start();
+      } catch (err) {
+        const reason = (err instanceof Error ? err.message : String(err)).split('\n')[0];
+        process.stderr.write(`dipper: ${name} did not start (${reason}); trying again in ${backoffMs / 1000}s\n`);
+        continue;
+      }
+      current = next;
+      onStart(next.pid);
+      return backoffMs;
+    }
+  };
+
+  void (async () => {
+    let backoffMs = firstBackoffMs;
+    for (;;) {
+      const startedAt = Date.now();
+      const how = await current.exited;
       if (stopping) return;
       if (Date.now() - startedAt >= healthyRunMs) backoffMs = firstBackoffMs;
-      const how = signal ? `signal ${signal}` : `code ${code}`;
-      process.stderr.write(`dipper: ${name} exited unexpectedly (${how}); restarting in ${backoffMs / 1000}s\n`);
-      timer = setTimeout(start, backoffMs);
-      backoffMs = Math.min(backoffMs * 2, maxBackoffMs);
-    });
-  };
-  start();
+      process.stderr.write(`dipper: ${name} exited (${how}); restarting in ${backoffMs / 1000}s\n`);
+      const next = restart(backoffMs);
+      restarting = next.then(() => undefined);
+      backoffMs = await next;
+      if (stopping) return;
+    }
+  })();
 
   return {
     async stop() {
       stopping = true;
-      clearTimeout(timer);
-      process.removeListener('exit', onExit);
-      if (child) await stopProcess(child, killAfterMs);
+      endPause?.();
+      // A restart under way finishes first, so what it started is stopped below.
+      await restarting;
+      await current.stop();
     },
   };
+}
+
+/** `node --import tsx <entry>` from the project root, tied to this process (see spawnTied). */
+export function startNode(entry: string, env: NodeJS.ProcessEnv): Promise<Running> {
+  const child = spawnTied(process.execPath, ['--import', 'tsx', entry], {
+    cwd: projectRoot,
+    env,
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  // Where setpriv is missing, at least a normal exit of ours takes the child along.
+  const onExit = () => child.kill('SIGTERM');
+  process.once('exit', onExit);
+  const exited = new Promise<string>((resolve) => {
+    child.once('error', (err) => resolve(`could not start: ${err.message}`));
+    child.once('exit', (code, signal) => resolve(signal ? `signal ${signal}` : `code ${code}`));
+  }).finally(() => process.removeListener('exit', onExit));
+  // A child that never started has no exit to wait for.
+  const stop = () => (child.pid === undefined ? Promise.resolve() : stopProcess(child, killAfterMs));
+  return Promise.resolve({ pid: child.pid, exited, stop });
 }

@@ -1,11 +1,13 @@
 import path from 'node:path';
 import { loadOrCreateSecrets } from '../auth/secrets';
 import type { DipperConfig } from '../config';
-import { type DevServer, ensureNamespace, loadTemporalDevConfig, startDevServer } from '../devstack/devServer';
+import { ensureNamespace, loadTemporalDevConfig, startDevServer } from '../devstack/devServer';
 import { waitForPort } from '../devstack/processes';
+import { whyUpCannotStart } from './preflight';
 import { projectRoot } from './projectRoot';
+import { newStackRecord, readLiveStack, removeOwnStackRecord, writeStackRecord } from './stackRecord';
 import { startRun } from './startRun';
-import { supervise } from './supervise';
+import { type Running, type Supervised, startNode, supervise } from './supervise';
 
 /** `dipper up`: Temporal (bundled dev server or the configured one), then the worker and the gateway. */
 export interface UpOptions {
@@ -13,53 +15,87 @@ export interface UpOptions {
   task: string | null;
 }
 
+/** npm hands the terminal's Ctrl-C on a second time; a repeat within this window is the same keypress. */
+const sameSignalMs = 2000;
+
+/**
+ * This process is the supervisor: it restarts Temporal, the worker and the
+ * gateway when they die, and they die with it (see spawnTied).
+ */
 export async function up(config: DipperConfig, opts: UpOptions): Promise<void> {
+  const other = readLiveStack(config.stackFile);
+  const refusal = await whyUpCannotStart(config, other);
+  if (refusal) {
+    process.stderr.write(`dipper: ${refusal}\n`);
+    process.exitCode = 1;
+    return;
+  }
+  if (other) process.stderr.write(`dipper: another Dipper stack runs (pid ${other.pid}, ${other.gatewayUrl}); commands will reach this one\n`);
   const devConfig = loadTemporalDevConfig(projectRoot);
   // Before the children start, so the worker and the gateway read one secrets file rather than racing to create it.
   const { operatorToken } = loadOrCreateSecrets(config);
+  const bundled = !config.temporal.address;
+  const record = newStackRecord(config, bundled ? `http://127.0.0.1:${config.temporal.uiPort}` : null);
+  const recordPid = (name: string) => (pid: number | undefined) => {
+    record.processes[name] = pid;
+    try {
+      writeStackRecord(config.stackFile, record);
+    } catch (err) {
+      // A stale pid in the record is no reason to stop supervising.
+      process.stderr.write(`dipper: could not update ${config.stackFile} (${(err as Error).message})\n`);
+    }
+  };
+  writeStackRecord(config.stackFile, record);
+  process.once('exit', () => removeOwnStackRecord(config.stackFile));
 
-  let server: DevServer | undefined;
-  if (config.temporal.address) {
-    await ensureNamespace(config.temporal.address, config.temporal.namespace, devConfig.searchAttributes);
-  } else {
-    server = await startDevServer({
-      projectRoot,
-      port: config.temporal.devPort,
-      uiPort: config.temporal.uiPort,
-      dbFile: path.join(config.dataDir, 'temporal.db'),
-      logFile: path.join(config.dataDir, 'temporal.log'),
-      namespace: config.temporal.namespace,
-    });
-  }
-
-  // Absolute paths, so the children resolve the same folders whatever their working directory.
-  const env = { ...process.env, DIPPER_DATA_DIR: config.dataDir, DIPPER_SKILLS_DIR: config.skillsDir };
-  const children = [
-    supervise('worker', ['--import', 'tsx', 'src/worker/main.ts'], env),
-    supervise('gateway', ['--import', 'tsx', 'src/gateway/main.ts'], env),
-  ];
-
-  let stopping = false;
+  let temporal: Supervised | undefined;
+  const apps: Supervised[] = [];
+  let stoppingSince: number | undefined;
   const shutdown = async (signal: string) => {
-    if (stopping) {
-      process.stderr.write('dipper: second signal; exiting now\n');
+    if (stoppingSince !== undefined) {
+      if (Date.now() - stoppingSince < sameSignalMs) return;
+      process.stderr.write('dipper: stopping now\n');
       process.exit(1);
     }
-    stopping = true;
+    stoppingSince = Date.now();
     process.stderr.write(`dipper: ${signal}; stopping the gateway, the worker and Temporal\n`);
-    // The children first, so the worker does not lose its server while draining.
-    await Promise.all(children.map((child) => child.stop()));
-    await server?.stop();
+    // The worker and gateway first, so the worker does not lose its server while draining.
+    await Promise.all(apps.map((app) => app.stop()));
+    await temporal?.stop();
     process.exit(0);
   };
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => void shutdown(signal));
+
+  if (bundled) {
+    const startTemporal = async (): Promise<Running> =>
+      startDevServer({
+        projectRoot,
+        port: config.temporal.devPort,
+        uiPort: config.temporal.uiPort,
+        dbFile: path.join(config.dataDir, 'temporal.db'),
+        logFile: path.join(config.dataDir, 'temporal.log'),
+        namespace: config.temporal.namespace,
+        reuse: false,
+      });
+    temporal = await supervise('Temporal', startTemporal, recordPid('temporal'));
+  } else {
+    await ensureNamespace(config.temporal.address!, config.temporal.namespace, devConfig.searchAttributes);
+  }
+  if (stoppingSince !== undefined) return;
+
+  // Absolute paths, so the children resolve the same folders whatever their working directory.
+  const env = { ...process.env, DIPPER_DATA_DIR: config.dataDir, DIPPER_SKILLS_DIR: config.skillsDir };
+  // Both reconnect by themselves when Temporal comes back, so a Temporal restart leaves them alone.
+  for (const name of ['worker', 'gateway']) {
+    apps.push(await supervise(name, () => startNode(`src/${name}/main.ts`, env), recordPid(name)));
+  }
 
   const probeHost = ['0.0.0.0', '::'].includes(config.host) ? '127.0.0.1' : config.host;
   if (!(await waitForPort(config.port, probeHost, 60_000))) {
     process.stderr.write(`dipper: the gateway is not listening on ${probeHost}:${config.port} yet; its output above may say why\n`);
   }
-  if (stopping) return;
-  process.stdout.write(banner(config, operatorToken, server ? server.uiUrl ?? 'headless' : 'external server'));
+  if (stoppingSince !== undefined) return;
+  process.stdout.write(banner(config, operatorToken, record.temporal.uiUrl ?? 'external server'));
   // A run ready to drive: paste its MCP config into Claude Code or the MCP Inspector and you are its root agent.
   if (opts.task !== null) {
     process.stdout.write('A run for you to drive as its root agent:\n');
@@ -82,6 +118,9 @@ function banner(config: DipperConfig, operatorToken: string, temporalUi: string)
     'or:',
     `  curl -X POST ${api}/runs -H "Authorization: Bearer ${operatorToken}" \\`,
     `    -H 'Content-Type: application/json' -d '{"task": "Describe the work"}'`,
+    'Inspect it:',
+    '  npm run dipper -- status',
+    '  npm run dipper -- temporal workflow list',
     '',
     'Ctrl-C stops everything.',
     '',

@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
@@ -6,6 +6,7 @@ import { devServerArgs, loadTemporalDevConfig } from './devConfig';
 import { ensureNamespace, namespaceState } from './namespace';
 import { isListening, stopProcess } from './processes';
 import { ensureTemporalCli } from './temporalCli';
+import { spawnTied } from './tiedSpawn';
 
 export { loadTemporalDevConfig } from './devConfig';
 export { ensureNamespace } from './namespace';
@@ -22,6 +23,8 @@ export interface DevServerOptions {
   /** Overrides dev-server.json's namespace. */
   namespace?: string;
   readyTimeoutMs?: number;
+  /** Use a Temporal server already listening on the port (the default); false refuses to. */
+  reuse?: boolean;
 }
 
 export interface DevServer {
@@ -30,6 +33,8 @@ export interface DevServer {
   /** Undefined when an already running server was reused. */
   pid: number | undefined;
   reused: boolean;
+  /** Resolves, saying how, when the server process exits; never for a reused server. */
+  exited: Promise<string>;
   /** SIGTERM, then SIGKILL if it has not exited after a few seconds. A no-op for a reused server. */
   stop(): Promise<void>;
 }
@@ -37,7 +42,10 @@ export interface DevServer {
 const tailLines = 40;
 const killAfterMs = 5000;
 
-/** Starts `temporal server start-dev` with Dipper's namespace, or reuses one already on the port. */
+/**
+ * Starts `temporal server start-dev` with Dipper's namespace, or reuses one
+ * already on the port unless told not to. The server dies with this process.
+ */
 export async function startDevServer(opts: DevServerOptions): Promise<DevServer> {
   const devConfig = loadTemporalDevConfig(opts.projectRoot);
   const namespace = opts.namespace ?? devConfig.namespace;
@@ -45,14 +53,15 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
   const uiUrl = opts.headless ? undefined : `http://127.0.0.1:${opts.uiPort}`;
 
   if (await isListening(opts.port)) {
+    if (opts.reuse === false) throw new Error(`Port ${opts.port} is in use, so the Temporal dev server cannot start there`);
     await reuse(address, namespace, devConfig.searchAttributes);
     process.stderr.write(`dipper: reusing the Temporal server already on ${address} (namespace ${namespace})\n`);
-    return { address, uiUrl, pid: undefined, reused: true, stop: async () => {} };
+    return { address, uiUrl, pid: undefined, reused: true, exited: new Promise(() => undefined), stop: async () => {} };
   }
 
   const bin = await ensureTemporalCli(opts.projectRoot);
   if (opts.dbFile) fs.mkdirSync(path.dirname(opts.dbFile), { recursive: true });
-  const child = spawn(bin, devServerArgs({ ...opts, namespace }, devConfig), {
+  const child = spawnTied(bin, devServerArgs({ ...opts, namespace }, devConfig), {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: serverEnv(),
   });
@@ -68,6 +77,12 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
   // An orphaned dev server would hold the port and the SQLite file after we are gone.
   const onExit = () => child.kill('SIGTERM');
   process.once('exit', onExit);
+  const exited = new Promise<string>((resolve) =>
+    child.once('exit', (code, signal) => {
+      process.removeListener('exit', onExit);
+      resolve(signal ? `signal ${signal}` : `code ${code}`);
+    }),
+  );
 
   try {
     await waitUntilReady(gone, address, namespace, Object.keys(devConfig.searchAttributes), opts.readyTimeoutMs ?? 60_000);
@@ -81,6 +96,7 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
     uiUrl,
     pid: child.pid,
     reused: false,
+    exited,
     stop: async () => {
       process.removeListener('exit', onExit);
       await stop();

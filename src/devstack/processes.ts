@@ -1,4 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
 import net from 'node:net';
 
 /** SIGTERM, then SIGKILL if the process has not exited after killAfterMs. */
@@ -34,4 +35,41 @@ export async function waitForPort(port: number, host: string, timeoutMs: number)
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
   return false;
+}
+
+/**
+ * Whether a process runs: exists and is not a zombie (an orphan the init
+ * process has not reaped yet is dead for every purpose here).
+ */
+export function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  return statFields(pid)?.[0] !== 'Z';
+}
+
+/** Kernel start time of a process (clock ticks since boot), so a recycled pid is never taken for another. */
+export function processStartTime(pid: number): string | null {
+  return statFields(pid)?.[19] ?? null;
+}
+
+/** /proc/<pid>/stat from the state field on; null where there is no /proc or no such process. */
+function statFields(pid: number): string[] | null {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  } catch {
+    return null;
+  }
+}
+
+/** Undefined when this process could listen on host:port now; else why not (EADDRINUSE, say). */
+export function listenError(port: number, host: string): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.once('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
+    server.listen({ port, host, exclusive: true }, () => server.close(() => resolve(undefined)));
+  });
 }

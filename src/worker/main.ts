@@ -9,6 +9,9 @@ async function main(): Promise<void> {
   // logger with Temporal's internal run ids left out.
   const sdkLog = createLogger(config, 'temporal-sdk');
   Runtime.install({
+    // Dipper's own handler below is the one that stops the worker: two handlers would shut it down twice,
+    // and the second call throws (IllegalStateError: Not running).
+    shutdownSignals: [],
     logger: new DefaultLogger(config.logLevel === 'debug' ? 'INFO' : 'WARN', (entry) => {
       const { runId: _runId, error, ...meta } = (entry.meta ?? {}) as Record<string, unknown>;
       const fields = { ...meta, ...(error === undefined ? {} : { err: safeMessage(error) }) };
@@ -18,7 +21,15 @@ async function main(): Promise<void> {
   });
   const log = createLogger(config, 'worker');
   const worker = await createDipperWorker(config, { workflowBundlePath: process.env.DIPPER_WORKFLOW_BUNDLE || undefined });
-  for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => void worker.shutdown());
+  // Once, whatever the signals: SIGINT and SIGTERM can both arrive (a terminal's Ctrl-C, then a supervisor's stop).
+  let stopping = false;
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(sig, () => {
+      if (stopping) return;
+      stopping = true;
+      void worker.shutdown();
+    });
+  }
   log.info({ taskQueue: config.temporal.taskQueue, namespace: config.temporal.namespace }, 'worker running');
   await worker.run();
   log.info('worker stopped');

@@ -8,6 +8,7 @@ import { projectRoot } from '../support/processes';
 const env = readTestEnv();
 let up: ChildProcess | undefined;
 let output = '';
+let errors = '';
 
 afterAll(async () => {
   if (up && up.exitCode === null) {
@@ -18,7 +19,8 @@ afterAll(async () => {
 /** Everything printed until the closing brace of the MCP client config. */
 async function untilConfigPrinted(proc: ChildProcess): Promise<string> {
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no MCP config printed; output so far:\n${output}`)), 90_000);
+    const timer = setTimeout(() => reject(new Error(`no MCP config printed; output so far:\n${output}\n${errors}`)), 90_000);
+    proc.stderr!.on('data', (chunk: Buffer) => (errors += chunk.toString()));
     proc.stdout!.on('data', (chunk: Buffer) => {
       output += chunk.toString();
       const at = output.indexOf('MCP client config for the root agent:');
@@ -27,7 +29,7 @@ async function untilConfigPrinted(proc: ChildProcess): Promise<string> {
         resolve(output);
       }
     });
-    proc.once('exit', (code) => reject(new Error(`dipper up exited with ${code}:\n${output}`)));
+    proc.once('exit', (code) => reject(new Error(`dipper up exited with ${code}:\n${output}\n${errors}`)));
   });
 }
 
@@ -40,6 +42,8 @@ describe('npm start (dipper up)', () => {
         ...process.env,
         TEMPORAL_ADDRESS: env.temporalAddress,
         DIPPER_DATA_DIR: dataDir,
+        // Its own record, so it neither meets nor replaces a developer's `npm start`.
+        DIPPER_STACK_FILE: path.join(dataDir, 'stack.json'),
         DIPPER_SKILLS_DIR: env.skillsDir,
         DIPPER_PORT: '28780',
         DIPPER_TASK_QUEUE: 'dipper-up',
@@ -62,9 +66,12 @@ describe('npm start (dipper up)', () => {
     expect(peers.peers).toHaveLength(1);
     await agent.close();
 
-    const exited = new Promise<number | null>((r) => up!.once('exit', (code) => r(code)));
+    // 'close', not 'exit': every line the stack wrote is in by then.
+    const exited = new Promise<number | null>((r) => up!.once('close', (code) => r(code)));
     up.kill('SIGTERM');
     expect(await exited).toBe(0);
+    // The worker used to throw on SIGTERM (IllegalStateError: Not running) and print its stack.
+    expect(errors).not.toMatch(/^\s+at .+:\d+:\d+\)?$/m);
     // The gateway it started is gone with it.
     await expect(fetch('http://127.0.0.1:28780/healthz')).rejects.toThrow();
   }, 120_000);
