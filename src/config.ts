@@ -28,6 +28,25 @@ export interface Limits {
   workspaceCheckSeconds: number;
 }
 
+/** What keeps one caller, or an outage, from taking the gateway down with it. Per gateway replica. */
+export interface Guards {
+  /** Longest a call waits on Temporal before it answers `unavailable` (tool error, or HTTP 503). */
+  callTimeoutMs: number;
+  /** Concurrent long polls per agent; a new one supersedes the oldest. */
+  pollsPerAgent: number;
+  /** Time to receive a request's headers, and the whole request (not the answer: long polls are not cut). */
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  /** Token buckets: sustained requests per second and burst, per agent and for the operator token; 0 per second is no limit. */
+  agentRate: Rate;
+  operatorRate: Rate;
+}
+
+export interface Rate {
+  perSecond: number;
+  burst: number;
+}
+
 export interface RuntimeChoice {
   kind: 'none' | 'command' | 'webhook';
   /** For kind=command: argv; the launch payload is given as env vars and on stdin. */
@@ -58,6 +77,7 @@ export interface DipperConfig {
   tokenTtlSeconds: number;
   limits: Limits;
   runtimes: { default: RuntimeChoice; bySkill: Record<string, RuntimeChoice> };
+  guards: Guards;
   logLevel: string;
   /** Serves the `bench` surface (a no-op tool) at /mcp/bench: the gateway floor `npm run bench` measures. */
   benchSurface: boolean;
@@ -98,6 +118,23 @@ function parseRuntimes(env: Env): DipperConfig['runtimes'] {
   return { default: parsed.default ?? { kind: 'none' }, bySkill: parsed.skills ?? {} };
 }
 
+function loadGuards(env: Env): Guards {
+  const requestTimeoutMs = Math.max(1000, int(env, 'DIPPER_REQUEST_TIMEOUT_MS', 30_000));
+  const rate = (prefix: string, perSecond: number, burst: number): Rate => ({
+    perSecond: int(env, `${prefix}_PER_SECOND`, perSecond),
+    burst: Math.max(1, int(env, `${prefix}_BURST`, burst)),
+  });
+  return {
+    callTimeoutMs: Math.max(100, int(env, 'DIPPER_CALL_TIMEOUT_MS', 15_000)),
+    pollsPerAgent: Math.max(1, int(env, 'DIPPER_POLLS_PER_AGENT', 1)),
+    // Node refuses a headers timeout longer than the request timeout.
+    headersTimeoutMs: Math.min(requestTimeoutMs, Math.max(1000, int(env, 'DIPPER_HEADERS_TIMEOUT_MS', 10_000))),
+    requestTimeoutMs,
+    agentRate: rate('DIPPER_RATE', 50, 100),
+    operatorRate: rate('DIPPER_OPERATOR_RATE', 200, 400),
+  };
+}
+
 export function loadConfig(env: Env = process.env, cwd = process.cwd()): DipperConfig {
   const dataDir = path.resolve(cwd, env.DIPPER_DATA_DIR ?? '.dipper');
   const host = env.DIPPER_HOST ?? '127.0.0.1';
@@ -133,6 +170,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): DipperC
       workspaceCheckSeconds: int(env, 'DIPPER_WORKSPACE_CHECK_SECONDS', defaultLimits.workspaceCheckSeconds),
     },
     runtimes: parseRuntimes(env),
+    guards: loadGuards(env),
     logLevel: env.DIPPER_LOG_LEVEL ?? 'info',
     benchSurface: env.DIPPER_BENCH_SURFACE === '1',
   };

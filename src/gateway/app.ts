@@ -9,9 +9,12 @@ import type { Caller } from '../registry/types';
 import type { SkillCatalog } from '../skills';
 import { DeliveryBatcher } from './delivery';
 import { Wakeups } from './wakeups';
-import { bearer, errorHandler, unauthorized } from './http';
+import { bearer, errorHandler, limitRate, unauthorized } from './http';
+import { LongPolls } from './longPolls';
 import { createMcpServer, mcpSurface, type McpSurface } from './mcp';
+import { refuseOverRate } from './mcpRefusals';
 import { operatorRouter } from './operatorApi';
+import { RateLimiter } from './rateLimit';
 import { runtimeRouter } from './runtimeApi';
 import type { TeamClient } from './teamClient';
 
@@ -30,11 +33,21 @@ const BODY_LIMIT = '2mb';
 
 const callerOf = (res: Response): Caller => res.locals.caller as Caller;
 
-/** A JSON-RPC 2.0 message or batch; anything else is refused here, before the SDK answers with its internals. */
+/** A single JSON-RPC 2.0 message; anything else is refused here, before the SDK answers with its internals. */
 function isJsonRpc(body: unknown): boolean {
-  const one = (m: unknown) => typeof m === 'object' && m !== null && (m as { jsonrpc?: unknown }).jsonrpc === '2.0';
-  return Array.isArray(body) ? body.length > 0 && body.every(one) : one(body);
+  return typeof body === 'object' && body !== null && (body as { jsonrpc?: unknown }).jsonrpc === '2.0';
 }
+
+/**
+ * MCP 2025-06-18 dropped JSON-RPC batching. A batch is refused whole, before
+ * any of it runs: one request of thousands of calls would otherwise hold the
+ * gateway for seconds and slip past the per-token rate limit.
+ */
+const BATCH_REFUSED = {
+  jsonrpc: '2.0',
+  error: { code: -32600, message: 'Invalid Request: JSON-RPC batches are not supported (MCP 2025-06-18 removed them). Send one message per request.' },
+  id: null,
+};
 
 export function createApp(deps: GatewayDeps): express.Express {
   const { config, log } = deps;
@@ -61,10 +74,23 @@ export function createApp(deps: GatewayDeps): express.Express {
 
   const wakeups = new Wakeups();
   const delivery = new DeliveryBatcher(deps.team, wakeups);
+  const polls = new LongPolls(config.guards.pollsPerAgent);
+  const agentRate = new RateLimiter(config.guards.agentRate);
+  const operatorRate = new RateLimiter(config.guards.operatorRate);
+  const agentKey = (res: Response) => `${callerOf(res).runId}/${callerOf(res).agentId}`;
   const serve = (route: string, surface: McpSurface) => {
     app.post(route, agentAuth, express.json({ limit: BODY_LIMIT }), async (req, res) => {
+      if (Array.isArray(req.body)) {
+        res.status(400).json(BATCH_REFUSED);
+        return;
+      }
       if (!isJsonRpc(req.body)) {
         res.status(400).json({ jsonrpc: '2.0', error: { code: -32600, message: 'Invalid Request: expected a JSON-RPC 2.0 message.' }, id: null });
+        return;
+      }
+      const wait = agentRate.take(agentKey(res));
+      if (wait > 0) {
+        refuseOverRate(res, req.body, wait);
         return;
       }
       const ctx = { caller: callerOf(res), team: deps.team, delivery, wakeups, skills: deps.skills, limits: config.limits };
@@ -86,8 +112,15 @@ export function createApp(deps: GatewayDeps): express.Express {
   // The no-op floor `npm run bench` measures beidou calls against: same auth, parsing and per-request server.
   if (config.benchSurface) serve('/mcp/bench', mcpSurface('bench', benchTools));
 
-  app.use('/api/runtime', agentAuth, express.json({ limit: BODY_LIMIT }), runtimeRouter(deps.team, wakeups, callerOf));
-  app.use('/api', operatorAuth, express.json({ limit: BODY_LIMIT }), operatorRouter(deps));
+  app.use(
+    '/api/runtime',
+    agentAuth,
+    limitRate(agentRate, agentKey),
+    express.json({ limit: BODY_LIMIT }),
+    runtimeRouter(deps.team, wakeups, polls, callerOf),
+  );
+  // The operator token has a bucket of its own, so agents cannot crowd out the person running them (nor the reverse).
+  app.use('/api', operatorAuth, limitRate(operatorRate, () => 'operator'), express.json({ limit: BODY_LIMIT }), operatorRouter(deps));
 
   app.use((_req: Request, res: Response) => {
     res.status(404).json({ error: { code: 'not_found', message: 'No such endpoint.' } });

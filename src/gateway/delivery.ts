@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { deliverMessagesUpdate, MAX_DELIVERY_BATCH, type DeliverInput, type DeliveryOutcome } from '../../workflows/agent/messages';
+import { callDeadline, underDeadline } from './deadline';
+import { unavailable } from './serviceErrors';
 import type { TeamClient } from './teamClient';
 import type { Wakeups } from './wakeups';
 
@@ -9,6 +11,8 @@ const MAX_BATCH_BYTES = 1024 * 1024;
 interface Pending {
   input: DeliverInput;
   bytes: number;
+  /** When the sender stops waiting (its tool call's deadline); undefined outside a tool call. */
+  deadline: number | undefined;
   resolve: (outcome: DeliveryOutcome) => void;
   reject: (err: unknown) => void;
 }
@@ -31,7 +35,7 @@ export class DeliveryBatcher {
   deliver(runId: string, to: string, input: DeliverInput): Promise<DeliveryOutcome> {
     const key = `${runId}/${to}`;
     return new Promise((resolve, reject) => {
-      const item = { input, bytes: Buffer.byteLength(input.content) + 256, resolve, reject };
+      const item = { input, bytes: Buffer.byteLength(input.content) + 256, deadline: callDeadline(), resolve, reject };
       const queue = this.queues.get(key);
       if (queue) {
         queue.push(item);
@@ -45,13 +49,13 @@ export class DeliveryBatcher {
   private async drain(key: string, runId: string, to: string): Promise<void> {
     const queue = this.queues.get(key)!;
     while (queue.length > 0) {
+      dropAbandoned(queue);
+      if (queue.length === 0) break;
       const batch = takeBatch(queue);
       try {
-        const outcomes = await this.team.update(
-          this.team.agent(runId, to),
-          deliverMessagesUpdate,
-          [{ messages: batch.map((p) => p.input) }],
-          randomUUID(),
+        // Its own deadline: this loop runs inside the first sender's call, whose deadline the later batches outlive.
+        const outcomes = await underDeadline(Date.now() + this.team.callTimeoutMs, () =>
+          this.team.update(this.team.agent(runId, to), deliverMessagesUpdate, [{ messages: batch.map((p) => p.input) }], randomUUID()),
         );
         batch.forEach((p, i) => p.resolve(outcomes[i]));
         if (outcomes.some((o) => o.delivered)) this.wakeups.wake(runId, to);
@@ -60,6 +64,22 @@ export class DeliveryBatcher {
       }
     }
     this.queues.delete(key);
+  }
+}
+
+/**
+ * Messages whose senders were already told `unavailable` (they waited
+ * behind a delivery that hung) are not sent later: a sender that retries
+ * would otherwise deliver the message twice.
+ */
+function dropAbandoned(queue: Pending[]): void {
+  const now = Date.now();
+  for (let i = queue.length - 1; i >= 0; i--) {
+    const p = queue[i];
+    if (p.deadline !== undefined && p.deadline <= now) {
+      queue.splice(i, 1);
+      p.reject(unavailable());
+    }
   }
 }
 

@@ -1,5 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
-import type { Server } from 'node:http';
+import { createServer } from 'node:http';
 import { EventStore } from '../../activities/eventStore';
 import { loadOrCreateSecrets } from '../auth/secrets';
 import { temporalAddress, type DipperConfig } from '../config';
@@ -14,24 +14,50 @@ export interface GatewayHandle {
   close(): Promise<void>;
 }
 
+/**
+ * Timeouts for receiving a request, so a client that sends headers or a body
+ * slower than promised (or never finishes) cannot hold a connection for
+ * Node's defaults (60 s, 300 s). They cover only the request: Node stops the
+ * clock once the request is in, so a long poll's wait for its answer is
+ * never cut. Connections are checked every second instead of every 30 s so
+ * the timeouts hold to about a second.
+ */
+function serverOptions(config: DipperConfig): Parameters<typeof createServer>[0] {
+  return {
+    headersTimeout: config.guards.headersTimeoutMs,
+    requestTimeout: config.guards.requestTimeoutMs,
+    connectionsCheckingInterval: 1000,
+  };
+}
+
 /** Starts the HTTP gateway: MCP endpoints, the runtime inbox and the operator API. */
 export async function startGateway(config: DipperConfig): Promise<GatewayHandle> {
   const log = createLogger(config, 'gateway');
   const secrets = loadOrCreateSecrets(config);
-  const connection = await Connection.connect({ address: temporalAddress(config) });
+  const connection = await Connection.connect({
+    address: temporalAddress(config),
+    // gRPC's default reconnect backoff grows to two minutes: after a long outage the gateway would answer
+    // `unavailable` that long after Temporal is back. Five seconds at most keeps recovery prompt.
+    channelArgs: { 'grpc.initial_reconnect_backoff_ms': 500, 'grpc.max_reconnect_backoff_ms': 5000 },
+  });
   const client = new Client({ connection, namespace: config.temporal.namespace });
   const events = new EventStore(paths.events(config.dataDir));
   const app = createApp({
     config,
     operatorToken: secrets.operatorToken,
     tokenSecret: secrets.tokenSecret,
-    team: new TeamClient(client, log),
+    team: new TeamClient(client, log, config.guards.callTimeoutMs),
     skills: new SkillCatalog(config.skillsDir),
     events,
     log,
   });
-  const server: Server = await new Promise((resolve, reject) => {
-    const s = app.listen(config.port, config.host, (err?: Error) => (err ? reject(err) : resolve(s)));
+  const server = createServer(serverOptions(config), app);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
   });
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;

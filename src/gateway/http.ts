@@ -1,7 +1,10 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { z } from 'zod';
 import { safeMessage } from '../log';
+import { ToolError } from '../registry/errors';
 import { inputError } from './mcp';
+import type { RateLimiter } from './rateLimit';
+import { rateLimited, retryAfterSeconds, serviceStatus } from './serviceErrors';
 
 /** An HTTP failure that renders itself; the code that throws it knows nothing of express. */
 export class HttpError extends Error {
@@ -22,6 +25,25 @@ export function parseBody<S extends z.ZodType>(schema: S, value: unknown): z.inf
     throw new HttpError(400, 'invalid_input', err.message, err.extra);
   }
   return parsed.data;
+}
+
+/**
+ * A workflow's refusal becomes an HTTP error with the route's status; a
+ * service failure (unavailable, needs_repair) passes through untouched so
+ * the error handler gives it its own status and Retry-After.
+ */
+export function asHttpError(err: unknown, status: number): unknown {
+  if (err instanceof ToolError && serviceStatus(err) === undefined) return new HttpError(status, err.code, err.message, err.extra);
+  return err;
+}
+
+/** Refuses a request over its caller's rate with 429 and Retry-After before any work is done. */
+export function limitRate(limiter: RateLimiter, keyOf: (res: Response) => string) {
+  return (_req: Request, res: Response, next: NextFunction): void => {
+    const wait = limiter.take(keyOf(res));
+    if (wait > 0) throw rateLimited(wait);
+    next();
+  };
 }
 
 export function bearer(req: Request): string | null {
@@ -46,7 +68,16 @@ export function errorHandler(log: { error: (o: object, m: string) => void }) {
     let status = 500;
     let code = 'internal';
     let message = 'Internal error.';
-    if (err instanceof HttpError) {
+    let extra: Record<string, unknown> = err instanceof HttpError ? err.extra : {};
+    const service = err instanceof ToolError ? serviceStatus(err) : undefined;
+    if (err instanceof ToolError && service !== undefined) {
+      status = service;
+      code = err.code;
+      message = err.message;
+      extra = { retryable: err.retryable, ...err.extra };
+      const wait = err.extra.retry_after_ms;
+      if (typeof wait === 'number' && !res.headersSent) res.set('Retry-After', retryAfterSeconds(wait));
+    } else if (err instanceof HttpError) {
       status = err.status;
       code = err.code;
       message = err.message;
@@ -71,6 +102,6 @@ export function errorHandler(log: { error: (o: object, m: string) => void }) {
       res.status(status).json({ jsonrpc: '2.0', error: { code: rpc, message }, id: null });
       return;
     }
-    res.status(status).json({ error: { code, message, ...(err instanceof HttpError ? err.extra : {}) } });
+    res.status(status).json({ error: { code, message, ...extra } });
   };
 }

@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { internalError, ToolError } from '../registry/errors';
 import type { ToolContext, ToolDef } from '../registry/types';
 import { safeMessage, type Logger } from '../log';
+import { answerWithin } from './deadline';
 
 export const SERVER_VERSION = '0.1.0';
 
@@ -83,7 +84,8 @@ export async function callTool(def: ToolDef, raw: Record<string, unknown>, ctx: 
     }
     const parsed = def.input.safeParse(raw);
     if (!parsed.success) throw inputError(parsed.error);
-    const out = await def.handler(parsed.data, ctx);
+    // Every tool call answers within the call timeout; past it, `unavailable` (see deadline.ts).
+    const out = await answerWithin(ctx.team.callTimeoutMs, () => def.handler(parsed.data, ctx));
     return { content: [{ type: 'text', text: JSON.stringify(out) }], structuredContent: structured(out) };
   } catch (err) {
     const known = err instanceof ToolError ? err : internalError();

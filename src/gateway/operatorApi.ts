@@ -11,9 +11,8 @@ import { agentIdKey, roleKey, runIdKey, statusKey } from '../../workflows/search
 import type { RunInput } from '../../workflows/run/workflow';
 import { mintAgentToken } from '../auth/tokens';
 import type { DipperConfig, Limits } from '../config';
-import { ToolError } from '../registry/errors';
 import type { SkillCatalog } from '../skills';
-import { HttpError, parseBody } from './http';
+import { asHttpError, HttpError, parseBody } from './http';
 import { NotFound, type TeamClient } from './teamClient';
 
 const hex = () => randomUUID().replace(/-/g, '').slice(0, 12);
@@ -120,7 +119,7 @@ export function operatorRouter(deps: OperatorDeps): Router {
       root: { agentId, name: `${slug(role)}-${agentId.slice(3, 7)}`, role, skill },
       limits: runLimits(config.limits, body.limits),
     };
-    await team.client.workflow.start('runWorkflow', {
+    await team.bounded('start run', () => team.client.workflow.start('runWorkflow', {
       taskQueue: config.temporal.taskQueue,
       workflowId: runWorkflowId(runId),
       args: [input],
@@ -130,7 +129,7 @@ export function operatorRouter(deps: OperatorDeps): Router {
         { key: roleKey, value: 'run' },
         { key: statusKey, value: 'active' },
       ],
-    });
+    }));
     await untilRootReady(team, runId);
     res.status(201).json({
       run_id: runId,
@@ -180,8 +179,7 @@ export function operatorRouter(deps: OperatorDeps): Router {
     try {
       res.json(await team.update(team.run(runId), rootDecisionUpdate, [body]));
     } catch (err) {
-      if (err instanceof ToolError) throw new HttpError(409, err.code, err.message, err.extra);
-      notFound(err);
+      notFound(asHttpError(err, 409));
     }
   });
 

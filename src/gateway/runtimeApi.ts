@@ -1,9 +1,9 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import { ackInboxUpdate, inboxQuery } from '../../workflows/agent/messages';
-import { ToolError } from '../registry/errors';
 import type { Caller } from '../registry/types';
-import { HttpError, parseBody } from './http';
+import { asHttpError, HttpError, parseBody } from './http';
+import type { LongPolls } from './longPolls';
 import { NotFound, type TeamClient } from './teamClient';
 import type { Wakeups } from './wakeups';
 
@@ -16,6 +16,11 @@ const pollQuery = z.strictObject({
 });
 
 const ackBody = z.strictObject({ up_to: z.number().int().min(0) });
+
+const superseded = () =>
+  new HttpError(409, 'poll_superseded', 'A newer long poll for this agent took over on this gateway; poll from one place at a time.', {
+    retryable: false,
+  });
 
 /** Longest pause between looks; items that no hint announces wait at most this long. */
 const MAX_PAUSE_MS = 2000;
@@ -31,6 +36,7 @@ const MAX_PAUSE_MS = 2000;
 export function runtimeRouter(
   team: TeamClient,
   wakeups: Wakeups,
+  polls: LongPolls,
   callerOf: (res: import('express').Response) => Caller,
 ): Router {
   const router = Router();
@@ -40,22 +46,31 @@ export function runtimeRouter(
     const caller = callerOf(res);
     const handle = team.agent(caller.runId, caller.agentId);
     const deadline = Date.now() + q.wait_ms;
+    // Only a poll that waits holds anything; a look (wait_ms=0) neither counts nor supersedes.
+    const poll = q.wait_ms > 0 ? polls.enter(`${caller.runId}/${caller.agentId}`) : undefined;
+    const gone = new AbortController();
+    res.on('close', () => gone.abort());
+    const stop = poll ? AbortSignal.any([poll.signal, gone.signal]) : gone.signal;
     let pause = 50;
-    let closed = false;
-    req.on('close', () => (closed = true));
-    for (;;) {
-      const view = await team.query(handle, inboxQuery, { after: q.cursor, limit: q.limit }).catch((err: unknown) => {
-        if (err instanceof NotFound) throw new HttpError(404, 'unknown_agent', 'This agent no longer exists.');
-        throw err;
-      });
-      const done = view.items.length > 0 || view.status === 'terminated' || Date.now() >= deadline || closed;
-      if (done) {
-        const last = view.items.at(-1)?.seq;
-        res.json({ messages: view.items, next_cursor: last ?? Math.max(q.cursor, view.acked_through), status: view.status });
-        return;
+    try {
+      for (;;) {
+        const view = await team.query(handle, inboxQuery, { after: q.cursor, limit: q.limit }).catch((err: unknown) => {
+          if (err instanceof NotFound) throw new HttpError(404, 'unknown_agent', 'This agent no longer exists.');
+          throw err;
+        });
+        if (view.items.length > 0 || view.status === 'terminated' || Date.now() >= deadline) {
+          const last = view.items.at(-1)?.seq;
+          res.json({ messages: view.items, next_cursor: last ?? Math.max(q.cursor, view.acked_through), status: view.status });
+          return;
+        }
+        await wakeups.wait(caller.runId, caller.agentId, Math.min(pause, Math.max(0, deadline - Date.now())), stop);
+        // Neither a superseded poll nor one whose client left costs another Query.
+        if (poll?.signal.aborted) throw superseded();
+        if (gone.signal.aborted) return;
+        pause = Math.min(pause * 2, MAX_PAUSE_MS);
       }
-      await wakeups.wait(caller.runId, caller.agentId, Math.min(pause, Math.max(0, deadline - Date.now())));
-      pause = Math.min(pause * 2, MAX_PAUSE_MS);
+    } finally {
+      poll?.leave();
     }
   });
 
@@ -65,9 +80,8 @@ export function runtimeRouter(
     try {
       res.json(await team.update(team.agent(caller.runId, caller.agentId), ackInboxUpdate, [body]));
     } catch (err) {
-      if (err instanceof ToolError) throw new HttpError(400, err.code, err.message, err.extra);
       if (err instanceof NotFound) throw new HttpError(404, 'unknown_agent', 'This agent no longer exists.');
-      throw err;
+      throw asHttpError(err, 400);
     }
   });
 

@@ -10,6 +10,9 @@ import { ApplicationFailure, type QueryDefinition, type UpdateDefinition } from 
 import { agentWorkflowId, runWorkflowId } from '../../workflows/ids';
 import { safeMessage, type Logger } from '../log';
 import { internalError, ToolError } from '../registry/errors';
+import { callDeadline } from './deadline';
+import { needsRepair, unavailable } from './serviceErrors';
+import { keepsFailing } from './workflowHealth';
 
 /** The workflow behind a call does not exist (or has closed); callers turn this into their own code. */
 export class NotFound extends Error {}
@@ -29,26 +32,42 @@ function isRetryable(err: unknown): boolean {
   return e.code === 8 || e.cause?.code === 8 || /too many outstanding|resource ?exhausted|wasn't processed by worker/i.test(text);
 }
 
-/** Spec codes are lower-case words (`unknown_task`); `internal` and error class names (`Error`) are not refusals. */
-function isRefusal(type: string | undefined | null): type is string {
-  return typeof type === 'string' && type !== 'internal' && /^[a-z][a-z0-9_.]*$/.test(type);
+/**
+ * gRPC statuses that mean no answer came: the deadline passed or the call
+ * was cut (1, 4), Temporal is busy (8) or unreachable (14), or the workflow
+ * task is failing (9: "Workflow Task in failed state"), which may pass.
+ */
+const NO_ANSWER = new Set([1, 4, 8, 9, 14]);
+
+function noAnswer(err: unknown): boolean {
+  if (err instanceof WorkflowUpdateRPCTimeoutOrCancelledError) return true;
+  for (let e = err as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 4; e = e.cause as typeof e, depth++) {
+    if (typeof e.code === 'number' && NO_ANSWER.has(e.code)) return true;
+  }
+  return false;
 }
 
-/** Full jitter: spreads fifty senders hitting one recipient across the backoff window. */
-function backoff(attempt: number): Promise<void> {
+/** Full jitter: spreads fifty senders hitting one recipient across the backoff window; never past the deadline. */
+function backoff(attempt: number, until: number): Promise<void> {
   const cap = Math.min(2000, 25 * 2 ** attempt);
-  return new Promise((r) => setTimeout(r, Math.random() * cap));
+  return new Promise((r) => setTimeout(r, Math.min(Math.random() * cap, Math.max(0, until - Date.now()))));
 }
+
+const AGENT_OF = /^run\/[^/]+\/agent\/([^/]+)$/;
 
 /**
  * The gateway's only path to Temporal. It turns workflow refusals into
  * ToolErrors carrying the spec's code, retries a busy recipient with
- * jittered backoff, and hides everything else behind an internal error.
+ * jittered backoff, bounds every call by the caller's deadline (answering
+ * `unavailable`, or `needs_repair` when the workflow's task keeps failing),
+ * and hides everything else behind an internal error.
  */
 export class TeamClient {
   constructor(
     readonly client: Client,
     private readonly log: Logger,
+    /** The bound on a call made outside any tool call's deadline (runtime and operator API). */
+    readonly callTimeoutMs: number,
   ) {}
 
   agent(runId: string, agentId: string): WorkflowHandle {
@@ -65,49 +84,77 @@ export class TeamClient {
     args: Args,
     updateId: string = randomUUID(),
   ): Promise<Ret> {
+    const budget = this.budget();
     // One id for every attempt: a retry of an Update the server already took is answered, not applied again.
     for (let attempt = 0; ; attempt++) {
       try {
         // The SDK's overloads split on arity; the definition already ties args to the handler's type.
         const call = handle.executeUpdate as (d: unknown, o: { args: unknown[]; updateId: string }) => Promise<Ret>;
-        return await call.call(handle, def, { args, updateId });
+        return await this.client.withDeadline(budget.rpc, () => call.call(handle, def, { args, updateId }));
       } catch (err) {
-        if (isRetryable(err) && attempt < MAX_ATTEMPTS) {
-          await backoff(attempt);
+        if (isRetryable(err) && attempt < MAX_ATTEMPTS && Date.now() < budget.rpc) {
+          await backoff(attempt, budget.rpc);
           continue;
         }
-        throw this.map(err, def.name);
+        throw await this.failure(err, def.name, handle.workflowId, budget.diagnosis);
       }
     }
   }
 
   async query<Ret, Args extends unknown[]>(handle: WorkflowHandle, def: QueryDefinition<Ret, Args>, ...args: Args): Promise<Ret> {
+    return this.bounded(def.name, () => handle.query(def, ...args), handle.workflowId);
+  }
+
+  /** Any other Temporal call (a workflow start, a visibility list), with the same bound and the same failures. */
+  async bounded<T>(what: string, fn: () => Promise<T>, workflowId?: string): Promise<T> {
+    const budget = this.budget();
     try {
-      return await handle.query(def, ...args);
+      return await this.client.withDeadline(budget.rpc, fn);
     } catch (err) {
-      throw this.map(err, def.name);
+      throw await this.failure(err, what, workflowId, budget.diagnosis);
     }
   }
 
   /** The run an agent id belongs to, from visibility; used only to explain a failed lookup. */
   async runOfAgent(agentId: string): Promise<string | null> {
     if (!/^[A-Za-z0-9_-]+$/.test(agentId)) return null;
-    for await (const wf of this.client.workflow.list({ query: `DipperAgentId = "${agentId}"`, pageSize: 1 })) {
-      const runId = wf.searchAttributes?.DipperRunId;
-      return Array.isArray(runId) && typeof runId[0] === 'string' ? runId[0] : null;
-    }
-    return null;
+    return this.bounded('runOfAgent', async () => {
+      for await (const wf of this.client.workflow.list({ query: `DipperAgentId = "${agentId}"`, pageSize: 1 })) {
+        const runId = wf.searchAttributes?.DipperRunId;
+        return Array.isArray(runId) && typeof runId[0] === 'string' ? runId[0] : null;
+      }
+      return null;
+    });
   }
 
-  private map(err: unknown, what: string): Error {
+  /**
+   * The RPC gets the caller's deadline less a reserve, so that when it
+   * fails there is still time to ask whether the workflow is broken; the
+   * diagnosis ends just before the deadline, which the tool call's own
+   * timer holds.
+   */
+  private budget(): { rpc: number; diagnosis: number } {
+    const deadline = callDeadline() ?? Date.now() + this.callTimeoutMs;
+    const reserve = Math.min(1000, this.callTimeoutMs / 4);
+    return { rpc: deadline - reserve, diagnosis: deadline - reserve / 5 };
+  }
+
+  private async failure(err: unknown, what: string, workflowId: string | undefined, diagnosisDeadline: number): Promise<Error> {
     if (err instanceof WorkflowNotFoundError) return new NotFound(what);
-    // Only a workflow's refusal (a spec code such as unknown_task) is shown; an activity's own failure is internal.
-    if (err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure && isRefusal(err.cause.type)) {
+    if (err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure && err.cause.type) {
       const extra = (err.cause.details?.[0] ?? {}) as Record<string, unknown>;
       return new ToolError(err.cause.type, err.cause.message, extra);
     }
     const text = err instanceof Error ? err.message : '';
     if (/workflow execution already completed|not found/i.test(text)) return new NotFound(what);
+    if (noAnswer(err)) {
+      if (workflowId && (await keepsFailing(this.client, workflowId, diagnosisDeadline))) {
+        this.log.error({ call: what, workflow: workflowId }, 'workflow task keeps failing; the workflow needs repair');
+        return needsRepair(AGENT_OF.exec(workflowId)?.[1]);
+      }
+      this.log.warn({ call: what, err: safeMessage(err) }, 'temporal did not answer in time');
+      return unavailable();
+    }
     this.log.error({ call: what, err: safeMessage(err) }, 'temporal call failed');
     return internalError();
   }

@@ -19,17 +19,20 @@ export class Wakeups {
     this.emitter.emit(`${runId}/${agentId}`);
   }
 
-  /** Resolves after ms, or earlier when the agent is woken. */
-  wait(runId: string, agentId: string, ms: number): Promise<void> {
+  /** Resolves after ms, or earlier when the agent is woken or the signal aborts (a superseded or abandoned poll). */
+  wait(runId: string, agentId: string, ms: number, signal?: AbortSignal): Promise<void> {
     const key = `${runId}/${agentId}`;
     return new Promise((resolve) => {
+      if (signal?.aborted) return resolve();
       const done = () => {
         clearTimeout(timer);
         this.emitter.off(key, done);
+        signal?.removeEventListener('abort', done);
         resolve();
       };
       const timer = setTimeout(done, ms);
       this.emitter.once(key, done);
+      signal?.addEventListener('abort', done, { once: true });
     });
   }
 }

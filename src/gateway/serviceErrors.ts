@@ -1,0 +1,46 @@
+import { ToolError } from '../registry/errors';
+
+/**
+ * Failures of Dipper's own capacity or health rather than of the call: the
+ * same code whichever door the call came through, rendered as a tool error
+ * on MCP and with its own HTTP status elsewhere.
+ */
+
+/** What callers are told to wait before trying again during an outage: about what a restart of Temporal or a worker takes to begin. */
+export const OUTAGE_RETRY_MS = 1000;
+
+export function unavailable(): ToolError {
+  return new ToolError(
+    'unavailable',
+    'Dipper could not get an answer in time: Temporal or its worker is down or overloaded. Retry shortly; a call that changes state may already have taken effect.',
+    { retry_after_ms: OUTAGE_RETRY_MS },
+    true,
+  );
+}
+
+/** The workflow behind the call fails on every attempt (nondeterminism, payload limits): waiting cannot fix it, an operator must. */
+export function needsRepair(agentId: string | undefined): ToolError {
+  const whose = agentId ? `Agent ${agentId}'s workflow` : "This run's workflow";
+  return new ToolError(
+    'needs_repair',
+    `${whose} fails on every attempt and cannot answer until an operator repairs it (dipper doctor). Retrying will not help.`,
+    agentId ? { agent_id: agentId } : {},
+    false,
+  );
+}
+
+export function rateLimited(retryAfterMs: number): ToolError {
+  return new ToolError('rate_limited', 'Too many requests with this token. Retry after retry_after_ms.', { retry_after_ms: retryAfterMs }, true);
+}
+
+const STATUS: Record<string, number> = { unavailable: 503, rate_limited: 429, needs_repair: 500 };
+
+/** The HTTP status of a service failure, or undefined for a refusal of the call itself (the route picks its status). */
+export function serviceStatus(err: ToolError): number | undefined {
+  return STATUS[err.code];
+}
+
+/** Retry-After is in whole seconds; never 0, which some clients read as "at once, in a loop". */
+export function retryAfterSeconds(ms: number): string {
+  return String(Math.max(1, Math.ceil(ms / 1000)));
+}

@@ -1,0 +1,229 @@
+import net from 'node:net';
+import path from 'node:path';
+import { testDataRoot } from '../setup/env';
+import { eventually } from '../support/clients';
+import { startProcess, waitForHttp, type DipperProcess } from '../support/processes';
+import { closeAll, env, spawn, startRun, task } from '../support/team';
+
+/**
+ * The overload guards, against the shared gateway (default limits) and one
+ * more replica with short request timeouts.
+ */
+
+const TIMED_PORT = 48741;
+const REQUEST_TIMEOUT_MS = 2000;
+const HEADERS_TIMEOUT_MS = 1000;
+
+let timed: DipperProcess | undefined;
+const timedUrl = `http://127.0.0.1:${TIMED_PORT}`;
+
+afterAll(async () => {
+  await closeAll();
+  await timed?.kill();
+});
+
+interface Answer {
+  status: number;
+  retryAfter: string | null;
+  body: any;
+}
+
+async function post(url: string, token: string, body: unknown): Promise<Answer> {
+  const res = await fetch(`${url}/mcp/beidou`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify(body),
+  });
+  const text = await res.text();
+  expect(text).not.toMatch(/\bat .+:\d+:\d+/);
+  return { status: res.status, retryAfter: res.headers.get('retry-after'), body: text ? JSON.parse(text) : null };
+}
+
+async function get(url: string, token: string): Promise<Answer> {
+  const res = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
+  const text = await res.text();
+  return { status: res.status, retryAfter: res.headers.get('retry-after'), body: text ? JSON.parse(text) : null };
+}
+
+const call = (id: number, name: string, args: Record<string, unknown>) => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'tools/call',
+  params: { name, arguments: args },
+});
+
+/** The tool error inside a JSON-RPC tools/call answer. */
+const toolError = (a: Answer) => (a.body?.result?.isError ? JSON.parse(a.body.result.content[0].text).error : undefined);
+
+describe('JSON-RPC batches', () => {
+  it('refuses a batch of 3,000 calls whole with a JSON-RPC error, running none of them', async () => {
+    const { root, runId } = await startRun();
+    await root.ok('declare_plan', { tasks: [task('a')] });
+    const child = await spawn(root, runId, 'a');
+    const batch = [
+      call(1, 'send_message', { to: child.agentId, content: 'from the batch' }),
+      ...Array.from({ length: 2999 }, (_, i) => call(i + 2, 'list_peers', { scope: 'all' })),
+    ];
+    const answer = await post(env.gatewayUrl, root.token, batch);
+    expect(answer.status).toBe(400);
+    expect(answer.body).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32600 } });
+    expect(answer.body.error.message).toMatch(/batch/i);
+
+    // A single message sent afterwards arrives: had the batch's message been sent, it would be there before it.
+    const single = await root.ok('send_message', { to: child.agentId, content: 'single' });
+    const inbox = await eventually(async () => {
+      const view = await child.client.inbox(0, 0);
+      return view.messages.some((m) => m.message_id === single.message_id) ? view : undefined;
+    });
+    expect(inbox.messages.map((m) => m.content)).toEqual(['single']);
+  });
+
+  it('refuses even a batch of one valid call', async () => {
+    const { root } = await startRun();
+    const answer = await post(env.gatewayUrl, root.token, [call(1, 'list_peers', { scope: 'all' })]);
+    expect(answer.status).toBe(400);
+    expect(answer.body.error.code).toBe(-32600);
+  });
+});
+
+describe('long polls per agent', () => {
+  it('serves one long poll per agent: newer polls supersede older ones, looks and other agents are untouched', async () => {
+    const { root, runId, rootId } = await startRun();
+    await root.ok('declare_plan', { tasks: [task('a')] });
+    const child = await spawn(root, runId, 'a');
+    const url = (wait: number) => `${env.gatewayUrl}/api/runtime/inbox?cursor=0&wait_ms=${wait}`;
+
+    const rootPoll = get(url(20_000), root.token);
+    const answered: (Answer | undefined)[] = [];
+    const polls = [0, 1, 2].map((i) => get(url(20_000), child.client.token).then((a) => (answered[i] = a)));
+    // Two of the three are superseded at once, without any message arriving; which two depends on arrival order.
+    const superseded = await eventually(async () => {
+      const refused = answered.filter((a): a is Answer => a?.status === 409);
+      return refused.length === 2 ? refused : undefined;
+    });
+    expect(answered.filter((a) => a !== undefined)).toHaveLength(2);
+    for (const a of superseded) {
+      expect(a.body.error).toMatchObject({ code: 'poll_superseded', retryable: false });
+    }
+    // A look (wait_ms=0) is not a long poll and supersedes nothing.
+    expect((await get(url(0), child.client.token)).status).toBe(200);
+
+    const toChild = await root.ok('send_message', { to: child.agentId, content: 'for the survivor' });
+    const toRoot = await child.client.ok('send_message', { to: rootId, content: 'for the root' });
+    const answers = await Promise.all(polls);
+    const survivor = answers.find((a) => a.status !== 409)!;
+    expect(answers.filter((a) => a.status === 409)).toHaveLength(2);
+    expect(survivor.status).toBe(200);
+    expect(survivor.body.messages.map((m: any) => m.message_id)).toEqual([toChild.message_id]);
+    const rootAnswer = await rootPoll;
+    expect(rootAnswer.status).toBe(200);
+    expect(rootAnswer.body.messages.map((m: any) => m.message_id)).toEqual([toRoot.message_id]);
+  });
+});
+
+describe('per-token rate limits', () => {
+  it('answers calls over an agent token\'s burst with a retryable rate_limited tool error, leaving other tokens alone', async () => {
+    const limited = await startRun();
+    const other = await startRun();
+    // 200 calls at once against a burst of 100: invalid input, so none of them touches Temporal.
+    const answers = await Promise.all(Array.from({ length: 200 }, (_, i) => post(env.gatewayUrl, limited.root.token, call(i + 1, 'send_message', {}))));
+    const codes = answers.map((a) => toolError(a)?.code);
+    const refused = answers.filter((_, i) => codes[i] === 'rate_limited');
+    expect(codes.filter((c) => c === 'invalid_input').length).toBeGreaterThanOrEqual(100);
+    expect(refused.length).toBeGreaterThan(0);
+    expect(codes.every((c) => c === 'invalid_input' || c === 'rate_limited')).toBe(true);
+    expect(refused[0].status).toBe(200);
+    expect(toolError(refused[0])).toMatchObject({ code: 'rate_limited', retryable: true, retry_after_ms: expect.any(Number) });
+
+    // The official client sees it as a tool error, not a transport failure (it connected before the burst).
+    const viaClient = await limited.root.call('list_peers', { scope: 'all' });
+    if (viaClient.isError) expect(viaClient.error).toMatchObject({ code: 'rate_limited', retryable: true });
+    // The runtime API shares the agent's bucket and answers 429 with Retry-After.
+    const inbox = await get(`${env.gatewayUrl}/api/runtime/inbox?wait_ms=0`, limited.root.token);
+    if (inbox.status === 429) {
+      expect(Number(inbox.retryAfter)).toBeGreaterThanOrEqual(1);
+      expect(inbox.body.error).toMatchObject({ code: 'rate_limited', retryable: true });
+    }
+    // Another agent's token is served meanwhile.
+    expect((await other.root.ok('list_peers', { scope: 'all' })).peers).toHaveLength(1);
+    // And the limited token is served again once its bucket refills.
+    await eventually(async () => ((await limited.root.call('list_peers', { scope: 'all' })).isError ? undefined : true));
+  });
+
+  it('limits the operator token in a bucket of its own, with 429 and Retry-After', async () => {
+    const { root } = await startRun();
+    const answers = await Promise.all(Array.from({ length: 700 }, () => get(`${env.gatewayUrl}/api/runs/not-a-run`, env.operatorToken)));
+    const refused = answers.filter((a) => a.status === 429);
+    expect(refused.length).toBeGreaterThan(0);
+    expect(answers.every((a) => a.status === 404 || a.status === 429)).toBe(true);
+    expect(Number(refused[0].retryAfter)).toBeGreaterThanOrEqual(1);
+    expect(refused[0].body.error).toMatchObject({ code: 'rate_limited', retryable: true });
+    // Agents are not in the operator's bucket.
+    expect((await root.ok('list_peers', { scope: 'all' })).peers).toHaveLength(1);
+    await eventually(async () => ((await get(`${env.gatewayUrl}/api/runs/not-a-run`, env.operatorToken)).status === 404 ? true : undefined));
+  });
+});
+
+/** Opens a raw connection, writes `text`, and resolves with what came back once the server closes it. */
+function rawExchange(port: number, text: string): { closed: Promise<{ reply: string; ms: number }> } {
+  const started = Date.now();
+  const socket = net.connect(port, '127.0.0.1');
+  let reply = '';
+  socket.on('data', (chunk) => (reply += chunk.toString('utf8')));
+  socket.on('connect', () => socket.write(text));
+  const closed = new Promise<{ reply: string; ms: number }>((resolve) => {
+    socket.on('close', () => resolve({ reply, ms: Date.now() - started }));
+    socket.on('error', () => undefined);
+  });
+  return { closed };
+}
+
+describe('server timeouts', () => {
+  beforeAll(async () => {
+    timed = startProcess(
+      'gateway',
+      {
+        ...env.processEnv,
+        DIPPER_PORT: String(TIMED_PORT),
+        DIPPER_REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS),
+        DIPPER_HEADERS_TIMEOUT_MS: String(HEADERS_TIMEOUT_MS),
+      },
+      path.join(testDataRoot, 'overload-timed-gateway.log'),
+    );
+    await waitForHttp(`${timedUrl}/healthz`);
+  });
+
+  it('closes a connection whose headers never end, after the headers timeout', async () => {
+    const { closed } = rawExchange(TIMED_PORT, 'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ');
+    const { reply, ms } = await closed;
+    expect(reply).toMatch(/^HTTP\/1\.1 408/);
+    expect(ms).toBeGreaterThanOrEqual(HEADERS_TIMEOUT_MS - 100);
+    expect(ms).toBeLessThan(HEADERS_TIMEOUT_MS + 5000);
+  });
+
+  it('cuts a body shorter than its Content-Length after the request timeout, but never a long poll waiting for its answer', async () => {
+    const { root, runId } = await startRun();
+    await root.ok('declare_plan', { tasks: [task('a')] });
+    const child = await spawn(root, runId, 'a');
+
+    const pollStarted = Date.now();
+    const poll = get(`${timedUrl}/api/runtime/inbox?cursor=0&wait_ms=25000`, child.client.token);
+    const { closed } = rawExchange(
+      TIMED_PORT,
+      `POST /mcp/beidou HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${root.token}\r\nContent-Type: application/json\r\n` +
+        'Content-Length: 100\r\n\r\n{"jsonrpc":',
+    );
+    const { reply, ms } = await closed;
+    expect(reply).toMatch(/^HTTP\/1\.1 408/);
+    expect(ms).toBeGreaterThanOrEqual(REQUEST_TIMEOUT_MS - 100);
+    expect(ms).toBeLessThan(REQUEST_TIMEOUT_MS + 5000);
+
+    // The poll began before the slow body; by now it is past the moment a request timeout would have cut it
+    // (the timeout plus one check interval), and it is still waiting.
+    await eventually(async () => (Date.now() - pollStarted > REQUEST_TIMEOUT_MS + 1500 ? true : undefined));
+    const sent = await root.ok('send_message', { to: child.agentId, content: 'still there?' });
+    const answer = await poll;
+    expect(answer.status).toBe(200);
+    expect(answer.body.messages.map((m: any) => m.message_id)).toEqual([sent.message_id]);
+  });
+});
