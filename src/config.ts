@@ -71,6 +71,13 @@ export interface DipperConfig {
     taskQueue: string;
     devPort: number;
     uiPort: number;
+    /**
+     * How long a workflow task or a Query waits on a worker's sticky queue
+     * before the server gives up on that worker. Every Query the gateway
+     * sends has a deadline below this, so no Query outlives a dead worker's
+     * sticky queue (see docs/decisions.md, "A Query must not outlive a dead worker").
+     */
+    stickyTimeoutMs: number;
   };
   operatorToken?: string;
   tokenSecret?: string;
@@ -153,6 +160,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): DipperC
       taskQueue: env.DIPPER_TASK_QUEUE ?? 'dipper',
       devPort,
       uiPort: int(env, 'DIPPER_TEMPORAL_UI_PORT', devPort + 1000),
+      stickyTimeoutMs: Math.max(1000, int(env, 'DIPPER_STICKY_TIMEOUT_MS', 5000)),
     },
     operatorToken: env.DIPPER_OPERATOR_TOKEN || undefined,
     tokenSecret: env.DIPPER_TOKEN_SECRET || undefined,

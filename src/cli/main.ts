@@ -3,6 +3,7 @@ import { loadConfig } from '../config';
 import { ensureTemporalCli } from '../devstack/temporalCli';
 import { localBin, projectRoot } from './projectRoot';
 import { runSteps } from './runStep';
+import { doctor } from './doctor';
 import { loadStackConfig } from './stackRecord';
 import { startRun } from './startRun';
 import { printStatus } from './status';
@@ -88,6 +89,14 @@ program
     const polling = await workerIsPolling(loadStackConfig());
     if (!polling) process.stderr.write('dipper: no worker polls the task queue\n');
     process.exitCode = polling ? 0 : 1;
+  });
+
+program
+  .command('doctor')
+  .description('replay every running workflow with this code; list the broken and the stuck; --repair resets the nondeterministic ones')
+  .option('--repair', 'reset each nondeterministic workflow to its last good workflow task, reapplying later Signals and Updates')
+  .action(async (opts: { repair?: boolean }) => {
+    process.exitCode = await doctor(loadStackConfig(), { repair: opts.repair === true });
   });
 
 program.parseAsync().catch((err: unknown) => {

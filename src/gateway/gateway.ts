@@ -7,7 +7,7 @@ import { createLogger } from '../log';
 import { paths } from '../paths';
 import { SkillCatalog } from '../skills';
 import { createApp } from './app';
-import { TeamClient } from './teamClient';
+import { queryCapMs, TeamClient } from './teamClient';
 
 export interface GatewayHandle {
   url: string;
@@ -46,7 +46,7 @@ export async function startGateway(config: DipperConfig): Promise<GatewayHandle>
     config,
     operatorToken: secrets.operatorToken,
     tokenSecret: secrets.tokenSecret,
-    team: new TeamClient(client, log, config.guards.callTimeoutMs),
+    team: new TeamClient(client, log, config.guards.callTimeoutMs, queryCapMs(config.temporal.stickyTimeoutMs)),
     skills: new SkillCatalog(config.skillsDir),
     events,
     log,

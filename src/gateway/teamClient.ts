@@ -53,6 +53,11 @@ function backoff(attempt: number, until: number): Promise<void> {
   return new Promise((r) => setTimeout(r, Math.min(Math.random() * cap, Math.max(0, until - Date.now()))));
 }
 
+/** A Query's deadline: a second short of the sticky timeout, and never under half a second. */
+export function queryCapMs(stickyTimeoutMs: number): number {
+  return Math.max(500, stickyTimeoutMs - 1000);
+}
+
 const AGENT_OF = /^run\/[^/]+\/agent\/([^/]+)$/;
 
 /**
@@ -68,6 +73,8 @@ export class TeamClient {
     private readonly log: Logger,
     /** The bound on a call made outside any tool call's deadline (runtime and operator API). */
     readonly callTimeoutMs: number,
+    /** The longest a Query's RPC may wait: below the workers' sticky queue timeout. */
+    private readonly queryCapMs: number = Number.POSITIVE_INFINITY,
   ) {}
 
   agent(runId: string, agentId: string): WorkflowHandle {
@@ -101,13 +108,24 @@ export class TeamClient {
     }
   }
 
+  /**
+   * A Query's RPC never outlives the worker's sticky queue timeout. The
+   * server first offers a Query to the worker that holds the workflow; if
+   * that worker is dead it waits out the sticky timeout and then, while the
+   * caller still waits, hands the Query to any worker with the history as it
+   * is by then. A fresh worker answering it applies the events that arrived
+   * meanwhile and carries the commands they produce into the next workflow
+   * task, ahead of any Update in it, which replay orders the other way round
+   * (docs/decisions.md, "A Query must not outlive a dead worker").
+   */
   async query<Ret, Args extends unknown[]>(handle: WorkflowHandle, def: QueryDefinition<Ret, Args>, ...args: Args): Promise<Ret> {
-    return this.bounded(def.name, () => handle.query(def, ...args), handle.workflowId);
+    return this.bounded(def.name, () => handle.query(def, ...args), handle.workflowId, this.queryCapMs);
   }
 
   /** Any other Temporal call (a workflow start, a visibility list), with the same bound and the same failures. */
-  async bounded<T>(what: string, fn: () => Promise<T>, workflowId?: string): Promise<T> {
+  async bounded<T>(what: string, fn: () => Promise<T>, workflowId?: string, capMs?: number): Promise<T> {
     const budget = this.budget();
+    if (capMs !== undefined) budget.rpc = Math.min(budget.rpc, Date.now() + capMs);
     try {
       return await this.client.withDeadline(budget.rpc, fn);
     } catch (err) {

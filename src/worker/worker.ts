@@ -41,6 +41,7 @@ export async function createDipperWorker(
     connection,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
+    stickyQueueScheduleToStartTimeout: config.temporal.stickyTimeoutMs,
     ...(opts.workflowBundlePath
       ? { workflowBundle: { codePath: opts.workflowBundlePath } }
       : { workflowsPath: require.resolve('../../workflows') }),

@@ -1,0 +1,49 @@
+import { Client, Connection } from '@temporalio/client';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { temporalAddress, type DipperConfig } from '../config';
+import { writeWorkflowBundle } from '../devstack/bundle';
+import { diagnose, repair } from '../ops/doctor';
+import { installQuietRuntime } from '../ops/quietRuntime';
+
+/**
+ * `dipper doctor [--repair]`: replays every running workflow with the code
+ * of this checkout, lists the broken and the stuck, and with --repair
+ * resets each nondeterministic one to its last good workflow task.
+ * Exit 0 when nothing is wrong (or everything found was repaired).
+ */
+export async function doctor(config: DipperConfig, opts: { repair: boolean }): Promise<number> {
+  installQuietRuntime();
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dipper-doctor-'));
+  const connection = await Connection.connect({ address: temporalAddress(config) });
+  try {
+    const bundlePath = path.join(dir, 'workflow-bundle.js');
+    await writeWorkflowBundle(bundlePath);
+    const o = { client: new Client({ connection, namespace: config.temporal.namespace }), namespace: config.temporal.namespace, bundlePath };
+    const { findings, replay } = await diagnose(o);
+    const out = (line: string) => process.stdout.write(`${line}\n`);
+    out(`Replayed ${replay.replayed} running workflows in ${(replay.ms / 1000).toFixed(1)} s: ${findings.length} need attention.`);
+    let unrepaired = 0;
+    for (const f of findings) {
+      out(`  ${f.kind}: ${f.workflowId}`);
+      out(`    ${f.message.slice(0, 240)}`);
+      if (!opts.repair) {
+        unrepaired++;
+        continue;
+      }
+      if (f.kind === 'nondeterministic' && f.resetEventId !== undefined) {
+        await repair(o, f);
+        out(`    repaired: reset to the workflow task completed at event ${f.resetEventId}; later Signals and Updates reapplied`);
+      } else {
+        unrepaired++;
+        out('    no automatic repair: see docs/reliability.md');
+      }
+    }
+    if (findings.length > 0 && !opts.repair) out('Run `npm run dipper -- doctor --repair` to repair what can be.');
+    return unrepaired === 0 ? 0 : 1;
+  } finally {
+    await connection.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}

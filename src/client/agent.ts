@@ -1,0 +1,76 @@
+/* eslint-disable @typescript-eslint/no-explicit-any -- tool results are JSON whose shape each tool defines; callers (tests, the soak) read the fields they know. */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+
+export interface ToolOutcome {
+  isError: boolean;
+  data: any;
+  error: { code: string; message: string; [k: string]: unknown } | undefined;
+  text: string;
+}
+
+/** An agent as a runtime sees it: the official MCP client over Streamable HTTP with its bearer token. */
+export class AgentClient {
+  private constructor(
+    readonly mcp: Client,
+    readonly token: string,
+    readonly gatewayUrl: string,
+  ) {}
+
+  static async connect(gatewayUrl: string, token: string): Promise<AgentClient> {
+    const mcp = new Client({ name: 'dipper-test', version: '0.0.0' });
+    const transport = new StreamableHTTPClientTransport(new URL(`${gatewayUrl}/mcp/beidou`), {
+      requestInit: { headers: { Authorization: `Bearer ${token}` } },
+    });
+    await mcp.connect(transport);
+    return new AgentClient(mcp, token, gatewayUrl);
+  }
+
+  async call(name: string, args: Record<string, unknown> = {}): Promise<ToolOutcome> {
+    const res = (await this.mcp.callTool({ name, arguments: args })) as {
+      isError?: boolean;
+      structuredContent?: any;
+      content: { type: string; text?: string }[];
+    };
+    const text = res.content.find((c) => c.type === 'text')?.text ?? '';
+    const isError = res.isError === true;
+    const error = isError ? (JSON.parse(text) as { error: ToolOutcome['error'] }).error : undefined;
+    return { isError, data: isError ? undefined : res.structuredContent, error, text };
+  }
+
+  /** Calls a tool that must succeed and returns its structured result. */
+  async ok(name: string, args: Record<string, unknown> = {}): Promise<any> {
+    const out = await this.call(name, args);
+    if (out.isError) throw new Error(`${name} failed: ${out.text}`);
+    return out.data;
+  }
+
+  /** Calls a tool that must fail and returns its error object. */
+  async fail(name: string, args: Record<string, unknown> = {}): Promise<NonNullable<ToolOutcome['error']>> {
+    const out = await this.call(name, args);
+    if (!out.isError || !out.error) throw new Error(`${name} was expected to fail but returned ${out.text}`);
+    return out.error;
+  }
+
+  async inbox(cursor = 0, waitMs = 0): Promise<{ messages: any[]; next_cursor: number; status: string }> {
+    const res = await fetch(`${this.gatewayUrl}/api/runtime/inbox?cursor=${cursor}&wait_ms=${waitMs}`, {
+      headers: { Authorization: `Bearer ${this.token}` },
+    });
+    if (!res.ok) throw new Error(`inbox ${res.status}: ${await res.text()}`);
+    return (await res.json()) as { messages: any[]; next_cursor: number; status: string };
+  }
+
+  async ack(upTo: number): Promise<{ acked_through: number }> {
+    const res = await fetch(`${this.gatewayUrl}/api/runtime/inbox/ack`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${this.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ up_to: upTo }),
+    });
+    if (!res.ok) throw new Error(`ack ${res.status}: ${await res.text()}`);
+    return (await res.json()) as { acked_through: number };
+  }
+
+  async close(): Promise<void> {
+    await this.mcp.close();
+  }
+}

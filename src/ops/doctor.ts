@@ -1,0 +1,84 @@
+import { randomUUID } from 'node:crypto';
+import type { Client } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
+import Long from 'long';
+import { replayAll, type ReplayProblem, type ReplayReport } from './replayAll';
+
+export interface Finding {
+  workflowId: string;
+  runId: string;
+  kind: 'nondeterministic' | 'stuck' | 'failed';
+  message: string;
+  /** The WorkflowTaskCompleted event a repair resets to: the task whose commands replay disowns. */
+  resetEventId?: number;
+}
+
+export interface Diagnosis {
+  findings: Finding[];
+  replay: ReplayReport;
+}
+
+export interface DoctorOptions {
+  client: Client;
+  namespace: string;
+  bundlePath: string;
+}
+
+const EVENT_ID = /HistoryEvent\(id: (\d+)/;
+
+/**
+ * Finds the running workflows that are broken or will break: those whose
+ * history today's code cannot replay (a worker that loses its cache fails
+ * their next workflow task for ever), and those whose task keeps failing
+ * for another reason (a payload over Temporal's limit, for instance).
+ */
+export async function diagnose(o: DoctorOptions): Promise<Diagnosis> {
+  const replay = await replayAll({ client: o.client, bundlePath: o.bundlePath, query: 'ExecutionStatus = "Running"' });
+  const findings: Finding[] = [];
+  for (const p of replay.nondeterministic) {
+    findings.push({ ...p, kind: 'nondeterministic', resetEventId: await resetPoint(o.client, p) });
+  }
+  const seen = new Set(findings.map((f) => f.runId));
+  for (const p of replay.stuck) if (!seen.has(p.runId)) findings.push({ ...p, kind: 'stuck' });
+  for (const p of replay.failed) findings.push({ ...p, kind: 'failed' });
+  return { findings, replay };
+}
+
+/**
+ * The last workflow task completed before the first event replay disagrees
+ * with. Resetting there throws that task's commands away and runs it again
+ * with today's code, in the order replay will always see.
+ */
+async function resetPoint(client: Client, p: ReplayProblem): Promise<number | undefined> {
+  const diverging = Number(EVENT_ID.exec(p.message)?.[1]);
+  if (!Number.isFinite(diverging)) return undefined;
+  const history = await client.workflow.getHandle(p.workflowId, p.runId).fetchHistory();
+  let found: number | undefined;
+  for (const e of history.events ?? []) {
+    const id = Number(e.eventId);
+    if (id >= diverging) break;
+    if (e.workflowTaskCompletedEventAttributes) found = id;
+  }
+  return found;
+}
+
+/**
+ * Repairs a nondeterministic workflow: a reset to its last good workflow
+ * task that reapplies every Signal and Update received after it. Dipper's
+ * handlers are idempotent by message id and sequence number, so the inbox
+ * and every acknowledgement come back as they were; the events after the
+ * reset point are run again. Other findings have no automatic repair.
+ */
+export async function repair(o: DoctorOptions, f: Finding): Promise<string> {
+  if (f.kind !== 'nondeterministic' || f.resetEventId === undefined) throw new Error('no automatic repair for this finding');
+  const res: temporal.api.workflowservice.v1.IResetWorkflowExecutionResponse = await o.client.workflowService.resetWorkflowExecution({
+    namespace: o.namespace,
+    workflowExecution: { workflowId: f.workflowId, runId: f.runId },
+    reason: `dipper doctor: replay disagrees with the workflow task completed at event ${f.resetEventId}`,
+    workflowTaskFinishEventId: Long.fromNumber(f.resetEventId),
+    requestId: randomUUID(),
+    resetReapplyType: temporal.api.enums.v1.ResetReapplyType.RESET_REAPPLY_TYPE_ALL_ELIGIBLE,
+    resetReapplyExcludeTypes: [],
+  });
+  return res.runId ?? '';
+}

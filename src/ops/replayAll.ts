@@ -1,0 +1,128 @@
+import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
+import { Worker } from '@temporalio/worker';
+import { DeterminismViolationError } from '@temporalio/workflow';
+import { mapOrdered } from './ordered';
+
+export interface ReplayAllOptions {
+  /** A client of the namespace to check. */
+  client: Client;
+  /** A prebuilt workflow bundle (src/devstack/bundle.ts): the code every history must still replay with. */
+  bundlePath: string;
+  /** A visibility query narrowing the list; every workflow of the namespace when absent. */
+  query?: string;
+  /** Workflows not to replay (broken on purpose, or of a type the bundle does not hold), with a reason. */
+  skip?: (wf: WorkflowExecutionInfo) => string | undefined;
+  /** History fetches in flight at once. */
+  concurrency?: number;
+}
+
+export interface ReplayProblem {
+  workflowId: string;
+  runId: string;
+  /** The first line of the replayer's message, for a person to start from. */
+  message: string;
+}
+
+export interface ReplayReport {
+  /** Executions the visibility list returned (every run of a continued-as-new chain counts). */
+  listed: number;
+  replayed: number;
+  skipped: { workflowId: string; runId: string; reason: string }[];
+  nondeterministic: ReplayProblem[];
+  /** Replays that failed otherwise, and histories that could not be fetched. */
+  failed: ReplayProblem[];
+  /** Running workflows whose workflow task keeps failing: they make no progress until someone repairs them. */
+  stuck: ReplayProblem[];
+  ms: number;
+}
+
+type History = Awaited<ReturnType<ReturnType<Client['workflow']['getHandle']>['fetchHistory']>>;
+
+interface Fetched {
+  wf: WorkflowExecutionInfo;
+  history?: History;
+  error?: string;
+  stuck?: string;
+}
+
+/**
+ * Replays every workflow history of a namespace with the given workflow
+ * code: the check that a deploy breaks no running or finished workflow.
+ * Histories are fetched concurrently, ahead of one replayer that takes
+ * them in list order; open histories replay as far as they go.
+ */
+export async function replayAll(opts: ReplayAllOptions): Promise<ReplayReport> {
+  const started = Date.now();
+  const listed: WorkflowExecutionInfo[] = [];
+  for await (const wf of opts.client.workflow.list(opts.query ? { query: opts.query } : {})) listed.push(wf);
+
+  const report: ReplayReport = { listed: listed.length, replayed: 0, skipped: [], nondeterministic: [], failed: [], stuck: [], ms: 0 };
+  const toReplay = listed.filter((wf) => {
+    const reason = opts.skip?.(wf);
+    if (reason) report.skipped.push({ workflowId: wf.workflowId, runId: wf.runId, reason });
+    return !reason;
+  });
+
+  const fetched = mapOrdered(toReplay, opts.concurrency ?? 8, (wf) => fetchOne(opts.client, wf));
+  async function* histories() {
+    for await (const f of fetched) {
+      if (f.stuck) report.stuck.push(problem(f.wf, f.stuck));
+      if (f.history) yield { workflowId: f.wf.workflowId, history: f.history };
+      else report.failed.push(problem(f.wf, f.error ?? 'history could not be fetched'));
+    }
+  }
+
+  const replayOptions = { workflowBundle: { codePath: opts.bundlePath }, replayName: 'replay-all' };
+  for await (const result of Worker.runReplayHistories(replayOptions, histories())) {
+    report.replayed++;
+    if (!result.error) continue;
+    const entry = { workflowId: result.workflowId, runId: result.runId, message: firstLine(result.error) };
+    if (result.error instanceof DeterminismViolationError) report.nondeterministic.push(entry);
+    else report.failed.push(entry);
+  }
+  report.ms = Date.now() - started;
+  return report;
+}
+
+async function fetchOne(client: Client, wf: WorkflowExecutionInfo): Promise<Fetched> {
+  const handle = client.workflow.getHandle(wf.workflowId, wf.runId);
+  let history: History;
+  try {
+    history = await handle.fetchHistory();
+  } catch (err) {
+    return { wf, error: `history could not be fetched: ${firstLine(err)}` };
+  }
+  if (wf.status.name !== 'RUNNING') return { wf, history };
+  // A workflow that closed since the list was taken has no pending task to judge.
+  const attempt = await handle.describe().then((d) => d.raw.pendingWorkflowTask?.attempt ?? 0, () => 0);
+  return { wf, history, stuck: failingTask(history, attempt) };
+}
+
+/**
+ * Why a running workflow looks stuck, or undefined. Temporal records only a
+ * task's first failure in history and retries it "transiently", so a task
+ * that keeps failing shows as a pending task with attempt > 1, or as a
+ * history that ends in WorkflowTaskFailed.
+ */
+function failingTask(history: History, attempt: number): string | undefined {
+  if (attempt > 1) return `workflow task attempt ${attempt}`;
+  if (history.events?.at(-1)?.workflowTaskFailedEventAttributes) return 'history ends in WorkflowTaskFailed';
+  return undefined;
+}
+
+function problem(wf: WorkflowExecutionInfo, message: string): ReplayProblem {
+  return { workflowId: wf.workflowId, runId: wf.runId, message };
+}
+
+function firstLine(err: unknown): string {
+  const text = err instanceof Error ? err.message : String(err);
+  return text.split('\n')[0].slice(0, 300);
+}
+
+/** One line for a log or a test run's end: `replayed 412 histories in 9.1 s: 0 nondeterministic, 0 failed, 0 stuck, 2 skipped`. */
+export function summarize(r: ReplayReport): string {
+  return (
+    `replayed ${r.replayed} histories in ${(r.ms / 1000).toFixed(1)} s: ${r.nondeterministic.length} nondeterministic, ` +
+    `${r.failed.length} failed, ${r.stuck.length} stuck, ${r.skipped.length} skipped`
+  );
+}

@@ -1,0 +1,43 @@
+import { Command } from 'commander';
+import crypto from 'node:crypto';
+import path from 'node:path';
+import { describeSoak, runSoak } from './soak';
+
+const projectRoot = path.resolve(__dirname, '..', '..');
+
+const program = new Command('soak')
+  .description('crash soak: a team works while the worker is SIGKILLed at seeded random moments; then every history is replayed')
+  .option('--seed <n>', 'first seed (random when absent; always printed)')
+  .option('--runs <n>', 'soaks to run, with seeds seed, seed+1, ...', '1')
+  .option('--kills <n>', 'worker kills per soak', '10')
+  .option('--agents <n>', 'members spawned at the start (half as many more join mid-soak)', '8')
+  .option('--warmup <s>', 'seconds of traffic before the first kill', '20')
+  .action(async (opts: { seed?: string; runs: string; kills: string; agents: string; warmup: string }) => {
+    const first = opts.seed === undefined ? crypto.randomInt(1, 1_000_000) : Number(opts.seed);
+    let failed = 0;
+    for (let i = 0; i < Number(opts.runs); i++) {
+      const seed = first + i;
+      process.stdout.write(`soak seed ${seed}\n`);
+      const report = await runSoak({
+        seed,
+        kills: Number(opts.kills),
+        agents: Number(opts.agents),
+        warmupSeconds: Number(opts.warmup),
+        killEverySeconds: [2, 8],
+        maxDownSeconds: 3,
+        pauseMs: 300,
+        projectRoot,
+        dataRoot: path.join(projectRoot, '.soak-data', `seed-${seed}`),
+        basePort: 39233,
+        progress: (line) => process.stdout.write(`  ${line}\n`),
+      });
+      process.stdout.write(`${describeSoak(report)}\n`);
+      if (!report.passed) failed++;
+    }
+    process.exitCode = failed === 0 ? 0 : 1;
+  });
+
+program.parseAsync().catch((err: unknown) => {
+  process.stderr.write(`soak failed: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,171 @@
+import { AgentClient } from '../client/agent';
+import type { Rng } from './rng';
+
+/** Soak messages carry a unique text, so a delivery can be matched to its send whatever id the gateway gave it. */
+const TAG = 'soak:';
+
+export interface Tally {
+  /** Contents whose send_message answered with success. */
+  acknowledged: Set<string>;
+  /** How often each soak content reached an inbox. */
+  delivered: Map<string, number>;
+  calls: number;
+  failedCalls: number;
+  /** Time of the last successful tool call, for recovery figures. */
+  lastSuccess: number;
+}
+
+export interface Member {
+  agentId: string;
+  client: AgentClient;
+  isRoot: boolean;
+}
+
+export function newTally(): Tally {
+  return { acknowledged: new Set(), delivered: new Map(), calls: 0, failedCalls: 0, lastSuccess: 0 };
+}
+
+/**
+ * A soak team: one root that declares plans and spawns members in waves,
+ * members who message each other, ask for review and get answered, and a
+ * reader per member that long-polls and acknowledges its inbox as a runtime
+ * would. Calls that fail while the worker is down are counted, not retried.
+ */
+export class SoakTeam {
+  readonly members: Member[] = [];
+  private stopped = false;
+  private readonly loops: Promise<void>[] = [];
+  private sent = 0;
+  private wave = 0;
+
+  constructor(
+    private readonly gatewayUrl: string,
+    private readonly rng: Rng,
+    readonly tally: Tally,
+    private readonly launch: (agentId: string) => Promise<string>,
+  ) {}
+
+  async addRoot(agentId: string, token: string): Promise<void> {
+    await this.join(agentId, token, true);
+  }
+
+  /** Declares `count` more tasks and spawns an agent for each. */
+  async spawnWave(count: number): Promise<void> {
+    const root = this.members[0];
+    const w = this.wave++;
+    const tasks = Array.from({ length: count }, (_, i) => ({ id: `w${w}-t${i}`, role: `member-${w}-${i}`, skill: 'worker', task: 'Soak.' }));
+    const plan = await this.call(root, 'declare_plan', { tasks });
+    if (!plan) return;
+    for (const t of tasks) {
+      const spawned = await this.call(root, 'spawn_agent', { task_id: t.id });
+      if (spawned) await this.join(spawned.agent_id as string, await this.launch(spawned.agent_id as string), false);
+    }
+  }
+
+  /** Starts every member's traffic and reader loops; they run until stop(). */
+  start(pauseMs: number): void {
+    for (const m of this.members) this.startLoops(m, pauseMs);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await Promise.all(this.loops);
+  }
+
+  /** Ends the sending and keeps the readers going until every acknowledged send arrived, or the time is up. */
+  async drain(timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline && [...this.tally.acknowledged].some((c) => !this.tally.delivered.has(c))) {
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+
+  private pause = 0;
+
+  private async join(agentId: string, token: string, isRoot: boolean): Promise<void> {
+    const member = { agentId, client: await AgentClient.connect(this.gatewayUrl, token), isRoot };
+    this.members.push(member);
+    if (this.pause > 0) this.startLoops(member, this.pause);
+  }
+
+  private startLoops(m: Member, pauseMs: number): void {
+    this.pause = pauseMs;
+    this.loops.push(this.act(m, pauseMs), this.read(m));
+  }
+
+  private sending = true;
+
+  stopSending(): void {
+    this.sending = false;
+  }
+
+  private async act(m: Member, pauseMs: number): Promise<void> {
+    while (!this.stopped) {
+      if (this.sending) await this.step(m);
+      await new Promise((r) => setTimeout(r, pauseMs * (0.5 + this.rng.next())));
+    }
+  }
+
+  private async step(m: Member): Promise<void> {
+    const roll = this.rng.next();
+    if (roll < 0.7) {
+      const to = this.rng.pick(this.members).agentId;
+      const content = `${TAG}${m.agentId}:${this.sent++}`;
+      const out = await this.call(m, 'send_message', { to, content });
+      if (out) this.tally.acknowledged.add(content);
+    } else if (roll < 0.8) {
+      await this.call(m, 'list_peers', {});
+    } else if (!m.isRoot) {
+      await this.call(m, 'signal_review', { detail: `Review ${this.sent++} from ${m.agentId}.` });
+    } else {
+      // The leader answers its pending reviews; a leader's message clears the review.
+      const pending = await this.call(m, 'list_pending_reviews', {});
+      for (const r of ((pending?.items as { agent_id: string }[] | undefined) ?? []).slice(0, 3)) {
+        await this.call(m, 'send_message', { to: r.agent_id, content: 'Looks good, carry on.' });
+      }
+    }
+  }
+
+  private async read(m: Member): Promise<void> {
+    let cursor = 0;
+    // A read whose ack failed is read again: count each inbox item once, by its sequence number.
+    let counted = 0;
+    while (!this.stopped) {
+      try {
+        const view = await m.client.inbox(cursor, 1000);
+        for (const item of view.messages as { content: string; seq: number }[]) {
+          if (item.seq <= counted) continue;
+          counted = item.seq;
+          if (item.content.startsWith(TAG)) this.tally.delivered.set(item.content, (this.tally.delivered.get(item.content) ?? 0) + 1);
+        }
+        if (view.next_cursor > cursor) {
+          await m.client.ack(view.next_cursor);
+          cursor = view.next_cursor;
+        }
+      } catch {
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    }
+  }
+
+  /** One tool call; its structured result, or undefined when it failed. */
+  private async call(m: Member, name: string, args: Record<string, unknown>): Promise<Record<string, unknown> | undefined> {
+    this.tally.calls++;
+    try {
+      const out = await m.client.call(name, args);
+      if (out.isError) {
+        this.tally.failedCalls++;
+        return undefined;
+      }
+      this.tally.lastSuccess = Date.now();
+      return out.data as Record<string, unknown>;
+    } catch {
+      this.tally.failedCalls++;
+      return undefined;
+    }
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.members.map((m) => m.client.close().catch(() => undefined)));
+  }
+}
