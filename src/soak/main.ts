@@ -12,7 +12,10 @@ const program = new Command('soak')
   .option('--kills <n>', 'worker kills per soak', '10')
   .option('--agents <n>', 'members spawned at the start (half as many more join mid-soak)', '8')
   .option('--warmup <s>', 'seconds of traffic before the first kill', '20')
-  .action(async (opts: { seed?: string; runs: string; kills: string; agents: string; warmup: string }) => {
+  .option('--sticky <ms>', 'sticky queue timeout of the worker (DIPPER_STICKY_TIMEOUT_MS)', '5000')
+  .option('--unbounded-queries', 'reproduce the old gateway: Queries may outlive the sticky timeout')
+  .option('--repair', 'repair what the replay finds (dipper doctor --repair), then check again')
+  .action(async (opts: { seed?: string; runs: string; kills: string; agents: string; warmup: string; sticky: string; unboundedQueries?: boolean; repair?: boolean }) => {
     const first = opts.seed === undefined ? crypto.randomInt(1, 1_000_000) : Number(opts.seed);
     let failed = 0;
     for (let i = 0; i < Number(opts.runs); i++) {
@@ -29,6 +32,10 @@ const program = new Command('soak')
         projectRoot,
         dataRoot: path.join(projectRoot, '.soak-data', `seed-${seed}`),
         basePort: 39233,
+        env: { DIPPER_STICKY_TIMEOUT_MS: opts.sticky },
+        // The gateway caps each Query a second below its own idea of the sticky timeout.
+        gatewayEnv: opts.unboundedQueries ? { DIPPER_STICKY_TIMEOUT_MS: '600000' } : undefined,
+        repair: opts.repair === true,
         progress: (line) => process.stdout.write(`  ${line}\n`),
       });
       process.stdout.write(`${describeSoak(report)}\n`);

@@ -1,4 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
+import { diagnose, repair } from '../ops/doctor';
 import { replayAll, type ReplayReport } from '../ops/replayAll';
 import { installQuietRuntime } from '../ops/quietRuntime';
 import { Rng } from './rng';
@@ -23,6 +24,10 @@ export interface SoakOptions {
   basePort: number;
   /** Extra environment for the worker and gateway (shorter sticky timeouts in CI, for instance). */
   env?: Record<string, string>;
+  /** Extra environment for the gateway alone (the reproduction lets its Queries outlive the sticky timeout). */
+  gatewayEnv?: Record<string, string>;
+  /** Repair what the first replay finds (dipper doctor's reset), then drain and check again. */
+  repair?: boolean;
   progress?: (line: string) => void;
 }
 
@@ -40,6 +45,9 @@ export interface SoakReport {
   /** Agents that did not answer a read at the end. */
   unanswered: string[];
   replay: ReplayReport;
+  /** Nondeterministic histories the first replay found, before any repair. */
+  brokenBeforeRepair: number;
+  repaired: number;
   passed: boolean;
 }
 
@@ -56,7 +64,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
   const say = o.progress ?? (() => undefined);
   const rng = new Rng(o.seed);
   installQuietRuntime();
-  const stack = await startSoakStack({ projectRoot: o.projectRoot, dataRoot: o.dataRoot, basePort: o.basePort, env: o.env });
+  const stack = await startSoakStack({ projectRoot: o.projectRoot, dataRoot: o.dataRoot, basePort: o.basePort, env: o.env, gatewayEnv: o.gatewayEnv });
   const operator = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(`${stack.gatewayUrl}/api${path}`, {
       method,
@@ -95,8 +103,28 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       await sleep(1000 * (o.killEverySeconds[0] + rng.next() * (o.killEverySeconds[1] - o.killEverySeconds[0])));
     }
 
-    team.stopSending();
-    await team.drain(60_000);
+    await team.stopSending();
+    await team.drain(o.repair ? 15_000 : 60_000);
+    const connection = await Connection.connect({ address: stack.temporalAddress });
+    const client = new Client({ connection, namespace: stack.namespace });
+    const doctorOpts = { client, namespace: stack.namespace, bundlePath: stack.bundlePath };
+    let replay = await replayAll({ client, bundlePath: stack.bundlePath });
+    const brokenBeforeRepair = replay.nondeterministic.length;
+    let repaired = 0;
+    if (o.repair && brokenBeforeRepair > 0) {
+      for (const f of (await diagnose(doctorOpts)).findings.filter((x) => x.kind === 'nondeterministic')) {
+        if (f.resetEventId === undefined) {
+          say(`no reset point found for ${f.workflowId}: ${f.message}`);
+          continue;
+        }
+        await repair(doctorOpts, f);
+        repaired++;
+      }
+      say(`repaired ${repaired} of ${brokenBeforeRepair} nondeterministic workflows`);
+      await team.drain(60_000);
+      replay = await replayAll({ client, bundlePath: stack.bundlePath, skip: (wf) => (wf.status.name === 'RUNNING' ? undefined : 'closed by a repair') });
+    }
+    await connection.close();
     await team.stop();
     const unanswered: string[] = [];
     for (const m of team.members) {
@@ -106,9 +134,6 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     const lost = [...tally.acknowledged].filter((c) => !tally.delivered.has(c)).length;
     const duplicated = [...tally.delivered.values()].filter((n) => n > 1).length;
 
-    const connection = await Connection.connect({ address: stack.temporalAddress });
-    const replay = await replayAll({ client: new Client({ connection, namespace: 'dipper' }), bundlePath: stack.bundlePath });
-    await connection.close();
     const passed =
       replay.nondeterministic.length === 0 &&
       replay.stuck.length === 0 &&
@@ -128,6 +153,8 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       duplicated,
       unanswered,
       replay,
+      brokenBeforeRepair,
+      repaired,
       passed,
     };
   } finally {
@@ -145,6 +172,7 @@ export function describeSoak(r: SoakReport): string {
     `seed ${r.seed}: ${r.passed ? 'PASSED' : 'FAILED'}`,
     `  ${r.kills} worker kills; recovery (kill to first successful tool call) median ${median.toFixed(1)} s, max ${(rec.at(-1) ?? 0).toFixed(1)} s`,
     `  ${r.agents} agents, ${r.calls} tool calls (${r.failedCalls} failed during outages), ${r.acknowledgedSends} acknowledged sends: ${r.lost} lost, ${r.duplicated} duplicated`,
+    ...(r.brokenBeforeRepair > 0 ? [`  ${r.brokenBeforeRepair} nondeterministic before repair, ${r.repaired} repaired`] : []),
     `  replayed ${r.replay.replayed} histories: ${r.replay.nondeterministic.length} nondeterministic, ${r.replay.stuck.length} stuck, ${r.replay.failed.length} failed`,
     `  agents not answering a read: ${r.unanswered.length}`,
     ...r.replay.nondeterministic.map((p) => `  nondeterministic: ${p.workflowId}: ${p.message}`),

@@ -8,6 +8,7 @@ import { isListening } from '../devstack/processes';
 
 export interface SoakStack {
   gatewayUrl: string;
+  namespace: string;
   operatorToken: string;
   temporalAddress: string;
   bundlePath: string;
@@ -23,6 +24,8 @@ export interface SoakStackOptions {
   /** First port to try for Temporal; the gateway takes the first free port from basePort + 500. */
   basePort: number;
   env?: Record<string, string>;
+  /** Extra environment for the gateway alone. */
+  gatewayEnv?: Record<string, string>;
 }
 
 /** A process of the stack, its output appended to a log file. */
@@ -94,11 +97,12 @@ export async function startSoakStack(opts: SoakStackOptions): Promise<SoakStack>
   };
   const log = (what: string) => path.join(opts.dataRoot, `${what}.log`);
   let worker = startNode(opts.projectRoot, 'worker', env, log('worker'));
-  const gateway = startNode(opts.projectRoot, 'gateway', env, log('gateway'));
+  const gateway = startNode(opts.projectRoot, 'gateway', { ...env, ...opts.gatewayEnv }, log('gateway'));
   const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
   await untilHealthy(`${gatewayUrl}/healthz`, 60_000);
   return {
     gatewayUrl,
+    namespace: 'dipper',
     operatorToken,
     temporalAddress: server.address,
     bundlePath,

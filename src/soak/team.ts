@@ -95,13 +95,20 @@ export class SoakTeam {
 
   private sending = true;
 
-  stopSending(): void {
+  private stepping = 0;
+
+  /** Stops new sends and waits for those in flight, so every acknowledgement is counted before the drain. */
+  async stopSending(): Promise<void> {
     this.sending = false;
+    while (this.stepping > 0) await new Promise((r) => setTimeout(r, 50));
   }
 
   private async act(m: Member, pauseMs: number): Promise<void> {
     while (!this.stopped) {
-      if (this.sending) await this.step(m);
+      if (this.sending) {
+        this.stepping++;
+        await this.step(m).finally(() => this.stepping--);
+      }
       await new Promise((r) => setTimeout(r, pauseMs * (0.5 + this.rng.next())));
     }
   }

@@ -1,0 +1,42 @@
+import path from 'node:path';
+import { describeSoak, runSoak, type SoakOptions } from '../../src/soak/soak';
+import { testDataRoot } from '../setup/env';
+import { projectRoot } from '../support/processes';
+
+/**
+ * The seeded CI version of `npm run soak`: a team works while the worker is
+ * SIGKILLed, then every history is replayed and the invariants checked. A
+ * short sticky timeout keeps each outage to a few seconds.
+ */
+function options(seed: number, extra: Partial<SoakOptions>): SoakOptions {
+  return {
+    seed,
+    kills: 4,
+    agents: 5,
+    warmupSeconds: 8,
+    killEverySeconds: [1, 4],
+    maxDownSeconds: 2,
+    pauseMs: 250,
+    projectRoot,
+    dataRoot: path.join(testDataRoot, `soak-${seed}`),
+    basePort: 29433,
+    env: { DIPPER_STICKY_TIMEOUT_MS: '2000' },
+    progress: (line) => process.stderr.write(`soak: ${line}\n`),
+    ...extra,
+  };
+}
+
+describe('crash soak', () => {
+  it('loses, duplicates and breaks nothing across worker kills (seed 11)', async () => {
+    const report = await runSoak(options(11, {}));
+    process.stderr.write(`${describeSoak(report)}\n`);
+    expect(report.kills).toBe(4);
+    expect(report.acknowledgedSends).toBeGreaterThan(50);
+    expect(report.replay.replayed).toBeGreaterThanOrEqual(report.agents);
+    expect(report.replay.nondeterministic).toEqual([]);
+    expect(report.replay.stuck).toEqual([]);
+    expect(report.replay.failed).toEqual([]);
+    expect({ lost: report.lost, duplicated: report.duplicated, unanswered: report.unanswered }).toEqual({ lost: 0, duplicated: 0, unanswered: [] });
+    expect(report.brokenBeforeRepair).toBe(0);
+  }, 240_000);
+});
