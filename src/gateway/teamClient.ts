@@ -47,6 +47,11 @@ function noAnswer(err: unknown): boolean {
   return false;
 }
 
+/** Spec codes are lower-case words (`unknown_task`); `internal` and error class names (`Error`) are not refusals. */
+function isRefusal(type: string | undefined | null): type is string {
+  return typeof type === 'string' && type !== 'internal' && /^[a-z][a-z0-9_.]*$/.test(type);
+}
+
 /** Full jitter: spreads fifty senders hitting one recipient across the backoff window; never past the deadline. */
 function backoff(attempt: number, until: number): Promise<void> {
   const cap = Math.min(2000, 25 * 2 ** attempt);
@@ -159,7 +164,9 @@ export class TeamClient {
 
   private async failure(err: unknown, what: string, workflowId: string | undefined, diagnosisDeadline: number): Promise<Error> {
     if (err instanceof WorkflowNotFoundError) return new NotFound(what);
-    if (err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure && err.cause.type) {
+    // Only a workflow's refusal (a spec code such as unknown_task) is shown; an activity's own failure
+    // (`internal` from a disk activity, an error class name such as `Error`) is internal (docs/decisions.md, ids).
+    if (err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure && isRefusal(err.cause.type)) {
       const extra = (err.cause.details?.[0] ?? {}) as Record<string, unknown>;
       return new ToolError(err.cause.type, err.cause.message, extra);
     }

@@ -114,9 +114,17 @@ function problem(wf: WorkflowExecutionInfo, message: string): ReplayProblem {
   return { workflowId: wf.workflowId, runId: wf.runId, message };
 }
 
+/**
+ * What the replayer said, without its preface ("Replay failed ... Details:")
+ * and, for a failed workflow task, without the Rust debug dump around the
+ * workflow's own message (which carries a stack). A nondeterminism message
+ * keeps its `HistoryEvent(id: N, ...)`, which dipper doctor reads.
+ */
 function firstLine(err: unknown): string {
   const text = err instanceof Error ? err.message : String(err);
-  return text.split('\n')[0].slice(0, 300);
+  const details = text.includes('Details: ') ? text.slice(text.indexOf('Details: ') + 'Details: '.length) : text;
+  const inner = /message: "((?:[^"\\]|\\.)*)"/.exec(details)?.[1];
+  return (inner ?? details).split('\n')[0].slice(0, 300);
 }
 
 /** One line for a log or a test run's end: `replayed 412 histories in 9.1 s: 0 nondeterministic, 0 failed, 0 stuck, 2 skipped`. */

@@ -29,6 +29,7 @@ export function writeTestEnv(dir: string, env: TestEnv): void {
   fs.writeFileSync(path.join(dir, 'env.json'), JSON.stringify(env, null, 2));
 }
 
-export function readTestEnv(): TestEnv {
-  return JSON.parse(fs.readFileSync(path.join(testDataRoot, 'env.json'), 'utf8')) as TestEnv;
+/** `root` for code loaded before globalSetup named the folder (globalTeardown shares globalSetup's modules). */
+export function readTestEnv(root = testDataRoot): TestEnv {
+  return JSON.parse(fs.readFileSync(path.join(root, 'env.json'), 'utf8')) as TestEnv;
 }

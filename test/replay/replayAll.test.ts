@@ -1,0 +1,102 @@
+import { Client, Connection } from '@temporalio/client';
+import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
+import fs from 'node:fs';
+import path from 'node:path';
+import { installQuietRuntime } from '../../src/ops/quietRuntime';
+import { replayAll, type ReplayReport } from '../../src/ops/replayAll';
+import { readTestEnv, testDataRoot } from '../setup/env';
+import { eventually } from '../support/clients';
+import { skipReplayOf } from '../support/replaySkip';
+
+/**
+ * replayAll against real histories: tiny workflows recorded with
+ * probe/v1.ts on the test server and replayed with probe/v2.ts, where one
+ * changed its commands, one stayed, one no longer exists, and one fails its
+ * workflow task for ever in both.
+ */
+const env = readTestEnv();
+const taskQueue = `replay-probe-${process.pid}`;
+const ids = { changed: `${taskQueue}/changed`, steady: `${taskQueue}/steady`, gone: `${taskQueue}/gone`, stuck: `${taskQueue}/stuck` };
+const quiet = { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} };
+
+let connection: Connection;
+let client: Client;
+let v1: string;
+let v2: string;
+
+async function bundle(version: string): Promise<string> {
+  const file = path.join(testDataRoot, `replay-probe-${version}.js`);
+  const { code } = await bundleWorkflowCode({ workflowsPath: require.resolve(`./probe/${version}`), logger: quiet });
+  fs.writeFileSync(file, code);
+  return file;
+}
+
+const check = (bundlePath: string, extra: Partial<Parameters<typeof replayAll>[0]> = {}): Promise<ReplayReport> =>
+  replayAll({ client, bundlePath, query: `TaskQueue = "${taskQueue}"`, ...extra });
+
+beforeAll(async () => {
+  // The probe worker's failing task and the replayer's verdicts are expected here: keep them out of the output.
+  installQuietRuntime();
+  // Not Dipper's workflows: the run's final replay over the namespace leaves them out.
+  for (const workflowId of Object.values(ids)) skipReplayOf({ workflowId, reason: 'replayAll.test.ts probe' });
+  connection = await Connection.connect({ address: env.temporalAddress });
+  client = new Client({ connection, namespace: env.namespace });
+  [v1, v2] = await Promise.all([bundle('v1'), bundle('v2')]);
+  const workerConnection = await NativeConnection.connect({ address: env.temporalAddress });
+  const worker = await Worker.create({
+    connection: workerConnection,
+    namespace: env.namespace,
+    taskQueue,
+    workflowBundle: { codePath: v1 },
+  });
+  await worker.runUntil(async () => {
+    const start = (type: string, workflowId: string) => client.workflow.start(type, { taskQueue, workflowId, args: [] });
+    await (await start('changedProbe', ids.changed)).result();
+    await (await start('steadyProbe', ids.steady)).result();
+    await (await start('goneProbe', ids.gone)).result();
+    const stuck = await start('stuckProbe', ids.stuck);
+    await eventually(async () => ((await stuck.describe()).raw.pendingWorkflowTask?.attempt ?? 0) > 1 || undefined);
+  });
+  await workerConnection.close();
+  // Visibility trails the server's writes a little.
+  await eventually(async () => (await client.workflow.count(`TaskQueue = "${taskQueue}"`)).count === 4 || undefined);
+}, 120_000);
+
+afterAll(async () => {
+  await client.workflow.getHandle(ids.stuck).terminate('replayAll.test.ts is done');
+  await connection.close();
+});
+
+describe('replayAll', () => {
+  it('finds the history whose code changed its commands, and only that one', async () => {
+    const report = await check(v2);
+    expect(report.listed).toBe(4);
+    expect(report.replayed).toBe(4);
+    expect(report.nondeterministic.map((p) => p.workflowId)).toEqual([ids.changed]);
+    expect(report.nondeterministic[0].message).toMatch(/^\[TMPRL1100\] Nondeterminism error: .*HistoryEvent\(id: \d+, TimerStarted\)/);
+  });
+
+  it('counts a history the code cannot replay at all as a failure, not as nondeterminism', async () => {
+    const report = await check(v2);
+    expect(report.failed.map((p) => p.workflowId)).toEqual([ids.gone]);
+    expect(report.failed[0].message).toBe("Failed to initialize workflow of type 'goneProbe': no such function is exported by the workflow bundle");
+  });
+
+  it('replays every history cleanly with the code that recorded them', async () => {
+    const report = await check(v1);
+    expect(report.nondeterministic).toEqual([]);
+    expect(report.failed).toEqual([]);
+  });
+
+  it('names a running workflow whose workflow task keeps failing as stuck', async () => {
+    const report = await check(v1);
+    expect(report.stuck.map((p) => p.workflowId)).toEqual([ids.stuck]);
+  });
+
+  it('leaves out what it is told to skip, with the reason', async () => {
+    const report = await check(v2, { skip: (wf) => (wf.workflowId === ids.changed ? 'changed on purpose' : undefined) });
+    expect(report.skipped).toEqual([{ workflowId: ids.changed, runId: expect.any(String), reason: 'changed on purpose' }]);
+    expect(report.replayed).toBe(3);
+    expect(report.nondeterministic).toEqual([]);
+  });
+});
