@@ -7,8 +7,7 @@ import path from 'node:path';
 import { workerIsPolling } from '../src/cli/workerHealth';
 import { loadConfig, type DipperConfig } from '../src/config';
 import { startDevServer } from '../src/devstack/devServer';
-import { isListening } from '../src/devstack/processes';
-import { projectRoot, startProcess, waitForHttp, type DipperProcess } from '../test/support/processes';
+import { freePort, projectRoot, startProcess, waitForHttp, type DipperProcess } from '../src/devstack/dipperProcess';
 
 /** Stops what was started, newest first; a step that fails does not keep the others from running. */
 export class Teardown {
@@ -42,16 +41,6 @@ export interface Stack {
   gatewayUrl: string;
   operatorToken: string;
   pids: { worker?: number; gateway?: number; temporal?: number };
-}
-
-/** The first port from `from` on where it and port + offset are both free. */
-async function freePort(from: number, offset?: number): Promise<number> {
-  for (let port = from; port < from + 50; port++) {
-    if (await isListening(port)) continue;
-    if (offset !== undefined && (await isListening(port + offset))) continue;
-    return port;
-  }
-  throw new Error(`no free port in ${from}..${from + 49}`);
 }
 
 /** Waits for `ready`, but fails as soon as the process it waits for has died. */

@@ -129,8 +129,7 @@ export class TeamClient {
 
   /** Any other Temporal call (a workflow start, a visibility list), with the same bound and the same failures. */
   async bounded<T>(what: string, fn: () => Promise<T>, workflowId?: string, capMs?: number): Promise<T> {
-    const budget = this.budget();
-    if (capMs !== undefined) budget.rpc = Math.min(budget.rpc, Date.now() + capMs);
+    const budget = this.budget(capMs);
     try {
       return await this.client.withDeadline(budget.rpc, fn);
     } catch (err) {
@@ -156,10 +155,10 @@ export class TeamClient {
    * diagnosis ends just before the deadline, which the tool call's own
    * timer holds.
    */
-  private budget(): { rpc: number; diagnosis: number } {
+  private budget(capMs = Number.POSITIVE_INFINITY): { rpc: number; diagnosis: number } {
     const deadline = callDeadline() ?? Date.now() + this.callTimeoutMs;
     const reserve = Math.min(1000, this.callTimeoutMs / 4);
-    return { rpc: deadline - reserve, diagnosis: deadline - reserve / 5 };
+    return { rpc: Math.min(deadline - reserve, Date.now() + capMs), diagnosis: deadline - reserve / 5 };
   }
 
   private async failure(err: unknown, what: string, workflowId: string | undefined, diagnosisDeadline: number): Promise<Error> {

@@ -3,7 +3,7 @@ import crypto from 'node:crypto';
 import path from 'node:path';
 import { describeSoak, runSoak } from './soak';
 
-const projectRoot = path.resolve(__dirname, '..', '..');
+import { projectRoot } from '../devstack/dipperProcess';
 
 const program = new Command('soak')
   .description('crash soak: a team works while the worker is SIGKILLed at seeded random moments; then every history is replayed')
@@ -29,7 +29,6 @@ const program = new Command('soak')
         killEverySeconds: [2, 8],
         maxDownSeconds: 3,
         pauseMs: 300,
-        projectRoot,
         dataRoot: path.join(projectRoot, '.soak-data', `seed-${seed}`),
         basePort: 39233,
         env: { DIPPER_STICKY_TIMEOUT_MS: opts.sticky },

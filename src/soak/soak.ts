@@ -1,4 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
+import { Operator } from '../client/operator';
 import { diagnose, repair } from '../ops/doctor';
 import { replayAll, type ReplayReport } from '../ops/replayAll';
 import { installQuietRuntime } from '../ops/quietRuntime';
@@ -19,7 +20,6 @@ export interface SoakOptions {
   maxDownSeconds: number;
   /** Pause between one member's tool calls (jittered). */
   pauseMs: number;
-  projectRoot: string;
   dataRoot: string;
   basePort: number;
   /** Extra environment for the worker and gateway (shorter sticky timeouts in CI, for instance). */
@@ -64,24 +64,13 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
   const say = o.progress ?? (() => undefined);
   const rng = new Rng(o.seed);
   installQuietRuntime();
-  const stack = await startSoakStack({ projectRoot: o.projectRoot, dataRoot: o.dataRoot, basePort: o.basePort, env: o.env, gatewayEnv: o.gatewayEnv });
-  const operator = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${stack.gatewayUrl}/api${path}`, {
-      method,
-      headers: { Authorization: `Bearer ${stack.operatorToken}`, 'content-type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    if (!res.ok) throw new Error(`operator ${method} ${path}: ${res.status}`);
-    return (await res.json()) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- operator API JSON
-  };
+  const stack = await startSoakStack({ dataRoot: o.dataRoot, basePort: o.basePort, env: o.env, gatewayEnv: o.gatewayEnv });
+  const operator = new Operator({ gatewayUrl: stack.gatewayUrl, operatorToken: stack.operatorToken });
   const tally = newTally();
   let team: SoakTeam | undefined;
   try {
-    const run = await operator('POST', '/runs', { task: `Crash soak, seed ${o.seed}.` });
-    team = new SoakTeam(stack.gatewayUrl, rng, tally, async (agentId) => {
-      const launch = await operator('GET', `/runs/${run.run_id}/agents/${agentId}/launch`);
-      return launch.token as string;
-    });
+    const run = await operator.startRun(`Crash soak, seed ${o.seed}.`);
+    team = new SoakTeam(stack.gatewayUrl, rng, tally, async (agentId) => (await operator.launch(run.run_id, agentId)).token as string);
     await team.addRoot(run.root.agent_id, run.root.agent_token);
     await team.spawnWave(o.agents);
     say(`seed ${o.seed}: ${team.members.length} agents working`);

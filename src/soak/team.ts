@@ -37,6 +37,11 @@ export class SoakTeam {
   private readonly loops: Promise<void>[] = [];
   private sent = 0;
   private wave = 0;
+  /** Pause between one member's calls once traffic started; members who join later start at once. */
+  private pause = 0;
+  private sending = true;
+  /** Steps in flight, so stopSending can wait for their acknowledgements. */
+  private stepping = 0;
 
   constructor(
     private readonly gatewayUrl: string,
@@ -80,8 +85,6 @@ export class SoakTeam {
     }
   }
 
-  private pause = 0;
-
   private async join(agentId: string, token: string, isRoot: boolean): Promise<void> {
     const member = { agentId, client: await AgentClient.connect(this.gatewayUrl, token), isRoot };
     this.members.push(member);
@@ -92,10 +95,6 @@ export class SoakTeam {
     this.pause = pauseMs;
     this.loops.push(this.act(m, pauseMs), this.read(m));
   }
-
-  private sending = true;
-
-  private stepping = 0;
 
   /** Stops new sends and waits for those in flight, so every acknowledgement is counted before the drain. */
   async stopSending(): Promise<void> {

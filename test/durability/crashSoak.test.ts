@@ -1,7 +1,6 @@
 import path from 'node:path';
 import { describeSoak, runSoak, type SoakOptions } from '../../src/soak/soak';
 import { testDataRoot } from '../setup/env';
-import { projectRoot } from '../support/processes';
 
 /**
  * The seeded CI version of `npm run soak`: a team works while the worker is
@@ -17,7 +16,6 @@ function options(seed: number, extra: Partial<SoakOptions>): SoakOptions {
     killEverySeconds: [1, 4],
     maxDownSeconds: 2,
     pauseMs: 250,
-    projectRoot,
     dataRoot: path.join(testDataRoot, `soak-${seed}`),
     basePort: 29433,
     env: { DIPPER_STICKY_TIMEOUT_MS: '2000' },
