@@ -44,17 +44,22 @@ export async function diagnose(o: DoctorOptions): Promise<Diagnosis> {
   return { findings, replay };
 }
 
+async function resetPoint(client: Client, p: ReplayProblem): Promise<number | undefined> {
+  const history = await client.workflow.getHandle(p.workflowId, p.runId).fetchHistory();
+  return resetEventId(history.events ?? [], p.message);
+}
+
 /**
  * The last workflow task completed before the first event replay disagrees
- * with. Resetting there throws that task's commands away and runs it again
- * with today's code, in the order replay will always see.
+ * with (named in the replayer's message). Resetting there throws that task's
+ * commands away and runs it again with today's code, in the order replay
+ * will always see.
  */
-async function resetPoint(client: Client, p: ReplayProblem): Promise<number | undefined> {
-  const diverging = Number(EVENT_ID.exec(p.message)?.[1]);
+export function resetEventId(events: { eventId?: unknown; workflowTaskCompletedEventAttributes?: unknown }[], message: string): number | undefined {
+  const diverging = Number(EVENT_ID.exec(message)?.[1]);
   if (!Number.isFinite(diverging)) return undefined;
-  const history = await client.workflow.getHandle(p.workflowId, p.runId).fetchHistory();
   let found: number | undefined;
-  for (const e of history.events ?? []) {
+  for (const e of events) {
     const id = Number(e.eventId);
     if (id >= diverging) break;
     if (e.workflowTaskCompletedEventAttributes) found = id;
