@@ -3,6 +3,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import fs from 'node:fs';
 import path from 'node:path';
 import type { LaunchPayload } from '../../activities/runtimes/payload';
+import { backoffMs, MAX_RETRIES, pause, runtimeRequest } from './retry';
 import { scriptOf, type Script } from './script';
 
 /**
@@ -23,6 +24,15 @@ function log(line: string): void {
   process.stderr.write(`${new Date().toISOString()} ${line}\n`);
 }
 
+/** The error object of a refused tool call (`{"error": {...}}`), if its text is one. */
+function parseError(text: string): { retryable?: boolean; retry_after_ms?: number } | undefined {
+  try {
+    return (JSON.parse(text) as { error?: { retryable?: boolean; retry_after_ms?: number } }).error;
+  } catch {
+    return undefined;
+  }
+}
+
 class Agent {
   private cursor = 0;
   private readonly mcp = new Client({ name: 'dipper-reference-runtime', version: '0.1.0' });
@@ -36,28 +46,24 @@ class Agent {
     await this.mcp.connect(transport);
   }
 
+  /**
+   * One tool call. A refusal Dipper marks retryable (`unavailable` during an
+   * outage, `rate_limited`) is tried again after the wait it suggests; any
+   * other refusal is the script's to see.
+   */
   async call<T = Record<string, unknown>>(name: string, args: Record<string, unknown> = {}): Promise<T> {
-    const res = (await this.mcp.callTool({ name, arguments: args })) as { isError?: boolean; structuredContent?: unknown; content: { text?: string }[] };
-    if (res.isError) throw new Error(`${name}: ${res.content[0]?.text ?? 'failed'}`);
-    return res.structuredContent as T;
+    for (let attempt = 0; ; attempt++) {
+      const res = (await this.mcp.callTool({ name, arguments: args })) as { isError?: boolean; structuredContent?: unknown; content: { text?: string }[] };
+      if (!res.isError) return res.structuredContent as T;
+      const text = res.content[0]?.text ?? 'failed';
+      const error = parseError(text);
+      if (!error?.retryable || attempt >= MAX_RETRIES) throw new Error(`${name}: ${text}`);
+      await pause(error.retry_after_ms ?? backoffMs(attempt));
+    }
   }
 
-  private async http<T>(method: string, url: string, body?: unknown): Promise<T> {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        const res = await fetch(url, {
-          method,
-          headers: { Authorization: `Bearer ${this.payload.token}`, 'content-type': 'application/json' },
-          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        });
-        if (res.ok) return (await res.json()) as T;
-        if (res.status < 500 || attempt >= 20) throw new Error(`${method} ${url}: ${res.status}`);
-      } catch (err) {
-        // A gateway restart or a dropped connection: nothing is lost, since only acknowledged items leave the inbox.
-        if (attempt >= 20) throw err;
-      }
-      await new Promise((r) => setTimeout(r, 250));
-    }
+  private http<T>(method: string, url: string, body?: unknown): Promise<T> {
+    return runtimeRequest<T>(this.payload.token, method, url, body);
   }
 
   /** The next batch of inbox items after the cursor; status 'terminated' means the run or agent ended. */
