@@ -15,6 +15,10 @@ const quietLogger = {
  * benches) to load with DIPPER_WORKFLOW_BUNDLE instead of each bundling again.
  */
 export async function writeWorkflowBundle(file: string): Promise<void> {
-  const { code } = await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: quietLogger });
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: require.resolve('../../workflows'),
+    workflowInterceptorModules: [require.resolve('../../workflows/interceptors')],
+    logger: quietLogger,
+  });
   fs.writeFileSync(file, code);
 }

@@ -8,6 +8,7 @@ import {
 } from '@temporalio/client';
 import { ApplicationFailure, type QueryDefinition, type UpdateDefinition } from '@temporalio/common';
 import { agentWorkflowId, runWorkflowId } from '../../workflows/ids';
+import { QUERY_REFUSED } from '../../workflows/interceptors';
 import { safeMessage, type Logger } from '../log';
 import { internalError, ToolError } from '../registry/errors';
 import { callDeadline } from './deadline';
@@ -171,7 +172,8 @@ export class TeamClient {
     }
     const text = err instanceof Error ? err.message : '';
     if (/workflow execution already completed|not found/i.test(text)) return new NotFound(what);
-    if (noAnswer(err)) {
+    // The workflow refused a Query that would have moved it forward outside a workflow task (workflows/interceptors.ts).
+    if (noAnswer(err) || text.includes(QUERY_REFUSED)) {
       if (workflowId && (await keepsFailing(this.client, workflowId, diagnosisDeadline))) {
         this.log.error({ call: what, workflow: workflowId }, 'workflow task keeps failing; the workflow needs repair');
         return needsRepair(AGENT_OF.exec(workflowId)?.[1]);

@@ -44,7 +44,7 @@ export async function createDipperWorker(
     stickyQueueScheduleToStartTimeout: config.temporal.stickyTimeoutMs,
     ...(opts.workflowBundlePath
       ? { workflowBundle: { codePath: opts.workflowBundlePath } }
-      : { workflowsPath: require.resolve('../../workflows') }),
+      : { workflowsPath: require.resolve('../../workflows'), interceptors: { workflowModules: [require.resolve('../../workflows/interceptors')] } }),
     activities: createActivities({
       config,
       tokenSecret: secrets.tokenSecret,

@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
+import path from 'node:path';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
-import { Worker } from '@temporalio/worker';
+import { bundleWorkflowCode, Worker } from '@temporalio/worker';
+import fs from 'node:fs';
 import { diagnose, repair } from '../../src/ops/doctor';
 import { installQuietRuntime } from '../../src/ops/quietRuntime';
 import { deliverMessagesUpdate, inboxQuery } from '../../workflows/agent/messages';
 import { agentWorkflowId } from '../../workflows/ids';
-import { readTestEnv } from '../setup/env';
+import { readTestEnv, testDataRoot } from '../setup/env';
 import { AgentClient, eventually } from '../support/clients';
 import { skipReplayOf } from '../support/replaySkip';
 import { startStack, type Stack } from '../support/stack';
@@ -14,24 +16,34 @@ import { startStack, type Stack } from '../support/stack';
  * The kill -9 nondeterminism, reproduced on purpose, then repaired by
  * `dipper doctor`. A worker dies while each agent's event-write timer runs;
  * a Query reaches the agent before the timer fires, the timer fires, an
- * Update arrives, and a fresh worker starts. Queries sent straight to
- * Temporal without a deadline (what the gateway did before) reach the fresh
- * worker ahead of the workflow task and break some agents; the same Queries
- * through today's gateway break none.
+ * Update arrives, and a fresh worker starts. With the workflow code before
+ * the fix (no query guard, workflows/interceptors.ts) Queries sent straight
+ * to Temporal without a deadline break agents; with today's code neither
+ * they nor the gateway's reads break any.
  */
-let stack: Stack;
+let oldCode: Stack;
+let today: Stack;
 let connection: Connection;
 let client: Client;
 const agents: AgentClient[] = [];
+const sticky = { DIPPER_STICKY_TIMEOUT_MS: '2000' };
+
 beforeAll(async () => {
   installQuietRuntime();
-  stack = await startStack('doctor', 28790, { DIPPER_STICKY_TIMEOUT_MS: '2000' });
+  // The workflows as they were before the fix: the same code without its interceptor module.
+  const oldBundle = path.join(testDataRoot, 'workflow-bundle-without-guard.js');
+  const quiet = { trace: () => {}, debug: () => {}, info: () => {}, warn: () => {}, error: () => {}, log: () => {} };
+  fs.writeFileSync(oldBundle, (await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: quiet })).code);
+  [oldCode, today] = await Promise.all([
+    startStack('doctor-old', 28790, { ...sticky, DIPPER_WORKFLOW_BUNDLE: oldBundle }),
+    startStack('doctor', 28795, sticky),
+  ]);
   connection = await Connection.connect({ address: readTestEnv().temporalAddress });
   client = new Client({ connection, namespace: 'dipper' });
-});
+}, 120_000);
 afterAll(async () => {
   await Promise.all(agents.map((a) => a.close().catch(() => undefined)));
-  await stack?.stop();
+  await Promise.all([oldCode?.stop(), today?.stop()]);
   await connection?.close();
 });
 
@@ -40,15 +52,16 @@ interface Subject {
   agentId: string;
   agent: AgentClient;
   handle: WorkflowHandle;
+  /** Read by Queries straight to Temporal without a deadline (the old gateway, the Temporal UI); else through the gateway. */
   direct: boolean;
 }
 
-async function subject(direct: boolean): Promise<Subject> {
+async function subject(stack: Stack, direct: boolean): Promise<Subject> {
   const run = await stack.operator.startRun('Be broken and mended.');
   const agent = await AgentClient.connect(stack.gatewayUrl, run.root.agent_token);
   agents.push(agent);
   const workflowId = agentWorkflowId(run.run_id, run.root.agent_id);
-  if (direct) skipReplayOf({ runId: run.run_id, reason: 'broken on purpose by the doctor test; the test replays the repaired run itself' });
+  if (stack === oldCode) skipReplayOf({ runId: run.run_id, reason: 'broken on purpose by the doctor test; the test replays the repaired run itself' });
   return { runId: run.run_id, agentId: run.root.agent_id, agent, handle: client.workflow.getHandle(workflowId), direct };
 }
 
@@ -74,11 +87,8 @@ async function nondeterministic(s: Subject, runId?: string): Promise<boolean> {
   );
 }
 
-it('reproduces the kill -9 nondeterminism with unbounded Queries, not through the gateway, and doctor --repair mends it with the inbox intact', async () => {
-  const direct = await Promise.all(Array.from({ length: 8 }, () => subject(true)));
-  const gated = await Promise.all(Array.from({ length: 4 }, () => subject(false)));
-  const all = [...direct, ...gated];
-
+/** The crash, step by step; returns the subjects whose history no longer replays. */
+async function crash(stack: Stack, all: Subject[]): Promise<Subject[]> {
   // Each delivery starts the agent's 300 ms event-write window; the worker dies inside it.
   await Promise.all(all.map((s) => deliver(s, 'before the crash')));
   await stack.worker.kill('SIGKILL');
@@ -95,7 +105,6 @@ it('reproduces the kill -9 nondeterminism with unbounded Queries, not through th
   }, 20_000);
   await stack.restartWorker();
   await Promise.all([...reads, ...lateDeliveries]);
-
   // Replay checks a task's commands once a later task exists: wait for the one that follows the event write.
   await eventually(async () => {
     const histories = await Promise.all(all.map((s) => s.handle.fetchHistory()));
@@ -107,9 +116,28 @@ it('reproduces the kill -9 nondeterminism with unbounded Queries, not through th
     return settled ? true : undefined;
   }, 20_000);
   const broken: Subject[] = [];
-  for (const s of direct) if (await nondeterministic(s)) broken.push(s);
+  for (const s of all) if (await nondeterministic(s)) broken.push(s);
+  return broken;
+}
+
+async function inboxOf(s: Subject): Promise<string[]> {
+  const inbox = await eventually(async () => {
+    const view = await s.agent.inbox(0, 0).catch(() => undefined);
+    return view && view.messages.length >= 2 ? view : undefined;
+  }, 30_000);
+  return inbox.messages.map((m: { content: string }) => m.content);
+}
+
+it('today: no Query breaks an agent, whether it comes straight to Temporal without a deadline or through the gateway', async () => {
+  const all = await Promise.all([...Array.from({ length: 6 }, () => subject(today, true)), ...Array.from({ length: 3 }, () => subject(today, false))]);
+  expect(await crash(today, all)).toEqual([]);
+  for (const s of all) expect(await inboxOf(s)).toEqual(['before the crash', 'during the outage']);
+}, 120_000);
+
+it('before the fix the same crash broke agents, and doctor --repair mends them with their inboxes intact', async () => {
+  const direct = await Promise.all(Array.from({ length: 6 }, () => subject(oldCode, true)));
+  const broken = await crash(oldCode, direct);
   expect(broken.length).toBeGreaterThan(0);
-  for (const s of gated) expect(await nondeterministic(s)).toBe(false);
 
   const opts = { client, namespace: 'dipper', bundlePath: readTestEnv().bundlePath };
   const findings = (await diagnose(opts)).findings.filter((f) => f.kind === 'nondeterministic');
@@ -118,17 +146,12 @@ it('reproduces the kill -9 nondeterminism with unbounded Queries, not through th
     expect(f.resetEventId).toBeGreaterThan(0);
     await repair(opts, f);
   }
-
   for (const s of broken) {
     const current = await s.handle.describe();
     expect(current.runId).not.toBe(findings.find((f) => f.workflowId === s.handle.workflowId)!.runId);
     expect(await nondeterministic(s, current.runId)).toBe(false);
     // The agent answers, and its inbox holds both messages once, in order.
-    const inbox = await eventually(async () => {
-      const view = await s.agent.inbox(0, 0).catch(() => undefined);
-      return view && view.messages.length >= 2 ? view : undefined;
-    }, 30_000);
-    expect(inbox.messages.map((m: { content: string }) => m.content)).toEqual(['before the crash', 'during the outage']);
+    expect(await inboxOf(s)).toEqual(['before the crash', 'during the outage']);
     expect(Array.isArray((await s.agent.ok('list_peers', {})).peers)).toBe(true);
   }
-}, 180_000);
+}, 120_000);
