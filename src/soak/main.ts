@@ -13,7 +13,7 @@ const program = new Command('soak')
   .option('--agents <n>', 'members spawned at the start (half as many more join mid-soak)', '8')
   .option('--warmup <s>', 'seconds of traffic before the first kill', '20')
   .option('--sticky <ms>', 'sticky queue timeout of the worker (DIPPER_STICKY_TIMEOUT_MS)', '5000')
-  .option('--unbounded-queries', 'reproduce the old gateway: Queries may outlive the sticky timeout')
+  .option('--unbounded-queries', 'let the gateway\'s Queries outlive the sticky timeout, as before the fix (the workflows\' guard must hold alone)')
   .option('--repair', 'repair what the replay finds (dipper doctor --repair), then check again')
   .action(async (opts: { seed?: string; runs: string; kills: string; agents: string; warmup: string; sticky: string; unboundedQueries?: boolean; repair?: boolean }) => {
     const first = opts.seed === undefined ? crypto.randomInt(1, 1_000_000) : Number(opts.seed);
