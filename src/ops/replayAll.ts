@@ -99,14 +99,29 @@ async function fetchOne(client: Client, wf: WorkflowExecutionInfo): Promise<Fetc
 }
 
 /**
- * Why a running workflow looks stuck, or undefined. Temporal records only a
- * task's first failure in history and retries it "transiently", so a task
- * that keeps failing shows as a pending task with attempt > 1, or as a
- * history that ends in WorkflowTaskFailed.
+ * Why a running workflow looks stuck, or undefined. Temporal records a
+ * task's first failure in history and retries it "transiently" (unrecorded,
+ * attempt counting up). A task that timed out once is different: its worker
+ * died or stopped holding it, and the next worker to poll takes it again
+ * (attempt 2). So a stuck workflow is one whose last task outcome is a
+ * failure, or whose task has been tried more than twice; a single time-out
+ * is only a worker that went away (a killed worker, a test stack stopped).
  */
 function failingTask(history: History, attempt: number): string | undefined {
-  if (attempt > 1) return `workflow task attempt ${attempt}`;
-  if (history.events?.at(-1)?.workflowTaskFailedEventAttributes) return 'history ends in WorkflowTaskFailed';
+  const outcome = lastTaskOutcome(history);
+  if (outcome === 'failed') return attempt > 1 ? `workflow task failed, attempt ${attempt}` : 'history ends in WorkflowTaskFailed';
+  if (attempt > 2 || (attempt === 2 && outcome !== 'timedOut')) return `workflow task attempt ${attempt}`;
+  return undefined;
+}
+
+function lastTaskOutcome(history: History): 'completed' | 'failed' | 'timedOut' | undefined {
+  const events = history.events ?? [];
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i];
+    if (e.workflowTaskCompletedEventAttributes) return 'completed';
+    if (e.workflowTaskFailedEventAttributes) return 'failed';
+    if (e.workflowTaskTimedOutEventAttributes) return 'timedOut';
+  }
   return undefined;
 }
 

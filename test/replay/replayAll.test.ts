@@ -11,12 +11,13 @@ import { skipReplayOf } from '../support/replaySkip';
 /**
  * replayAll against real histories: tiny workflows recorded with
  * probe/v1.ts on the test server and replayed with probe/v2.ts, where one
- * changed its commands, one stayed, one no longer exists, and one fails its
- * workflow task for ever in both.
+ * changed its commands, one stayed, one no longer exists, one fails its
+ * workflow task for ever in both, and one was left by a worker that took its
+ * task and went away (as a killed worker or a stopped test stack leaves it).
  */
 const env = readTestEnv();
 const taskQueue = `replay-probe-${process.pid}`;
-const ids = { changed: `${taskQueue}/changed`, steady: `${taskQueue}/steady`, gone: `${taskQueue}/gone`, stuck: `${taskQueue}/stuck` };
+const ids = { changed: `${taskQueue}/changed`, steady: `${taskQueue}/steady`, gone: `${taskQueue}/gone`, stuck: `${taskQueue}/stuck`, abandoned: `${taskQueue}/abandoned` };
 const quiet = { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} };
 
 let connection: Connection;
@@ -58,20 +59,36 @@ beforeAll(async () => {
     await eventually(async () => ((await stuck.describe()).raw.pendingWorkflowTask?.attempt ?? 0) > 1 || undefined);
   });
   await workerConnection.close();
+  await abandonTask();
   // Visibility trails the server's writes a little.
-  await eventually(async () => (await client.workflow.count(`TaskQueue = "${taskQueue}"`)).count === 4 || undefined);
+  await eventually(async () => (await client.workflow.count(`TaskQueue = "${taskQueue}"`)).count === 5 || undefined);
 }, 120_000);
+
+/**
+ * Takes a workflow task as a worker would and never answers it: the task
+ * times out and waits, at attempt 2, for a worker that never comes.
+ */
+async function abandonTask(): Promise<void> {
+  const handle = await client.workflow.start('steadyProbe', { taskQueue, workflowId: ids.abandoned, args: [], workflowTaskTimeout: '1s' });
+  // Long polls need a deadline; the task is already queued, so this answers at once.
+  const polled = await connection.withDeadline(Date.now() + 30_000, () =>
+    client.workflowService.pollWorkflowTaskQueue({ namespace: env.namespace, taskQueue: { name: taskQueue }, identity: 'replayAll.test.ts' }),
+  );
+  expect(polled.workflowExecution?.workflowId).toBe(ids.abandoned);
+  await eventually(async () => ((await handle.describe()).raw.pendingWorkflowTask?.attempt ?? 0) === 2 || undefined);
+}
 
 afterAll(async () => {
   await client.workflow.getHandle(ids.stuck).terminate('replayAll.test.ts is done');
+  await client.workflow.getHandle(ids.abandoned).terminate('replayAll.test.ts is done');
   await connection.close();
 });
 
 describe('replayAll', () => {
   it('finds the history whose code changed its commands, and only that one', async () => {
     const report = await check(v2);
-    expect(report.listed).toBe(4);
-    expect(report.replayed).toBe(4);
+    expect(report.listed).toBe(5);
+    expect(report.replayed).toBe(5);
     expect(report.nondeterministic.map((p) => p.workflowId)).toEqual([ids.changed]);
     expect(report.nondeterministic[0].message).toMatch(/^\[TMPRL1100\] Nondeterminism error: .*HistoryEvent\(id: \d+, TimerStarted\)/);
   });
@@ -91,12 +108,20 @@ describe('replayAll', () => {
   it('names a running workflow whose workflow task keeps failing as stuck', async () => {
     const report = await check(v1);
     expect(report.stuck.map((p) => p.workflowId)).toEqual([ids.stuck]);
+    expect(report.stuck[0].message).toMatch(/^workflow task failed, attempt \d+$/);
+  });
+
+  it('does not call a task whose worker went away stuck', async () => {
+    const abandoned = await client.workflow.getHandle(ids.abandoned).describe();
+    expect(abandoned.raw.pendingWorkflowTask?.attempt).toBe(2);
+    const report = await check(v1);
+    expect(report.stuck.map((p) => p.workflowId)).not.toContain(ids.abandoned);
   });
 
   it('leaves out what it is told to skip, with the reason', async () => {
     const report = await check(v2, { skip: (wf) => (wf.workflowId === ids.changed ? 'changed on purpose' : undefined) });
     expect(report.skipped).toEqual([{ workflowId: ids.changed, runId: expect.any(String), reason: 'changed on purpose' }]);
-    expect(report.replayed).toBe(3);
+    expect(report.replayed).toBe(4);
     expect(report.nondeterministic).toEqual([]);
   });
 });
