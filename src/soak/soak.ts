@@ -1,4 +1,7 @@
 import { Client, Connection } from '@temporalio/client';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import fs from 'node:fs';
+import path from 'node:path';
 import { Operator } from '../client/operator';
 import { diagnose, repair } from '../ops/doctor';
 import { replayAll, type ReplayReport } from '../ops/replayAll';
@@ -113,6 +116,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       await team.drain(60_000);
       replay = await replayAll({ client, bundlePath: stack.bundlePath, skip: (wf) => (wf.status.name === 'RUNNING' ? undefined : 'closed by a repair') });
     }
+    await keepHistories(client, replay, path.join(o.dataRoot, 'broken'));
     await connection.close();
     await team.stop();
     const unanswered: string[] = [];
@@ -150,6 +154,21 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     await team?.stop();
     await team?.close();
     await stack.stop();
+  }
+}
+
+/**
+ * The soak's server keeps history in memory: a failed seed writes the
+ * histories it blames to disk, so they can be replayed, studied, or kept as
+ * evidence after the server is gone.
+ */
+async function keepHistories(client: Client, replay: ReplayReport, dir: string): Promise<void> {
+  const blamed = [...replay.nondeterministic, ...replay.stuck, ...replay.failed];
+  if (blamed.length === 0) return;
+  fs.mkdirSync(dir, { recursive: true });
+  for (const p of blamed) {
+    const history = await client.workflow.getHandle(p.workflowId, p.runId).fetchHistory();
+    fs.writeFileSync(path.join(dir, `${p.workflowId.replace(/[^A-Za-z0-9_-]/g, '_')}.history.json`), historyToJSON(history));
   }
 }
 
