@@ -7,6 +7,7 @@ import { diagnose, repair } from '../../src/ops/doctor';
 import { installQuietRuntime } from '../../src/ops/quietRuntime';
 import { deliverMessagesUpdate, inboxQuery } from '../../workflows/agent/messages';
 import { agentWorkflowId } from '../../workflows/ids';
+import { QUERY_REFUSED } from '../../workflows/interceptors';
 import { readTestEnv, testDataRoot } from '../setup/env';
 import { AgentClient, eventually } from '../support/clients';
 import { skipReplayOf } from '../support/replaySkip';
@@ -19,10 +20,13 @@ import { startStack, type Stack } from '../support/stack';
  * Update arrives, and a fresh worker starts. With the workflow code before
  * the fix (no query guard, workflows/interceptors.ts) Queries sent straight
  * to Temporal without a deadline break agents; with today's code neither
- * they nor the gateway's reads break any.
+ * they nor the gateway's reads break any: the workflow refuses such a
+ * Query, and a gateway whose Queries outlive the sticky timeout answers the
+ * refusal as a retryable outage.
  */
 let oldCode: Stack;
 let today: Stack;
+let unbounded: string;
 let connection: Connection;
 let client: Client;
 const agents: AgentClient[] = [];
@@ -38,6 +42,8 @@ beforeAll(async () => {
     startStack('doctor-old', 28790, { ...sticky, DIPPER_WORKFLOW_BUNDLE: oldBundle }),
     startStack('doctor', 28795, sticky),
   ]);
+  // A replica with the gateway's Query deadline lifted (as before the fix), and a call timeout far beyond the crash.
+  unbounded = await today.addGateway(28796, { DIPPER_STICKY_TIMEOUT_MS: '600000', DIPPER_CALL_TIMEOUT_MS: '60000' });
   connection = await Connection.connect({ address: readTestEnv().temporalAddress });
   client = new Client({ connection, namespace: 'dipper' });
 }, 120_000);
@@ -52,17 +58,20 @@ interface Subject {
   agentId: string;
   agent: AgentClient;
   handle: WorkflowHandle;
-  /** Read by Queries straight to Temporal without a deadline (the old gateway, the Temporal UI); else through the gateway. */
-  direct: boolean;
+  /**
+   * How the agent's inbox is read during the crash: by Queries straight to Temporal without a deadline
+   * (the old gateway, the Temporal UI), through the gateway, or through the replica without a Query deadline.
+   */
+  reader: 'direct' | 'gateway' | 'unbounded';
 }
 
-async function subject(stack: Stack, direct: boolean): Promise<Subject> {
+async function subject(stack: Stack, reader: Subject['reader']): Promise<Subject> {
   const run = await stack.operator.startRun('Be broken and mended.');
-  const agent = await AgentClient.connect(stack.gatewayUrl, run.root.agent_token);
+  const agent = await AgentClient.connect(reader === 'unbounded' ? unbounded : stack.gatewayUrl, run.root.agent_token);
   agents.push(agent);
   const workflowId = agentWorkflowId(run.run_id, run.root.agent_id);
   if (stack === oldCode) skipReplayOf({ runId: run.run_id, reason: 'broken on purpose by the doctor test; the test replays the repaired run itself' });
-  return { runId: run.run_id, agentId: run.root.agent_id, agent, handle: client.workflow.getHandle(workflowId), direct };
+  return { runId: run.run_id, agentId: run.root.agent_id, agent, handle: client.workflow.getHandle(workflowId), reader };
 }
 
 /** A delivery straight to the workflow; an Update a worker lost in its crash is sent again under the same id. */
@@ -87,14 +96,29 @@ async function nondeterministic(s: Subject, runId?: string): Promise<boolean> {
   );
 }
 
-/** The crash, step by step; returns the subjects whose history no longer replays. */
-async function crash(stack: Stack, all: Subject[]): Promise<Subject[]> {
+interface Read {
+  s: Subject;
+  /** `answered`, or the error's message. */
+  outcome: string;
+  seconds: number;
+}
+
+async function read(s: Subject): Promise<Read> {
+  const started = Date.now();
+  const asked = s.reader === 'direct' ? s.handle.query(inboxQuery, { after: 0, limit: 10 }) : s.agent.inbox(0, 0);
+  const outcome = await asked.then(
+    () => 'answered',
+    (err: unknown) => (err instanceof Error ? err.message : String(err)),
+  );
+  return { s, outcome, seconds: (Date.now() - started) / 1000 };
+}
+
+/** The crash, step by step; returns the subjects whose history no longer replays, and how the reads during it ended. */
+async function crash(stack: Stack, all: Subject[]): Promise<{ broken: Subject[]; reads: Read[] }> {
   // Each delivery starts the agent's 300 ms event-write window; the worker dies inside it.
   await Promise.all(all.map((s) => deliver(s, 'before the crash')));
   await stack.worker.kill('SIGKILL');
-  const reads = all.map((s) =>
-    s.direct ? s.handle.query(inboxQuery, { after: 0, limit: 10 }).catch(() => undefined) : s.agent.inbox(0, 0).catch(() => undefined),
-  );
+  const reads = all.map(read);
   // The window closes: a workflow task is pending on the dead worker's queue.
   await eventually(async () => ((await Promise.all(all.map((s) => s.handle.describe()))).every((d) => d.raw.pendingWorkflowTask) ? true : undefined), 20_000);
   const lateDeliveries = all.map((s) => deliver(s, 'during the outage'));
@@ -104,7 +128,7 @@ async function crash(stack: Stack, all: Subject[]): Promise<Subject[]> {
     return histories.every((h) => h.events?.some((e) => e.workflowTaskTimedOutEventAttributes)) ? true : undefined;
   }, 20_000);
   await stack.restartWorker();
-  await Promise.all([...reads, ...lateDeliveries]);
+  const [done] = await Promise.all([Promise.all(reads), Promise.all(lateDeliveries)]);
   // Replay checks a task's commands once a later task exists: wait for the one that follows the event write.
   await eventually(async () => {
     const histories = await Promise.all(all.map((s) => s.handle.fetchHistory()));
@@ -117,7 +141,7 @@ async function crash(stack: Stack, all: Subject[]): Promise<Subject[]> {
   }, 20_000);
   const broken: Subject[] = [];
   for (const s of all) if (await nondeterministic(s)) broken.push(s);
-  return broken;
+  return { broken, reads: done };
 }
 
 async function inboxOf(s: Subject): Promise<string[]> {
@@ -128,15 +152,27 @@ async function inboxOf(s: Subject): Promise<string[]> {
   return inbox.messages.map((m: { content: string }) => m.content);
 }
 
+const some = (n: number, reader: Subject['reader']) => Array.from({ length: n }, () => subject(today, reader));
+
 it('today: no Query breaks an agent, whether it comes straight to Temporal without a deadline or through the gateway', async () => {
-  const all = await Promise.all([...Array.from({ length: 6 }, () => subject(today, true)), ...Array.from({ length: 3 }, () => subject(today, false))]);
-  expect(await crash(today, all)).toEqual([]);
+  const all = await Promise.all([...some(6, 'direct'), ...some(3, 'gateway'), ...some(3, 'unbounded')]);
+  const { broken, reads } = await crash(today, all);
+  expect(broken).toEqual([]);
   for (const s of all) expect(await inboxOf(s)).toEqual(['before the crash', 'during the outage']);
+
+  // The guard did fire: Queries without a deadline were refused rather than answered from a history moved forward.
+  const direct = reads.filter((r) => r.s.reader === 'direct');
+  for (const r of direct) expect(r.outcome === 'answered' || r.outcome.includes(QUERY_REFUSED)).toBe(true);
+  expect(direct.some((r) => r.outcome.includes(QUERY_REFUSED))).toBe(true);
+  // Without the Query deadline, the gateway answers a refusal as a retryable outage (503), long before its 60 s call timeout.
+  const viaUnbounded = reads.filter((r) => r.s.reader === 'unbounded');
+  for (const r of viaUnbounded) expect(r.outcome === 'answered' || (r.outcome.startsWith('inbox 503') && r.seconds < 30)).toBe(true);
+  expect(viaUnbounded.some((r) => r.outcome.startsWith('inbox 503'))).toBe(true);
 }, 120_000);
 
 it('before the fix the same crash broke agents, and doctor --repair mends them with their inboxes intact', async () => {
-  const direct = await Promise.all(Array.from({ length: 6 }, () => subject(oldCode, true)));
-  const broken = await crash(oldCode, direct);
+  const direct = await Promise.all(Array.from({ length: 6 }, () => subject(oldCode, 'direct')));
+  const { broken } = await crash(oldCode, direct);
   expect(broken.length).toBeGreaterThan(0);
 
   const opts = { client, namespace: 'dipper', bundlePath: readTestEnv().bundlePath };

@@ -11,8 +11,8 @@ export interface Stack {
   env: Record<string, string>;
   worker: DipperProcess;
   gateways: DipperProcess[];
-  /** Starts another gateway replica on the given port, sharing everything else. */
-  addGateway(port: number): Promise<string>;
+  /** Starts another gateway replica on the given port, sharing everything else but `extra`. */
+  addGateway(port: number, extra?: Record<string, string>): Promise<string>;
   /** Kills the worker (SIGKILL by default, as a crash) and starts a fresh one. */
   restartWorker(signal?: NodeJS.Signals): Promise<void>;
   stop(): Promise<void>;
@@ -39,8 +39,8 @@ export async function startStack(name: string, gatewayPort: number, extra: Recor
       return worker;
     },
     gateways,
-    async addGateway(port) {
-      gateways.push(startProcess('gateway', { ...env, DIPPER_PORT: String(port) }, log(`gateway-${port}`)));
+    async addGateway(port, more = {}) {
+      gateways.push(startProcess('gateway', { ...env, ...more, DIPPER_PORT: String(port) }, log(`gateway-${port}`)));
       const url = `http://127.0.0.1:${port}`;
       await waitForHttp(`${url}/healthz`);
       return url;
