@@ -1,3 +1,4 @@
+import os from 'node:os';
 import { ApplicationFailure } from '@temporalio/common';
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -7,6 +8,7 @@ import type { SkillCatalog } from '../src/skills';
 import type { AgentIdentity, DipperEvent, LaunchSpec, PlanTask } from '../workflows/types';
 import { diskFailure, onDisk } from './diskFailure';
 import type { EventStore } from './eventStore';
+import { agentEnv } from './runtimes/agentEnv';
 import type { CommandRuntime } from './runtimes/command';
 import { buildPayload, type LaunchPayload } from './runtimes/payload';
 import { launchBody, postWebhook, stopBody } from './runtimes/webhook';
@@ -125,7 +127,7 @@ export function createActivities(deps: ActivityDeps) {
       }
       try {
         const dir = paths.agentRuntime(config.dataDir, input.identity.runId, input.identity.agentId);
-        deps.commands.launch(choice.command!, payload, dir, input.mode);
+        deps.commands.launch(choice.command!, payload, dir, input.mode, agentEnv(choice, payload, os.homedir()));
       } catch (err) {
         // The agent's runtime folder could not be written; a command that cannot start says so in its own words.
         if (err instanceof UnsafePathSegment || typeof (err as NodeJS.ErrnoException).code === 'string') throw diskFailure('launch runtime', err);

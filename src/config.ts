@@ -53,6 +53,10 @@ export interface RuntimeChoice {
   command?: string[];
   /** For kind=webhook: where the launch payload is POSTed. */
   url?: string;
+  /** For kind=command: variables set for every agent of this runtime (the rest of the worker's environment is not inherited). */
+  env?: Record<string, string>;
+  /** For kind=command: names of the worker's variables copied to its agents, such as a model key. */
+  pass_env?: string[];
 }
 
 export interface DipperConfig {
@@ -122,7 +126,30 @@ function parseRuntimes(env: Env): DipperConfig['runtimes'] {
   } catch {
     throw new Error('DIPPER_RUNTIMES must be JSON: {"default": {...}, "skills": {"name": {...}}}');
   }
-  return { default: parsed.default ?? { kind: 'none' }, bySkill: parsed.skills ?? {} };
+  const runtimes = { default: parsed.default ?? { kind: 'none' as const }, bySkill: parsed.skills ?? {} };
+  for (const [where, choice] of [['default', runtimes.default], ...Object.entries(runtimes.bySkill)] as [string, RuntimeChoice][]) {
+    checkRuntime(where, choice);
+  }
+  return runtimes;
+}
+
+/**
+ * Dipper's own secrets and its Temporal connection: never handed to an
+ * agent, whatever a runtime's `env` or `pass_env` says.
+ */
+export const NEVER_PASSED = /^(DIPPER_TOKEN_SECRET|DIPPER_OPERATOR_TOKEN|DIPPER_OPERATORS|TEMPORAL_)/;
+
+/** A runtime that would hand an agent Dipper's own secrets, or a malformed one, stops the process at start. */
+function checkRuntime(where: string, choice: RuntimeChoice): void {
+  const names = [...Object.keys(choice.env ?? {}), ...(choice.pass_env ?? [])];
+  if (choice.pass_env !== undefined && !(Array.isArray(choice.pass_env) && choice.pass_env.every((n) => typeof n === 'string'))) {
+    throw new Error(`DIPPER_RUNTIMES ${where}: pass_env must be a list of variable names`);
+  }
+  if (choice.env !== undefined && !Object.values(choice.env).every((v) => typeof v === 'string')) {
+    throw new Error(`DIPPER_RUNTIMES ${where}: env values must be strings`);
+  }
+  const secret = names.find((n) => NEVER_PASSED.test(n));
+  if (secret) throw new Error(`DIPPER_RUNTIMES ${where}: ${secret} is Dipper's own and is never given to agents`);
 }
 
 function loadGuards(env: Env): Guards {

@@ -61,40 +61,28 @@ function tail(file: string): string[] {
  * Runs agents as operator-configured command lines. The process is detached
  * so it outlives a worker restart; its pid file makes launching idempotent
  * (no second copy of the same agent), and whichever worker holds it reports
- * its exit. The launch payload, token included, goes in a 0600 file and on
- * stdin, never on the command line.
+ * its exit. The launch payload, token included, goes on stdin only: never
+ * on the command line, and never in a file another process could read
+ * later. The environment is the one agentEnv builds, nothing inherited.
  */
 export class CommandRuntime {
   private readonly watched = new Set<number>();
 
   constructor(private readonly onExit: (payload: Pick<LaunchPayload, 'run_id' | 'agent_id'>, exit: ExitReport) => void) {}
 
-  launch(argv: string[], payload: LaunchPayload, dir: string, mode: LaunchPayload['mode']): { pid: number; adopted: boolean } {
-    fs.mkdirSync(dir, { recursive: true });
+  launch(argv: string[], payload: LaunchPayload, dir: string, mode: LaunchPayload['mode'], env: Record<string, string>): { pid: number; adopted: boolean } {
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
     const existing = readPid(dir);
     if (existing !== null && mode === 'first') {
       this.watch(existing, payload, dir);
       return { pid: existing, adopted: true };
     }
-    const launchFile = path.join(dir, 'launch.json');
-    fs.writeFileSync(launchFile, JSON.stringify(payload), { mode: 0o600 });
+    // Launch payloads were once written here; none is left behind for another process to read.
+    fs.rmSync(path.join(dir, 'launch.json'), { force: true });
     const stderrFile = path.join(dir, 'stderr.log');
-    const err = fs.openSync(stderrFile, 'a');
-    const out = fs.openSync(path.join(dir, 'stdout.log'), 'a');
-    const child = spawn(argv[0], argv.slice(1), {
-      cwd: payload.workspace_path,
-      detached: true,
-      stdio: ['pipe', out, err],
-      env: {
-        ...process.env,
-        DIPPER_LAUNCH_FILE: launchFile,
-        DIPPER_MCP_URL: payload.mcp_url,
-        DIPPER_INBOX_URL: payload.inbox_url,
-        DIPPER_AGENT_TOKEN: payload.token,
-        DIPPER_AGENT_ID: payload.agent_id,
-        DIPPER_RUN_ID: payload.run_id,
-      },
-    });
+    const err = fs.openSync(stderrFile, 'a', 0o600);
+    const out = fs.openSync(path.join(dir, 'stdout.log'), 'a', 0o600);
+    const child = spawn(argv[0], argv.slice(1), { cwd: payload.workspace_path, detached: true, stdio: ['pipe', out, err], env });
     fs.closeSync(err);
     fs.closeSync(out);
     if (child.pid === undefined) {

@@ -138,10 +138,15 @@ async function follow(agent: Agent): Promise<void> {
   }
 }
 
+/** The launch payload comes on stdin, and only there (docs/runtime-protocol.md). */
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
 async function main(): Promise<void> {
-  const file = process.env.DIPPER_LAUNCH_FILE;
-  if (!file) throw new Error('DIPPER_LAUNCH_FILE is not set');
-  const payload = JSON.parse(fs.readFileSync(file, 'utf8')) as LaunchPayload;
+  const payload = JSON.parse(await readStdin()) as LaunchPayload;
   const agent = new Agent(payload);
   await agent.connect();
   log(`${payload.name} started (${payload.mode})`);

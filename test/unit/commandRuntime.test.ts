@@ -3,6 +3,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { CommandRuntime } from '../../activities/runtimes/command';
 import type { LaunchPayload } from '../../activities/runtimes/payload';
+import { agentEnv } from '../../activities/runtimes/agentEnv';
+import { loadConfig } from '../../src/config';
+import { eventually } from '../support/clients';
 
 const payload = (dir: string): LaunchPayload => ({
   run_id: 'run_000000000000',
@@ -28,7 +31,7 @@ describe('the command runtime', () => {
 
   it('refuses at once, without crashing its process, when the command does not exist', () => {
     const runtime = new CommandRuntime(() => undefined);
-    expect(() => runtime.launch(['/nonexistent/runtime-binary'], payload(dir), path.join(dir, 'a'), 'first')).toThrow(
+    expect(() => runtime.launch(['/nonexistent/runtime-binary'], payload(dir), path.join(dir, 'a'), 'first', {})).toThrow(
       /could not be started/,
     );
     expect(fs.existsSync(path.join(dir, 'a', 'runtime.pid'))).toBe(false);
@@ -38,16 +41,55 @@ describe('the command runtime', () => {
     const exits: unknown[] = [];
     const runtime = new CommandRuntime((_who, exit) => exits.push(exit));
     const agentDir = path.join(dir, 'b');
-    const first = runtime.launch(['sleep', '30'], payload(dir), agentDir, 'first');
+    const first = runtime.launch(['sleep', '30'], payload(dir), agentDir, 'first', { PATH: '/usr/bin:/bin' });
     expect(first.adopted).toBe(false);
-    const again = runtime.launch(['sleep', '30'], payload(dir), agentDir, 'first');
+    const again = runtime.launch(['sleep', '30'], payload(dir), agentDir, 'first', { PATH: '/usr/bin:/bin' });
     expect(again).toEqual({ pid: first.pid, adopted: true });
     // The token never reaches the command line.
     expect(fs.readFileSync(`/proc/${first.pid}/cmdline`, 'utf8')).not.toContain('dpa_secret');
-    expect(fs.statSync(path.join(agentDir, 'launch.json')).mode & 0o777).toBe(0o600);
+    expect(fs.existsSync(path.join(agentDir, 'launch.json'))).toBe(false);
     await runtime.stop(agentDir);
     await new Promise((r) => setTimeout(r, 300));
     expect(exits).toHaveLength(1);
     expect(fs.existsSync(path.join(agentDir, 'runtime.pid'))).toBe(false);
+  });
+});
+
+describe('an agent process\'s environment', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dipper-env-'));
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('holds what agentEnv gives it and nothing of the worker\'s, and the payload comes on stdin alone', async () => {
+    const worker = { DIPPER_TOKEN_SECRET: 'signing-secret', DIPPER_OPERATOR_TOKEN: 'dpo_x', TEMPORAL_ADDRESS: 'x:1', MODEL_KEY: 'mk-1', OTHER: 'o' };
+    Object.assign(process.env, worker);
+    try {
+      const p = payload(dir);
+      const env = agentEnv({ kind: 'command', env: { MODE: 'fast' }, pass_env: ['MODEL_KEY', 'DIPPER_TOKEN_SECRET'] }, p, '/home/agent');
+      const runtime = new CommandRuntime(() => undefined);
+      const script = 'env > "$0"; cat > "$1"';
+      runtime.launch(['/bin/sh', '-c', script, path.join(dir, 'env.txt'), path.join(dir, 'stdin.txt')], p, path.join(dir, 'agent'), 'first', env);
+      const stdin = await eventually(async () => {
+        const text = fs.existsSync(path.join(dir, 'stdin.txt')) ? fs.readFileSync(path.join(dir, 'stdin.txt'), 'utf8') : '';
+        return text.endsWith('}') ? text : undefined;
+      });
+      expect(JSON.parse(stdin)).toEqual(p);
+      const seen = Object.fromEntries(
+        fs.readFileSync(path.join(dir, 'env.txt'), 'utf8').split('\n').filter(Boolean).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+      );
+      expect(seen).toMatchObject({ MODE: 'fast', MODEL_KEY: 'mk-1', HOME: '/home/agent', DIPPER_AGENT_TOKEN: 'dpa_secret', DIPPER_RUN_ID: p.run_id });
+      for (const name of ['DIPPER_TOKEN_SECRET', 'DIPPER_OPERATOR_TOKEN', 'TEMPORAL_ADDRESS', 'OTHER', 'DIPPER_LAUNCH_FILE']) expect(seen).not.toHaveProperty(name);
+      // The same node that runs Dipper comes first on PATH.
+      expect(seen.PATH.split(':')[0]).toBe(path.dirname(process.execPath));
+    } finally {
+      for (const name of Object.keys(worker)) delete process.env[name];
+    }
+  });
+
+  it('is checked when the configuration loads: Dipper\'s secrets cannot be listed for agents', () => {
+    const runtimes = (choice: object) => JSON.stringify({ default: { kind: 'command', command: ['x'], ...choice } });
+    expect(() => loadConfig({ DIPPER_RUNTIMES: runtimes({ pass_env: ['DIPPER_TOKEN_SECRET'] }) })).toThrow(/DIPPER_TOKEN_SECRET is Dipper's own/);
+    expect(() => loadConfig({ DIPPER_RUNTIMES: runtimes({ env: { TEMPORAL_ADDRESS: 'x' } }) })).toThrow(/TEMPORAL_ADDRESS is Dipper's own/);
+    expect(() => loadConfig({ DIPPER_RUNTIMES: runtimes({ pass_env: 'MODEL_KEY' }) })).toThrow(/pass_env must be a list/);
+    expect(loadConfig({ DIPPER_RUNTIMES: runtimes({ pass_env: ['MODEL_KEY'] }) }).runtimes.default.pass_env).toEqual(['MODEL_KEY']);
   });
 });
