@@ -1,3 +1,4 @@
+import { keepFilesPrivate } from '../private';
 import path from 'node:path';
 import { loadOrCreateSecrets } from '../auth/secrets';
 import type { DipperConfig } from '../config';
@@ -23,6 +24,8 @@ const sameSignalMs = 2000;
  * gateway when they die, and they die with it (see spawnTied).
  */
 export async function up(config: DipperConfig, opts: UpOptions): Promise<void> {
+  // Before the data folder, the secrets file or the Temporal database exist; the children inherit it.
+  keepFilesPrivate();
   const other = readLiveStack(config.stackFile);
   const refusal = await whyUpCannotStart(config, other);
   if (refusal) {

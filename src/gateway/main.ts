@@ -1,7 +1,9 @@
+import { keepFilesPrivate } from '../private';
 import { loadConfig } from '../config';
 import { startGateway } from './gateway';
 
 async function main(): Promise<void> {
+  keepFilesPrivate();
   const gateway = await startGateway(loadConfig());
   for (const sig of ['SIGINT', 'SIGTERM'] as const) {
     process.once(sig, () => {

@@ -1,9 +1,11 @@
+import { keepFilesPrivate } from '../private';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { loadConfig } from '../config';
 import { createLogger, safeMessage } from '../log';
 import { createDipperWorker } from './worker';
 
 async function main(): Promise<void> {
+  keepFilesPrivate();
   const config = loadConfig();
   // The SDK's own log (bundler output, state changes) only when debugging. Its entries go through Dipper's
   // logger with Temporal's internal run ids left out.

@@ -100,6 +100,21 @@ describe('npm start supervises Temporal, the worker and the gateway', () => {
     expect(listed.stdout).toContain(`run/${runId}`);
   }, 60_000);
 
+  it('keeps everything it makes in the data folder private: no group or other access', async () => {
+    const open: string[] = [];
+    const walk = (p: string): void => {
+      const st = fs.lstatSync(p);
+      if (st.mode & 0o077) open.push(`${path.relative(dir, p)} ${(st.mode & 0o777).toString(8)}`);
+      if (st.isDirectory()) for (const name of fs.readdirSync(p)) walk(path.join(p, name));
+    };
+    walk(path.join(dir, 'data'));
+    expect(open).toEqual([]);
+    // What the walk covered: the Temporal database, the event log, the secrets, the runs.
+    const top = fs.readdirSync(path.join(dir, 'data'));
+    expect(top).toEqual(expect.arrayContaining(['secrets.json', 'events.db', 'runs']));
+    expect(top.some((f) => f.startsWith('temporal') && f.endsWith('.db'))).toBe(true);
+  });
+
   it('restarts Temporal killed with SIGKILL on the same database, and the worker and gateway reconnect', async () => {
     const { worker, gateway } = readRecord(stackFile).processes;
     await killAndWaitForRestart('temporal', 'Temporal');
