@@ -1,10 +1,12 @@
 import os from 'node:os';
+import type { Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { DipperConfig, RuntimeChoice } from '../src/config';
 import { isTaskId, paths, TASK_ID, UnsafePathSegment } from '../src/paths';
 import type { SkillCatalog } from '../src/skills';
+import { revokeSignal, tokenRegistryId, tokenRegistryWorkflow, type Revocation } from '../workflows/tokens/registry';
 import type { AgentIdentity, DipperEvent, LaunchSpec, PlanTask } from '../workflows/types';
 import { diskFailure, onDisk } from './diskFailure';
 import type { EventStore } from './eventStore';
@@ -16,6 +18,8 @@ import { launchBody, postWebhook, stopBody } from './runtimes/webhook';
 export interface ActivityDeps {
   config: DipperConfig;
   tokenSecret: string;
+  /** Reaches the token registry (workflows/tokens/registry.ts). */
+  client: Client;
   events: EventStore;
   skills: SkillCatalog;
   commands: CommandRuntime;
@@ -31,6 +35,17 @@ export function createActivities(deps: ActivityDeps) {
   return {
     async recordEvents(events: DipperEvent[]): Promise<void> {
       deps.events.append(events);
+    },
+
+    /** Records a revocation with the task queue's token registry, starting the registry if it is not running. */
+    async revokeTokens(revocation: Revocation): Promise<void> {
+      await deps.client.workflow.signalWithStart(tokenRegistryWorkflow, {
+        taskQueue: config.temporal.taskQueue,
+        workflowId: tokenRegistryId(config.temporal.taskQueue),
+        args: [{ tokenTtlSeconds: config.tokenTtlSeconds }],
+        signal: revokeSignal,
+        signalArgs: [revocation],
+      });
     },
 
     async skillExists({ skill }: { skill: string }): Promise<boolean> {
@@ -107,7 +122,8 @@ export function createActivities(deps: ActivityDeps) {
       return removed;
     },
 
-    async launchRuntime(input: { identity: AgentIdentity; launch: LaunchSpec; mode: LaunchPayload['mode'] }) {
+    /** `generation` and `issuedAt` name the launch its token belongs to; workflows from before generations send neither. */
+    async launchRuntime(input: { identity: AgentIdentity; launch: LaunchSpec; mode: LaunchPayload['mode']; generation?: number; issuedAt?: number }) {
       const choice = runtimeFor(input.identity.skill);
       if (choice.kind === 'none') return { kind: 'none' as const };
       const body = await deps.skills.load(input.identity.skill);
@@ -120,6 +136,7 @@ export function createActivities(deps: ActivityDeps) {
         input.launch,
         body,
         input.mode,
+        { gen: input.generation ?? 0, issuedAt: input.issuedAt ?? Date.now() },
       );
       if (choice.kind === 'webhook') {
         await postWebhook(choice.url!, launchBody(payload));

@@ -85,7 +85,20 @@ export interface DipperConfig {
   };
   operatorToken?: string;
   tokenSecret?: string;
+  /**
+   * Signing secrets still accepted (never used to sign) while a rotation
+   * runs: set the new secret as DIPPER_TOKEN_SECRET and the old one here,
+   * restart the gateways one by one, and drop it once tokens signed with it
+   * have ended.
+   */
+  previousTokenSecrets: string[];
   tokenTtlSeconds: number;
+  revocation: {
+    /** How often each gateway replica asks the token registry what changed. */
+    refreshMs: number;
+    /** A replica whose view is older than this refuses agent calls (fails closed) until it refreshes. */
+    staleMs: number;
+  };
   limits: Limits;
   runtimes: { default: RuntimeChoice; bySkill: Record<string, RuntimeChoice> };
   guards: Guards;
@@ -191,6 +204,11 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): DipperC
     },
     operatorToken: env.DIPPER_OPERATOR_TOKEN || undefined,
     tokenSecret: env.DIPPER_TOKEN_SECRET || undefined,
+    previousTokenSecrets: (env.DIPPER_TOKEN_SECRET_PREVIOUS ?? '').split(',').map((x) => x.trim()).filter(Boolean),
+    revocation: {
+      refreshMs: Math.max(50, int(env, 'DIPPER_REVOCATION_REFRESH_MS', 250)),
+      staleMs: Math.max(500, int(env, 'DIPPER_REVOCATION_STALE_MS', 3000)),
+    },
     tokenTtlSeconds: int(env, 'DIPPER_TOKEN_TTL_SECONDS', 30 * 24 * 3600),
     limits: {
       maxDepth: int(env, 'DIPPER_MAX_DEPTH', defaultLimits.maxDepth),

@@ -2,3 +2,4 @@
 export { agentWorkflow } from './agent/workflow';
 export { runWorkflow } from './run/workflow';
 export { echoWorkflow } from './bench/echoWorkflow';
+export { tokenRegistryWorkflow } from './tokens/registry';

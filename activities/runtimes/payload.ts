@@ -1,4 +1,4 @@
-import { mintAgentToken } from '../../src/auth/tokens';
+import { expiryOf, mintAgentToken } from '../../src/auth/tokens';
 import type { AgentIdentity, LaunchSpec } from '../../workflows/types';
 
 /** Everything a runtime needs to run one agent. The same shape goes to every adapter. */
@@ -33,6 +33,8 @@ export function buildPayload(
   launch: LaunchSpec,
   skillBody: string,
   mode: LaunchPayload['mode'],
+  /** The launch the token belongs to: its generation and when it was made. */
+  launched: { gen: number; issuedAt: number },
 ): LaunchPayload {
   return {
     run_id: id.runId,
@@ -41,7 +43,12 @@ export function buildPayload(
     role: id.role,
     skill: id.skill,
     model: id.model ?? null,
-    token: mintAgentToken(deps.tokenSecret, id.runId, id.agentId, deps.tokenTtlSeconds),
+    token: mintAgentToken(deps.tokenSecret, {
+      run_id: id.runId,
+      agent_id: id.agentId,
+      gen: launched.gen,
+      exp: expiryOf(launched.issuedAt, deps.tokenTtlSeconds),
+    }),
     mcp_url: `${deps.publicUrl}/mcp/beidou`,
     inbox_url: `${deps.publicUrl}/api/runtime/inbox`,
     skill_body: skillBody.split('{role_description}').join(launch.roleDescription),

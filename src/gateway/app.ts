@@ -9,19 +9,24 @@ import type { Caller } from '../registry/types';
 import type { SkillCatalog } from '../skills';
 import { DeliveryBatcher } from './delivery';
 import { Wakeups } from './wakeups';
-import { bearer, errorHandler, limitRate, unauthorized } from './http';
+import { bearer, errorHandler, isMcpPath, limitRate, revoked, unauthorized } from './http';
+import { unconfirmed } from './serviceErrors';
 import { LongPolls } from './longPolls';
 import { createMcpServer, mcpSurface, type McpSurface } from './mcp';
-import { refuseOverRate } from './mcpRefusals';
+import { refuseOverRate, refuseUnconfirmed } from './mcpRefusals';
 import { operatorRouter } from './operatorApi';
 import { RateLimiter } from './rateLimit';
+import type { RevocationView } from './revocations';
 import { runtimeRouter } from './runtimeApi';
 import type { TeamClient } from './teamClient';
 
 export interface GatewayDeps {
   config: DipperConfig;
   operatorToken: string;
+  /** The signing secret, then any still accepted during a rotation. */
+  tokenSecrets: string[];
   tokenSecret: string;
+  revocations: RevocationView;
   team: TeamClient;
   skills: SkillCatalog;
   events: EventStore;
@@ -57,8 +62,15 @@ export function createApp(deps: GatewayDeps): express.Express {
 
   const agentAuth = (req: Request, res: Response, next: NextFunction) => {
     const token = bearer(req);
-    const claims = token ? verifyAgentToken(deps.tokenSecret, token) : null;
+    const claims = token ? verifyAgentToken(deps.tokenSecrets, token) : null;
     if (!claims) return unauthorized(res);
+    const verdict = deps.revocations.verdict(claims);
+    if (verdict === 'revoked') return revoked(res);
+    if (verdict === 'unknown') {
+      // A tool call is refused in the spec's shape once its body is read (serve() below); anything else here.
+      if (isMcpPath(req)) res.locals.unconfirmed = true;
+      else return next(unconfirmed());
+    }
     res.locals.caller = { runId: claims.run_id, agentId: claims.agent_id } satisfies Caller;
     next();
   };
@@ -86,6 +98,10 @@ export function createApp(deps: GatewayDeps): express.Express {
       }
       if (!isJsonRpc(req.body)) {
         res.status(400).json({ jsonrpc: '2.0', error: { code: -32600, message: 'Invalid Request: expected a JSON-RPC 2.0 message.' }, id: null });
+        return;
+      }
+      if (res.locals.unconfirmed) {
+        refuseUnconfirmed(res, req.body);
         return;
       }
       const wait = agentRate.take(agentKey(res));

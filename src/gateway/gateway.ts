@@ -7,6 +7,7 @@ import { createLogger } from '../log';
 import { paths } from '../paths';
 import { SkillCatalog } from '../skills';
 import { createApp } from './app';
+import { RevocationView, TemporalRevocationSource } from './revocations';
 import { queryCapMs, TeamClient } from './teamClient';
 
 export interface GatewayHandle {
@@ -42,10 +43,18 @@ export async function startGateway(config: DipperConfig): Promise<GatewayHandle>
   });
   const client = new Client({ connection, namespace: config.temporal.namespace });
   const events = new EventStore(paths.events(config.dataDir));
+  const revocations = new RevocationView(
+    new TemporalRevocationSource(client, config.temporal.taskQueue, Math.min(1000, queryCapMs(config.temporal.stickyTimeoutMs))),
+    { ...config.revocation, tokenTtlSeconds: config.tokenTtlSeconds },
+    log,
+  );
+  await revocations.start();
   const app = createApp({
     config,
     operatorToken: secrets.operatorToken,
+    tokenSecrets: [secrets.tokenSecret, ...config.previousTokenSecrets],
     tokenSecret: secrets.tokenSecret,
+    revocations,
     team: new TeamClient(client, log, config.guards.callTimeoutMs, queryCapMs(config.temporal.stickyTimeoutMs)),
     skills: new SkillCatalog(config.skillsDir),
     events,
@@ -68,6 +77,7 @@ export async function startGateway(config: DipperConfig): Promise<GatewayHandle>
       const closed = new Promise<void>((r) => server.close(() => r()));
       server.closeAllConnections();
       await closed;
+      revocations.stop();
       events.close();
       await connection.close();
     },

@@ -57,6 +57,14 @@ export function unauthorized(res: Response): void {
   res.status(401).set('WWW-Authenticate', 'Bearer').json({ error: { code: 'unauthorized', message: 'Unauthorized.' } });
 }
 
+/** A well-signed token that no longer holds: its agent ended, its run ended, or its agent was launched again. */
+export function revoked(res: Response): void {
+  res
+    .status(401)
+    .set('WWW-Authenticate', 'Bearer error="invalid_token"')
+    .json({ error: { code: 'token_revoked', message: 'This token was revoked: its agent or run has ended, or the agent was launched again with a new token.' } });
+}
+
 export function isMcpPath(req: Request): boolean {
   return req.path.startsWith('/mcp/');
 }

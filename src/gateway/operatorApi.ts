@@ -9,7 +9,8 @@ import { runWorkflowId } from '../../workflows/ids';
 import { peersQuery, rootDecisionUpdate, runQuery } from '../../workflows/run/messages';
 import { agentIdKey, roleKey, runIdKey, statusKey } from '../../workflows/searchAttributes';
 import type { RunInput } from '../../workflows/run/workflow';
-import { mintAgentToken } from '../auth/tokens';
+import { expiryOf, mintAgentToken } from '../auth/tokens';
+import { revokeSignal, tokenRegistryId, tokenRegistryWorkflow } from '../../workflows/tokens/registry';
 import type { DipperConfig, Limits } from '../config';
 import type { SkillCatalog } from '../skills';
 import { asHttpError, HttpError, parseBody } from './http';
@@ -137,7 +138,8 @@ export function operatorRouter(deps: OperatorDeps): Router {
       root: {
         agent_id: agentId,
         name: input.root.name,
-        agent_token: mintAgentToken(deps.tokenSecret, runId, agentId, config.tokenTtlSeconds),
+        // The root's first launch (generation 1); a runtime it is launched with gets that generation too.
+        agent_token: mintAgentToken(deps.tokenSecret, { run_id: runId, agent_id: agentId, gen: 1, exp: expiryOf(Date.now(), config.tokenTtlSeconds) }),
         ...agentUrls,
       },
     });
@@ -162,15 +164,34 @@ export function operatorRouter(deps: OperatorDeps): Router {
       if (err instanceof NotFound) throw new HttpError(404, 'unknown_agent', 'No such agent.');
       throw err;
     });
+    // An ended agent has no valid token to hand out; minting one would bring it back.
+    if (spec.terminated) throw new HttpError(409, 'agent_terminated', 'The agent has been terminated; it has no launch.');
     const body = (await deps.skills.load(spec.identity.skill)) ?? '';
+    // The current launch's token: the same one on every call, until the agent is launched again.
     const payload = buildPayload(
       { publicUrl: config.publicUrl, tokenSecret: deps.tokenSecret, tokenTtlSeconds: config.tokenTtlSeconds },
       spec.identity,
       spec.launch,
       body,
       'first',
+      { gen: spec.generation, issuedAt: spec.issuedAt },
     );
     res.json(payload);
+  });
+
+  router.post('/runs/:runId/tokens/revoke', async (req, res) => {
+    const runId = runIdOf(req.params.runId);
+    await team.query(team.run(runId), runQuery).catch(notFound);
+    await team.bounded('revoke tokens', () =>
+      team.client.workflow.signalWithStart(tokenRegistryWorkflow, {
+        taskQueue: config.temporal.taskQueue,
+        workflowId: tokenRegistryId(config.temporal.taskQueue),
+        args: [{ tokenTtlSeconds: config.tokenTtlSeconds }],
+        signal: revokeSignal,
+        signalArgs: [{ runId, at: Date.now() }],
+      }),
+    );
+    res.json({ run_id: runId, revoked: 'every token of the run' });
   });
 
   router.post('/runs/:runId/root/decision', async (req, res) => {

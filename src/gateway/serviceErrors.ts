@@ -18,6 +18,16 @@ export function unavailable(): ToolError {
   );
 }
 
+/** The gateway cannot see which tokens were revoked (the registry is out of reach), so it does not accept any: it fails closed. */
+export function unconfirmed(): ToolError {
+  return new ToolError(
+    'unavailable',
+    'Dipper cannot confirm this token right now: its list of revoked tokens is out of reach. Retry shortly.',
+    { retry_after_ms: OUTAGE_RETRY_MS },
+    true,
+  );
+}
+
 /** The workflow behind the call fails on every attempt (nondeterminism, payload limits): waiting cannot fix it, an operator must. */
 export function needsRepair(agentId: string | undefined): ToolError {
   const whose = agentId ? `Agent ${agentId}'s workflow` : "This run's workflow";

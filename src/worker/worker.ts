@@ -48,6 +48,7 @@ export async function createDipperWorker(
     activities: createActivities({
       config,
       tokenSecret: secrets.tokenSecret,
+      client,
       events,
       skills: new SkillCatalog(config.skillsDir),
       commands,

@@ -1,4 +1,4 @@
-import { mintAgentToken } from '../../src/auth/tokens';
+import { expiryOf, mintAgentToken } from '../../src/auth/tokens';
 import { closeAll, env, spawn, startRun, task, waitForInbox } from '../support/team';
 
 afterAll(closeAll);
@@ -73,8 +73,8 @@ describe('agent endpoints refuse bad tokens with a bare 401', () => {
     ['a malformed token', () => 'Bearer dpa_%%%.&&&.***'],
     ['garbage', () => `Bearer ${'x'.repeat(5000)}`],
     ['a tampered signature', () => `Bearer ${tamper(rootToken)}`],
-    ['an expired token', () => `Bearer ${mintAgentToken(env.tokenSecret, run.runId, run.rootId, 60, Date.now() - 3600_000)}`],
-    ['a token signed with another secret', () => `Bearer ${mintAgentToken('not-the-secret', run.runId, run.rootId, 3600)}`],
+    ['an expired token', () => `Bearer ${mintAgentToken(env.tokenSecret, { run_id: run.runId, agent_id: run.rootId, gen: 1, exp: expiryOf(Date.now() - 3600_000, 60) })}`],
+    ['a token signed with another secret', () => `Bearer ${mintAgentToken('not-the-secret', { run_id: run.runId, agent_id: run.rootId, gen: 1, exp: expiryOf(Date.now(), 3600) })}`],
     ['the operator token', () => `Bearer ${env.operatorToken}`],
   ];
   for (const door of agentDoors) {
@@ -99,7 +99,7 @@ describe('the operator API refuses everything but the operator token', () => {
     ['the operator token with a suffix', () => `Bearer ${env.operatorToken}x`],
     ['a prefix of the operator token', () => `Bearer ${env.operatorToken.slice(0, -1)}`],
     ['an agent token', () => `Bearer ${rootToken}`],
-    ['an expired agent token', () => `Bearer ${mintAgentToken(env.tokenSecret, run.runId, run.rootId, 60, Date.now() - 3600_000)}`],
+    ['an expired agent token', () => `Bearer ${mintAgentToken(env.tokenSecret, { run_id: run.runId, agent_id: run.rootId, gen: 1, exp: expiryOf(Date.now() - 3600_000, 60) })}`],
   ];
   for (const door of ['runs', 'run'] as const) {
     it.each(cases)(`${door}: %s`, async (_name, auth) => {

@@ -1,7 +1,7 @@
 import { Client, Connection } from '@temporalio/client';
 import fs from 'node:fs';
 import path from 'node:path';
-import { mintAgentToken } from '../../src/auth/tokens';
+import { expiryOf, mintAgentToken } from '../../src/auth/tokens';
 import { startDevServer, type DevServer } from '../../src/devstack/devServer';
 import { isListening } from '../../src/devstack/processes';
 import { agentWorkflowId } from '../../workflows/ids';
@@ -88,7 +88,7 @@ describe('an agent whose workflow task fails on every attempt', () => {
       });
       return page.history?.events?.some((e) => e.workflowTaskFailedEventAttributes) ? true : undefined;
     });
-    token = mintAgentToken(base.tokenSecret, run.run_id, brokenId, 3600);
+    token = mintAgentToken(base.tokenSecret, { run_id: run.run_id, agent_id: brokenId, gen: 1, exp: expiryOf(Date.now(), 3600) });
     broken = await AgentClient.connect(stack.gatewayUrl, token);
   });
 

@@ -1,5 +1,5 @@
 import type { ApplicationFailure } from '@temporalio/common';
-import { setHandler } from '@temporalio/workflow';
+import { setHandler, workflowInfo } from '@temporalio/workflow';
 import { refuse } from '../errors';
 import { agentWorkflowId, runWorkflowId } from '../ids';
 import { tell } from '../signals';
@@ -72,7 +72,14 @@ export function installHandlers(s: AgentState, runTask: string): void {
     status: s.status,
   }));
 
-  setHandler(m.launchQuery, () => ({ identity: s.id, launch: s.data.launch_spec }));
+  setHandler(m.launchQuery, () => ({
+    identity: s.id,
+    launch: s.data.launch_spec,
+    // Before its first launch an agent is about to get generation 1.
+    generation: Math.max(1, s.data.launch_gen ?? 0),
+    issuedAt: s.data.launched_at ?? workflowInfo().startTime.getTime(),
+    terminated: s.status === 'terminated',
+  }));
 
   setHandler(m.systemMessageSignal, ({ message_id, content }) => {
     if (s.inbox.has(message_id)) return;

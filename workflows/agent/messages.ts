@@ -106,7 +106,15 @@ export interface PendingReview {
 export const pendingReviewsQuery = defineQuery<PendingReview[], [{ now: number }]>('pendingReviews');
 
 /** For drivers of `none` runtimes: what this agent was started with (no token; the gateway mints it). */
-export const launchQuery = defineQuery<{ identity: AgentIdentity; launch: LaunchSpec }, []>('launch');
+/** What an agent is launched with; `generation` and `issuedAt` name its current token, `terminated` says there is none. */
+export interface LaunchView {
+  identity: AgentIdentity;
+  launch: LaunchSpec;
+  generation: number;
+  issuedAt: number;
+  terminated: boolean;
+}
+export const launchQuery = defineQuery<LaunchView, []>('launch');
 
 // Signals: fire-and-forget inputs from other workflows and the runtime supervisor.
 

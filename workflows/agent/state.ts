@@ -31,6 +31,13 @@ export interface AgentData {
   launch_spec: LaunchSpec;
   /** Set when the main loop should (re)launch the runtime. */
   launch_wanted: 'first' | 'resume' | 'fresh' | null;
+  /**
+   * The generation of the last launch (1 for the first) and when it was made
+   * (workflow time, ms): the agent's valid token is the one minted for them.
+   * Absent until a launch under this code; tokens from before count as 0.
+   */
+  launch_gen?: number;
+  launched_at?: number;
   run_ended: boolean;
   events: DipperEvent[];
 }

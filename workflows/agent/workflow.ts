@@ -29,6 +29,8 @@ export interface AgentInput {
 }
 
 const runtimeOptions = { startToCloseTimeout: '60s', retry: { maximumAttempts: 3, initialInterval: '500ms' } } as const;
+/** Retried until the registry has it: a revocation is never given up. */
+const tokens = proxyActivities<Activities>({ startToCloseTimeout: '15s', retry: { initialInterval: '500ms', maximumInterval: '10s' } });
 /** Older runs launched and stopped runtimes with local activities, and keep doing so on replay. */
 const runtimeLocal = proxyLocalActivities<Activities>(runtimeOptions);
 /** A regular activity: a webhook that hangs does not hold the workflow task, and with it every call to this agent. */
@@ -89,12 +91,21 @@ export async function agentWorkflow(input: AgentInput): Promise<void> {
         // A runtime that cannot be stopped is recorded, never a reason to lose the agent's workflow.
         s.events.emit('agent_error', { stage: 'stop', message: failureText(err) });
       }
+      // A terminated agent's tokens die with it, whatever generation.
+      if (patched('token-generations')) await tokens.revokeTokens({ runId: s.id.runId, agentId: s.id.agentId, at: Date.now() });
     }
     const mode = s.data.launch_wanted;
     if (mode && !runtimeStopped) {
       s.data.launch_wanted = null;
+      const generation = (s.data.launch_gen ?? 0) + 1;
+      s.data.launch_gen = generation;
+      s.data.launched_at = Date.now();
+      // The process before this one (crashed, or never heard from) loses its token before the next one gets a new one.
+      if (generation > 1 && patched('token-generations')) {
+        await tokens.revokeTokens({ runId: s.id.runId, agentId: s.id.agentId, belowGen: generation, at: Date.now() });
+      }
       try {
-        const started = await runtime.launchRuntime({ identity: s.id, launch: s.data.launch_spec, mode });
+        const started = await runtime.launchRuntime({ identity: s.id, launch: s.data.launch_spec, mode, generation, issuedAt: s.data.launched_at });
         s.events.emit('agent_started', { runtime: started.kind, mode });
       } catch (err) {
         // A launch that fails counts as a crash: the same ladder of resume, fresh start, escalation.

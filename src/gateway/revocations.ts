@@ -1,0 +1,118 @@
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { AgentClaims } from '../auth/tokens';
+import type { Logger } from '../log';
+import { safeMessage } from '../log';
+import { revocationKey, revocationsQuery, tokenRegistryId, type RevocationsView } from '../../workflows/tokens/registry';
+
+/**
+ * Where a replica learns which tokens were revoked. Today the task queue's
+ * token registry workflow; a shared database can stand behind the same
+ * interface when replicas move to it.
+ */
+export interface RevocationSource {
+  /** What changed after `version`; everything when 0. */
+  since(version: number): Promise<RevocationsView>;
+}
+
+export class TemporalRevocationSource implements RevocationSource {
+  private readonly workflowId: string;
+
+  constructor(
+    private readonly client: Client,
+    taskQueue: string,
+    private readonly deadlineMs: number,
+  ) {
+    this.workflowId = tokenRegistryId(taskQueue);
+  }
+
+  async since(version: number): Promise<RevocationsView> {
+    try {
+      return await this.client.withDeadline(Date.now() + this.deadlineMs, () =>
+        this.client.workflow.getHandle(this.workflowId).query(revocationsQuery, version),
+      );
+    } catch (err) {
+      // No registry yet: nothing has been revoked on this task queue.
+      if (err instanceof WorkflowNotFoundError) return { version: 0, entries: [] };
+      throw err;
+    }
+  }
+}
+
+export type Verdict = 'valid' | 'revoked' | 'unknown';
+
+/**
+ * One replica's copy of the revocation list, refreshed every `refreshMs`.
+ * Checking a token is a map lookup, never a round trip. When the copy is
+ * older than `staleMs` (Temporal or the worker unreachable) every token's
+ * verdict is `unknown` and the caller refuses it: a replica that cannot
+ * see revocations does not guess.
+ */
+export class RevocationView {
+  private readonly below = new Map<string, { below: number; at: number }>();
+  private version = 0;
+  private refreshedAt = Number.NEGATIVE_INFINITY;
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+  private failing = false;
+  private prunedAt = 0;
+
+  constructor(
+    private readonly source: RevocationSource,
+    private readonly opts: { refreshMs: number; staleMs: number; tokenTtlSeconds: number },
+    private readonly log: Logger,
+  ) {}
+
+  /** Loads the list once (best effort: a replica that starts during an outage refuses until it can), then keeps it fresh. */
+  async start(): Promise<void> {
+    await this.refresh();
+    this.schedule();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.timer);
+  }
+
+  verdict(claims: AgentClaims, now = performance.now()): Verdict {
+    if (now - this.refreshedAt > this.opts.staleMs) return 'unknown';
+    const run = this.below.get(revocationKey(claims.run_id));
+    const agent = this.below.get(revocationKey(claims.run_id, claims.agent_id));
+    return (run && claims.gen < run.below) || (agent && claims.gen < agent.below) ? 'revoked' : 'valid';
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => void this.refresh().finally(() => this.schedule()), this.opts.refreshMs);
+    this.timer.unref();
+  }
+
+  private async refresh(): Promise<void> {
+    const asked = performance.now();
+    try {
+      let view = await this.source.since(this.version);
+      // The registry started over (someone ended it): take its list whole rather than keep a version it no longer has.
+      if (view.version < this.version) {
+        this.below.clear();
+        view = await this.source.since(0);
+      }
+      for (const e of view.entries) this.below.set(e.key, { below: e.below, at: e.at });
+      this.version = view.version;
+      // Fresh as of when it was asked, not when the answer came.
+      this.refreshedAt = asked;
+      this.prune();
+      if (this.failing) this.log.info('token revocations reachable again');
+      this.failing = false;
+    } catch (err) {
+      if (!this.failing) this.log.warn({ err: safeMessage(err) }, 'cannot refresh token revocations; agent calls are refused until it can');
+      this.failing = true;
+    }
+  }
+
+  /** Entries whose every token has expired need not be kept. */
+  private prune(): void {
+    if (Date.now() - this.prunedAt < 60_000) return;
+    this.prunedAt = Date.now();
+    const keepAfter = Date.now() - this.opts.tokenTtlSeconds * 1000;
+    for (const [key, e] of this.below) if (e.at < keepAfter) this.below.delete(key);
+  }
+}

@@ -1,0 +1,182 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { expiryOf, mintAgentToken, verifyAgentToken } from '../../src/auth/tokens';
+import { readTestEnv, testDataRoot } from '../setup/env';
+import { AgentClient, eventually } from '../support/clients';
+import { startStack, type Stack } from '../support/stack';
+
+/**
+ * Tokens belong to a launch and die with it, on every replica. A stack of
+ * its own (its own task queue, so its own token registry) with two gateway
+ * replicas; agents of the `worker` skill run a command that records its
+ * token and crashes once, so the agent is launched a second time.
+ */
+const BOUND_MS = 1000;
+const base = readTestEnv();
+const tokensFile = path.join(testDataRoot, 'tokens-seen.txt');
+// First launch: note the token and crash. Second: note it and stay up.
+const flaky = 'echo "$DIPPER_AGENT_TOKEN" >> "$TOKENS_FILE"; [ "$(wc -l < "$TOKENS_FILE")" -ge 2 ] && exec sleep 300; exit 3';
+
+let stack: Stack;
+let replicas: string[];
+const clients: AgentClient[] = [];
+
+beforeAll(async () => {
+  fs.rmSync(tokensFile, { force: true });
+  stack = await startStack('tokens', 28810, {
+    DIPPER_RUNTIMES: JSON.stringify({
+      default: { kind: 'none' },
+      skills: { worker: { kind: 'command', command: ['/bin/sh', '-c', flaky], env: { TOKENS_FILE: tokensFile } } },
+    }),
+    DIPPER_REVOCATION_STALE_MS: '1500',
+  });
+  replicas = [stack.gatewayUrl, await stack.addGateway(28811)];
+}, 60_000);
+
+const runs: string[] = [];
+
+afterAll(async () => {
+  await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
+  await stack?.stop();
+  // Agent runtimes are detached by design and outlive their stack; the ones this test started are its to end.
+  for (const runId of runs) {
+    const agents = path.join(base.dataDir, 'runs', runId, 'agents');
+    for (const agent of fs.existsSync(agents) ? fs.readdirSync(agents) : []) {
+      const pidFile = path.join(agents, agent, 'runtime.pid');
+      if (!fs.existsSync(pidFile)) continue;
+      try {
+        process.kill(-Number(fs.readFileSync(pidFile, 'utf8').split(' ')[0]), 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+  }
+});
+
+async function connect(token: string, url = stack.gatewayUrl): Promise<AgentClient> {
+  const c = await AgentClient.connect(url, token);
+  clients.push(c);
+  return c;
+}
+
+/** The runtime inbox, read with a token on one replica: its status and error code. */
+async function inboxAt(url: string, token: string): Promise<{ status: number; code?: string; message?: string }> {
+  const res = await fetch(`${url}/api/runtime/inbox?cursor=0&wait_ms=0`, { headers: { authorization: `Bearer ${token}` } });
+  const body = (await res.json()) as { error?: { code: string; message: string } };
+  return { status: res.status, code: body.error?.code, message: body.error?.message };
+}
+
+/** A tools/call over MCP with a token on one replica, as a stateless client sends it. */
+async function toolCallAt(url: string, token: string): Promise<number> {
+  const res = await fetch(`${url}/mcp/beidou`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_peers', arguments: {} } }),
+  });
+  await res.text();
+  return res.status;
+}
+
+/** Milliseconds until every replica refuses the token as revoked on both doors. */
+async function untilRefusedEverywhere(token: string, since: number): Promise<number> {
+  await eventually(async () => {
+    const seen = await Promise.all(replicas.flatMap((url) => [inboxAt(url, token).then((r) => r.status === 401 && r.code === 'token_revoked'), toolCallAt(url, token).then((s) => s === 401)]));
+    return seen.every(Boolean) || undefined;
+  }, 10_000, 20);
+  return Date.now() - since;
+}
+
+async function startRun(): Promise<{ runId: string; rootId: string; rootToken: string; root: AgentClient }> {
+  const run = await stack.operator.startRun('Hold tokens.');
+  runs.push(run.run_id);
+  return { runId: run.run_id, rootId: run.root.agent_id, rootToken: run.root.agent_token, root: await connect(run.root.agent_token) };
+}
+
+async function spawnChild(root: AgentClient, skill: string): Promise<string> {
+  const id = `t${Math.random().toString(36).slice(2, 8)}`;
+  await root.ok('declare_plan', { tasks: [{ id, role: `${id}-role`, skill, task: `Do ${id}.`, depends_on: [] }] });
+  return (await root.ok('spawn_agent', { task_id: id })).agent_id as string;
+}
+
+it('hands out the current launch\'s token, the same one on every call', async () => {
+  const { runId, rootId } = await startRun();
+  const first = await stack.operator.launch(runId, rootId);
+  const again = await stack.operator.launch(runId, rootId);
+  expect(again.token).toBe(first.token);
+  expect(verifyAgentToken([base.tokenSecret], first.token)).toMatchObject({ run_id: runId, agent_id: rootId, gen: 1 });
+  for (const url of replicas) expect((await inboxAt(url, first.token)).status).toBe(200);
+});
+
+it('refuses an older generation\'s token on both replicas once the agent is launched again, within the bound', async () => {
+  const { root, runId } = await startRun();
+  const childId = await spawnChild(root, 'worker');
+  const [older, current] = await eventually(async () => {
+    const lines = fs.existsSync(tokensFile) ? fs.readFileSync(tokensFile, 'utf8').split('\n').filter(Boolean) : [];
+    return lines.length >= 2 ? lines : undefined;
+  }, 30_000, 10);
+  // The older token was revoked before the second process started, so the bound runs from the moment its token exists.
+  const since = Date.now();
+  expect(verifyAgentToken([base.tokenSecret], older)).toMatchObject({ agent_id: childId, gen: 1 });
+  expect(verifyAgentToken([base.tokenSecret], current)).toMatchObject({ agent_id: childId, gen: 2 });
+  const took = await untilRefusedEverywhere(older, since);
+  process.stdout.write(`older generation refused by both replicas ${took} ms after the new one existed (bound ${BOUND_MS} ms)\n`);
+  expect(took).toBeLessThanOrEqual(BOUND_MS);
+  for (const url of replicas) expect((await inboxAt(url, current)).status).toBe(200);
+  // The operator API hands out the live generation, not a new one.
+  expect((await stack.operator.launch(runId, childId)).token).toBe(current);
+});
+
+it('refuses a terminated agent\'s token on both replicas, and hands it no new one', async () => {
+  const { root, runId } = await startRun();
+  const childId = await spawnChild(root, 'reviewer');
+  const token = (await stack.operator.launch(runId, childId)).token as string;
+  const child = await connect(token);
+  await child.ok('signal_review', { detail: '[REVIEW REQUIRED] done' });
+  await root.ok('terminate_child', { agent_id: childId });
+  const sentinel = await eventually(async () => (await child.inbox(0, 0)).messages.find((m) => m.kind === 'terminate'));
+  await child.ack(sentinel.seq);
+  const since = Date.now();
+  expect(await untilRefusedEverywhere(token, since)).toBeLessThan(10_000);
+  const relaunch = await stack.operator.request('GET', `/runs/${runId}/agents/${childId}/launch`);
+  expect(relaunch.status).toBe(409);
+  expect(relaunch.json.error.code).toBe('agent_terminated');
+});
+
+it('revokes every token of a run on the operator\'s word, within the bound', async () => {
+  const { runId, rootToken } = await startRun();
+  const other = await startRun();
+  const res = await stack.operator.request('POST', `/runs/${runId}/tokens/revoke`);
+  expect(res.status).toBe(200);
+  const took = await untilRefusedEverywhere(rootToken, Date.now());
+  process.stdout.write(`run's tokens refused by both replicas ${took} ms after the operator's revoke answered (bound ${BOUND_MS} ms)\n`);
+  expect(took).toBeLessThanOrEqual(BOUND_MS);
+  // Only that run's.
+  for (const url of replicas) expect((await inboxAt(url, other.rootToken)).status).toBe(200);
+  expect((await stack.operator.request('POST', '/runs/run_000000000000/tokens/revoke')).status).toBe(404);
+});
+
+it('keeps live agents working through a rotation of the signing secret', async () => {
+  const { rootToken } = await startRun();
+  const rotated = await stack.addGateway(28812, { DIPPER_TOKEN_SECRET: 'the-new-secret', DIPPER_TOKEN_SECRET_PREVIOUS: base.tokenSecret });
+  const fresh = mintAgentToken('the-new-secret', { ...verifyAgentToken([base.tokenSecret], rootToken)!, exp: expiryOf(Date.now(), 600) });
+  expect((await inboxAt(rotated, rootToken)).status).toBe(200);
+  expect((await inboxAt(rotated, fresh)).status).toBe(200);
+  const viaRotated = await connect(rootToken, rotated);
+  expect(Array.isArray((await viaRotated.ok('list_peers', {})).peers)).toBe(true);
+  const foreign = mintAgentToken('some-other-secret', { ...verifyAgentToken([base.tokenSecret], rootToken)!, exp: expiryOf(Date.now(), 600) });
+  expect((await inboxAt(rotated, foreign)).status).toBe(401);
+});
+
+it('fails closed: a replica that cannot refresh its revocations refuses valid tokens until it can', async () => {
+  const { rootToken } = await startRun();
+  expect((await inboxAt(stack.gatewayUrl, rootToken)).status).toBe(200);
+  // The registry lives on this stack's worker: without it no replica can refresh.
+  await stack.worker.kill('SIGKILL');
+  const refused = await eventually(async () => {
+    const r = await inboxAt(stack.gatewayUrl, rootToken);
+    return r.status === 503 && /cannot confirm this token/.test(r.message ?? '') ? r : undefined;
+  }, 20_000);
+  expect(refused.code).toBe('unavailable');
+  await stack.restartWorker();
+  await eventually(async () => ((await inboxAt(stack.gatewayUrl, rootToken)).status === 200 ? true : undefined), 30_000);
+}, 60_000);
