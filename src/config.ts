@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
 /**
@@ -84,6 +85,10 @@ export interface DipperConfig {
     stickyTimeoutMs: number;
   };
   operatorToken?: string;
+  /** Named operators as JSON (src/auth/operators.ts), from DIPPER_OPERATORS or the file DIPPER_OPERATORS_FILE. */
+  operators?: string;
+  /** Origins a browser may call the MCP endpoints and the operator API from, besides the gateway's own. */
+  allowedOrigins: string[];
   tokenSecret?: string;
   /**
    * Signing secrets still accepted (never used to sign) while a rotation
@@ -203,6 +208,8 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): DipperC
       stickyTimeoutMs: Math.max(1000, int(env, 'DIPPER_STICKY_TIMEOUT_MS', 5000)),
     },
     operatorToken: env.DIPPER_OPERATOR_TOKEN || undefined,
+    operators: env.DIPPER_OPERATORS || (env.DIPPER_OPERATORS_FILE ? readFileSync(env.DIPPER_OPERATORS_FILE, 'utf8') : undefined),
+    allowedOrigins: (env.DIPPER_ALLOWED_ORIGINS ?? '').split(',').map((x) => x.trim().replace(/\/+$/, '')).filter(Boolean),
     tokenSecret: env.DIPPER_TOKEN_SECRET || undefined,
     previousTokenSecrets: (env.DIPPER_TOKEN_SECRET_PREVIOUS ?? '').split(',').map((x) => x.trim()).filter(Boolean),
     revocation: {

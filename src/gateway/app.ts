@@ -1,7 +1,8 @@
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { EventStore } from '../../activities/eventStore';
-import { sameSecret, verifyAgentToken } from '../auth/tokens';
+import type { OperatorIdentity, Operators } from '../auth/operators';
+import { verifyAgentToken } from '../auth/tokens';
 import type { DipperConfig } from '../config';
 import type { Logger } from '../log';
 import { benchTools, toolsOf } from '../registry';
@@ -12,6 +13,7 @@ import { Wakeups } from './wakeups';
 import { bearer, errorHandler, isMcpPath, limitRate, revoked, unauthorized } from './http';
 import { unconfirmed } from './serviceErrors';
 import { LongPolls } from './longPolls';
+import { checkOrigin } from './origin';
 import { createMcpServer, mcpSurface, type McpSurface } from './mcp';
 import { refuseOverRate, refuseUnconfirmed } from './mcpRefusals';
 import { operatorRouter } from './operatorApi';
@@ -22,7 +24,7 @@ import type { TeamClient } from './teamClient';
 
 export interface GatewayDeps {
   config: DipperConfig;
-  operatorToken: string;
+  operators: Operators;
   /** The signing secret, then any still accepted during a rotation. */
   tokenSecrets: string[];
   tokenSecret: string;
@@ -76,9 +78,14 @@ export function createApp(deps: GatewayDeps): express.Express {
   };
   const operatorAuth = (req: Request, res: Response, next: NextFunction) => {
     const token = bearer(req);
-    if (!token || !sameSecret(token, deps.operatorToken)) return unauthorized(res);
+    const who = token ? deps.operators.identify(token) : undefined;
+    if (!who) return unauthorized(res);
+    res.locals.operator = who;
     next();
   };
+
+  // Browsers may call in only from the gateway's own origin or one the operator allowed (DNS rebinding; MCP transport spec).
+  app.use(['/mcp', '/api'], checkOrigin(config));
 
   app.get('/healthz', (_req, res) => {
     res.json({ ok: true });
@@ -136,7 +143,13 @@ export function createApp(deps: GatewayDeps): express.Express {
     runtimeRouter(deps.team, wakeups, polls, callerOf),
   );
   // The operator token has a bucket of its own, so agents cannot crowd out the person running them (nor the reverse).
-  app.use('/api', operatorAuth, limitRate(operatorRate, () => 'operator'), express.json({ limit: BODY_LIMIT }), operatorRouter(deps));
+  app.use(
+    '/api',
+    operatorAuth,
+    limitRate(operatorRate, (res) => `operator/${(res.locals.operator as OperatorIdentity).name}`),
+    express.json({ limit: BODY_LIMIT }),
+    operatorRouter(deps),
+  );
 
   app.use((_req: Request, res: Response) => {
     res.status(404).json({ error: { code: 'not_found', message: 'No such endpoint.' } });

@@ -7,6 +7,7 @@ import { createLogger } from '../log';
 import { paths } from '../paths';
 import { SkillCatalog } from '../skills';
 import { createApp } from './app';
+import { loadOperators } from '../auth/operators';
 import { RevocationView, TemporalRevocationSource } from './revocations';
 import { queryCapMs, TeamClient } from './teamClient';
 
@@ -51,7 +52,7 @@ export async function startGateway(config: DipperConfig): Promise<GatewayHandle>
   await revocations.start();
   const app = createApp({
     config,
-    operatorToken: secrets.operatorToken,
+    operators: loadOperators(secrets.operatorToken, config.operators),
     tokenSecrets: [secrets.tokenSecret, ...config.previousTokenSecrets],
     tokenSecret: secrets.tokenSecret,
     revocations,

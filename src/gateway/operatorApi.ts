@@ -1,19 +1,21 @@
 import { randomUUID } from 'node:crypto';
-import { Router } from 'express';
+import { Router, type NextFunction, type Response } from 'express';
 import { z } from 'zod';
 import { buildPayload } from '../../activities/runtimes/payload';
 import type { EventStore } from '../../activities/eventStore';
 import { launchQuery } from '../../workflows/agent/messages';
 import { slug } from '../../workflows/agent/leader';
 import { runWorkflowId } from '../../workflows/ids';
-import { peersQuery, rootDecisionUpdate, runQuery } from '../../workflows/run/messages';
+import { cancelRunUpdate, peersQuery, rootDecisionUpdate, runQuery } from '../../workflows/run/messages';
 import { agentIdKey, roleKey, runIdKey, statusKey } from '../../workflows/searchAttributes';
 import type { RunInput } from '../../workflows/run/workflow';
+import { mayAct, type OperatorIdentity, type Role } from '../auth/operators';
 import { expiryOf, mintAgentToken } from '../auth/tokens';
 import { revokeSignal, tokenRegistryId, tokenRegistryWorkflow } from '../../workflows/tokens/registry';
 import type { DipperConfig, Limits } from '../config';
 import type { SkillCatalog } from '../skills';
 import { asHttpError, HttpError, parseBody } from './http';
+import { listRuns } from './runList';
 import { NotFound, type TeamClient } from './teamClient';
 
 const hex = () => randomUUID().replace(/-/g, '').slice(0, 12);
@@ -58,6 +60,8 @@ const decisionBody = z.strictObject({
   text: z.string().max(256 * 1024).optional(),
 });
 
+const cancelBody = z.strictObject({ reason: z.string().min(1).max(2000).optional() });
+
 const eventsQuery = z.strictObject({
   after: z.coerce.number().int().min(0).default(0),
   limit: z.coerce.number().int().min(1).max(10_000).default(1000),
@@ -92,7 +96,16 @@ export interface OperatorDeps {
   events: EventStore;
 }
 
-/** The operator API: start runs, watch them, answer for the root's human. Operator token only. */
+/** Refuses an operator whose role is below what the route needs (src/auth/operators.ts). */
+function needs(role: Role) {
+  return (_req: unknown, res: Response, next: NextFunction): void => {
+    const who = res.locals.operator as OperatorIdentity;
+    if (mayAct(who, role)) return next();
+    throw new HttpError(403, 'forbidden', `Operator "${who.name}" is a ${who.role}; this needs ${role === 'admin' ? 'an admin' : `an ${role}`}.`);
+  };
+}
+
+/** The operator API: start runs, watch them, answer for the root's human. Operators' tokens only; each route names the role it needs. */
 export function operatorRouter(deps: OperatorDeps): Router {
   const { config, team } = deps;
   const router = Router();
@@ -102,7 +115,7 @@ export function operatorRouter(deps: OperatorDeps): Router {
   };
   const agentUrls = { mcp_url: `${config.publicUrl}/mcp/beidou`, inbox_url: `${config.publicUrl}/api/runtime/inbox` };
 
-  router.post('/runs', async (req, res) => {
+  router.post('/runs', needs('admin'), async (req, res) => {
     const body = parseBody(startBody, req.body);
     if (Buffer.byteLength(body.task) > config.limits.maxContentBytes) {
       throw new HttpError(400, 'invalid_input', `task is larger than ${config.limits.maxContentBytes} bytes.`, { field: 'task' });
@@ -124,6 +137,8 @@ export function operatorRouter(deps: OperatorDeps): Router {
       taskQueue: config.temporal.taskQueue,
       workflowId: runWorkflowId(runId),
       args: [input],
+      // For the run list: visibility returns the memo with each run, so listing wakes no workflow.
+      memo: { task: body.task.length > 200 ? `${body.task.slice(0, 199)}…` : body.task },
       typedSearchAttributes: [
         { key: runIdKey, value: runId },
         { key: agentIdKey, value: agentId },
@@ -145,18 +160,35 @@ export function operatorRouter(deps: OperatorDeps): Router {
     });
   });
 
-  router.get('/runs/:runId', async (req, res) => {
+  router.get('/runs', needs('viewer'), async (req, res) => {
+    res.json(await listRuns(team, config.temporal.namespace, req.query));
+  });
+
+  router.post('/runs/:runId/cancel', needs('admin'), async (req, res) => {
+    const runId = runIdOf(req.params.runId);
+    const body = parseBody(cancelBody, req.body ?? {});
+    const who = res.locals.operator as OperatorIdentity;
+    const out = await team.update(team.run(runId), cancelRunUpdate, [{ by: who.name, reason: body.reason ?? 'cancelled by an operator' }]).catch(async (err: unknown) => {
+      // A run that has already ended takes no Update; it still answers how it ended.
+      if (!(err instanceof NotFound)) throw err;
+      const view = await team.query(team.run(runId), runQuery).catch(notFound);
+      return { run_status: view.status };
+    });
+    res.json({ run_id: runId, status: out.run_status });
+  });
+
+  router.get('/runs/:runId', needs('viewer'), async (req, res) => {
     const runId = runIdOf(req.params.runId);
     res.json(await team.query(team.run(runId), runQuery).catch(notFound));
   });
 
-  router.get('/runs/:runId/agents', async (req, res) => {
+  router.get('/runs/:runId/agents', needs('viewer'), async (req, res) => {
     const runId = runIdOf(req.params.runId);
     const run = await team.query(team.run(runId), runQuery).catch(notFound);
     res.json({ agents: await team.query(team.run(runId), peersQuery, { caller_id: run.root_agent_id, scope: 'all' }) });
   });
 
-  router.get('/runs/:runId/agents/:agentId/launch', async (req, res) => {
+  router.get('/runs/:runId/agents/:agentId/launch', needs('admin'), async (req, res) => {
     const runId = runIdOf(req.params.runId);
     const agentId = req.params.agentId;
     if (!AGENT_ID.test(agentId)) throw new HttpError(404, 'unknown_agent', 'No such agent.');
@@ -179,7 +211,7 @@ export function operatorRouter(deps: OperatorDeps): Router {
     res.json(payload);
   });
 
-  router.post('/runs/:runId/tokens/revoke', async (req, res) => {
+  router.post('/runs/:runId/tokens/revoke', needs('admin'), async (req, res) => {
     const runId = runIdOf(req.params.runId);
     await team.query(team.run(runId), runQuery).catch(notFound);
     await team.bounded('revoke tokens', () =>
@@ -194,17 +226,18 @@ export function operatorRouter(deps: OperatorDeps): Router {
     res.json({ run_id: runId, revoked: 'every token of the run' });
   });
 
-  router.post('/runs/:runId/root/decision', async (req, res) => {
+  router.post('/runs/:runId/root/decision', needs('approver'), async (req, res) => {
     const runId = runIdOf(req.params.runId);
     const body = parseBody(decisionBody, req.body);
     try {
-      res.json(await team.update(team.run(runId), rootDecisionUpdate, [body]));
+      const who = res.locals.operator as OperatorIdentity;
+      res.json(await team.update(team.run(runId), rootDecisionUpdate, [{ ...body, operator: who.name }]));
     } catch (err) {
       notFound(asHttpError(err, 409));
     }
   });
 
-  router.get('/runs/:runId/events', async (req, res) => {
+  router.get('/runs/:runId/events', needs('viewer'), async (req, res) => {
     const runId = runIdOf(req.params.runId);
     const q = parseBody(eventsQuery, req.query);
     const events = deps.events.list(runId, q);

@@ -21,8 +21,21 @@ export interface RootDecision {
   kind: 'review' | 'termination';
   verdict: 'approve' | 'rework';
   text?: string;
+  /** The name of the operator who decided (absent in decisions made before operators had names). */
+  operator?: string;
 }
 export const rootDecisionUpdate = defineUpdate<{ ok: true; run_status: string }, [RootDecision]>('rootDecision');
+
+/** `cancelled`: ended by an operator (or its deadline) before the root's termination was approved. */
+export type RunStatus = 'active' | 'completed' | 'cancelled';
+
+/** Ends a run now: every agent gets its terminate sentinel, runtimes stop, the run closes. */
+export interface CancelRun {
+  /** The operator who cancelled (or `deadline`). */
+  by: string;
+  reason: string;
+}
+export const cancelRunUpdate = defineUpdate<{ run_status: RunStatus }, [CancelRun]>('cancelRun');
 
 export type PeerScope = 'team' | 'children' | 'all';
 export interface PeerRow {
@@ -38,7 +51,7 @@ export const peerQuery = defineQuery<PeerEntry | null, [{ agent_id: string }]>('
 
 export interface RunView {
   run_id: string;
-  status: 'active' | 'completed';
+  status: RunStatus;
   root_ready: boolean;
   task: string;
   root_agent_id: string;

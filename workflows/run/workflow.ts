@@ -3,9 +3,11 @@ import {
   condition,
   continueAsNew,
   ParentClosePolicy,
+  patched,
   proxyLocalActivities,
   setHandler,
   startChild,
+  upsertSearchAttributes,
   uuid4,
 } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
@@ -28,7 +30,9 @@ export interface RunInput {
 }
 
 export interface RunData {
-  status: 'active' | 'completed';
+  status: m.RunStatus;
+  /** Who cancelled the run and why (cancelled runs only). */
+  cancelled?: m.CancelRun;
   /** The root's workflow has started, so its token can be used. */
   root_ready: boolean;
   created_at: number;
@@ -71,11 +75,11 @@ export async function runWorkflow(input: RunInput): Promise<void> {
   }));
   setHandler(
     m.rootDecisionUpdate,
-    async ({ kind, verdict, text }) => {
+    async ({ kind, verdict, text, operator }) => {
       data.pending_root = data.pending_root.filter((r) => r.kind !== kind);
       // A turned-down termination request is recorded by the root itself (completion.rework), like any leader's answer.
       if (verdict === 'approve' || kind === 'review') {
-        events.emit(verdict === 'approve' ? 'completion.approved' : 'completion.rework', { kind, by: 'user' }, root.agentId);
+        events.emit(verdict === 'approve' ? 'completion.approved' : 'completion.rework', { kind, by: 'user', ...(operator ? { operator } : {}) }, root.agentId);
       }
       if (verdict === 'rework') {
         await tell(rootWorkflowId, systemMessageSignal, { message_id: uuid4(), content: `rework: ${text ?? ''}` });
@@ -93,6 +97,15 @@ export async function runWorkflow(input: RunInput): Promise<void> {
     },
   );
 
+  setHandler(m.cancelRunUpdate, (cancel) => {
+    // Cancelling an ended run changes nothing, and says how it ended.
+    if (data.status === 'active') {
+      data.status = 'cancelled';
+      data.cancelled = cancel;
+    }
+    return { run_status: data.status };
+  });
+
   // Handlers come first, so a query that arrives while the root is starting is answered.
   if (!input.data) await startRoot(input, data, events);
 
@@ -100,9 +113,9 @@ export async function runWorkflow(input: RunInput): Promise<void> {
   if (inBackground) void events.flushForever(record, windowed);
 
   for (;;) {
-    await condition(() => (!inBackground && events.pending.length > 0) || data.status === 'completed' || historyFull(input));
+    await condition(() => (!inBackground && events.pending.length > 0) || data.status !== 'active' || historyFull(input));
     if (!inBackground) await events.drain(record);
-    if (data.status === 'completed') {
+    if (data.status !== 'active') {
       await condition(allHandlersFinished);
       // Every agent stops its runtime and closes; their records stay in the event log.
       const told = new Set<string>();
@@ -116,7 +129,10 @@ export async function runWorkflow(input: RunInput): Promise<void> {
             }),
         );
       await tellNew();
-      events.emit('run_completed', {});
+      if (data.cancelled) events.emit('run_cancelled', { by: data.cancelled.by, reason: data.cancelled.reason });
+      else events.emit('run_completed', {});
+      // The run list tells completed and cancelled runs apart by this attribute.
+      if (patched('run-status-attribute')) upsertSearchAttributes([{ key: statusKey, value: data.status }]);
       await events.drain(record);
       // A member whose registration arrived while the run was ending is told too.
       while (Object.keys(data.entries).some((id) => !told.has(id))) {

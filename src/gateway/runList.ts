@@ -1,0 +1,112 @@
+import { defaultPayloadConverter } from '@temporalio/common';
+import type { temporal } from '@temporalio/proto';
+import { z } from 'zod';
+import type { TeamClient } from './teamClient';
+import { HttpError, parseBody } from './http';
+
+/**
+ * `GET /api/runs`: every run, newest first, from Temporal's visibility
+ * store (no workflow is woken to list them). The one run list the console
+ * and the CLI read.
+ */
+export const runListQuery = z.strictObject({
+  status: z.enum(['active', 'ended', 'completed', 'cancelled']).optional(),
+  page_size: z.coerce.number().int().min(1).max(200).default(50),
+  page_token: z.string().max(4096).optional(),
+});
+
+export interface RunRow {
+  run_id: string;
+  status: 'active' | 'completed' | 'cancelled' | 'terminated' | 'failed';
+  task: string | null;
+  root_agent_id: string | null;
+  started_at: string;
+  ended_at: string | null;
+  age_seconds: number;
+  agent_count: number;
+}
+
+const Status = {
+  RUNNING: 1,
+  COMPLETED: 2,
+  FAILED: 3,
+  CANCELED: 4,
+  TERMINATED: 5,
+  CONTINUED_AS_NEW: 6,
+  TIMED_OUT: 7,
+} as const;
+
+/** Each run's latest execution only: a run that continued as new lists once. */
+function visibilityQuery(status: z.infer<typeof runListQuery>['status']): string {
+  const runs = `WorkflowType = 'runWorkflow' AND ExecutionStatus != 'ContinuedAsNew'`;
+  switch (status) {
+    case 'active':
+      return `${runs} AND ExecutionStatus = 'Running'`;
+    case 'ended':
+      return `${runs} AND ExecutionStatus != 'Running'`;
+    case 'completed':
+      return `${runs} AND ExecutionStatus != 'Running' AND DipperStatus != 'cancelled'`;
+    case 'cancelled':
+      return `${runs} AND DipperStatus = 'cancelled'`;
+    default:
+      return runs;
+  }
+}
+
+const RUN_ID = /^run_[a-f0-9]{12}$/;
+
+const decode = (p: temporal.api.common.v1.IPayload | null | undefined): unknown => (p ? defaultPayloadConverter.fromPayload(p) : undefined);
+const time = (t: temporal.api.common.v1.IPayload | { seconds?: unknown; nanos?: number | null } | null | undefined): number =>
+  t && 'seconds' in t ? Number(t.seconds) * 1000 + Math.floor((t.nanos ?? 0) / 1e6) : 0;
+
+function statusOf(execution: number, attribute: unknown): RunRow['status'] {
+  if (execution === Status.RUNNING) return 'active';
+  if (execution === Status.COMPLETED) return attribute === 'cancelled' ? 'cancelled' : 'completed';
+  if (execution === Status.TERMINATED || execution === Status.CANCELED) return 'terminated';
+  return 'failed';
+}
+
+export async function listRuns(team: TeamClient, namespace: string, raw: unknown): Promise<{ runs: RunRow[]; next_page_token: string | null }> {
+  const q = parseBody(runListQuery, raw);
+  let pageToken: Buffer | undefined;
+  if (q.page_token !== undefined) {
+    pageToken = Buffer.from(q.page_token, 'base64url');
+    if (pageToken.length === 0) throw new HttpError(400, 'invalid_input', 'page_token is not one this API gave out.', { field: 'page_token' });
+  }
+  const page = await team
+    .bounded('list runs', () =>
+      team.client.workflowService.listWorkflowExecutions({ namespace, query: visibilityQuery(q.status), pageSize: q.page_size, nextPageToken: pageToken }),
+    )
+    .catch((err: unknown) => {
+      // A token the store does not recognise is the caller's mistake, not an outage.
+      if (pageToken && (err as { code?: number }).code === 3) throw new HttpError(400, 'invalid_input', 'page_token is not one this API gave out.', { field: 'page_token' });
+      throw err;
+    });
+  const now = Date.now();
+  const rows = await Promise.all(
+    (page.executions ?? []).map(async (e): Promise<RunRow> => {
+      const fields = e.searchAttributes?.indexedFields ?? {};
+      const runId = String(decode(fields.DipperRunId) ?? e.execution?.workflowId?.replace(/^run\//, '') ?? '');
+      const started = time(e.startTime);
+      const closed = e.closeTime ? time(e.closeTime) : 0;
+      // Dipper's own run id shape only ever reaches the query text.
+      const agents = RUN_ID.test(runId)
+        ? await team.bounded('count agents', () =>
+            team.client.workflow.count(`WorkflowType = 'agentWorkflow' AND DipperRunId = '${runId}' AND ExecutionStatus != 'ContinuedAsNew'`),
+          )
+        : { count: 0 };
+      return {
+        run_id: runId,
+        status: statusOf(Number(e.status), decode(fields.DipperStatus)),
+        task: (decode(e.memo?.fields?.task) as string | undefined) ?? null,
+        root_agent_id: (decode(fields.DipperAgentId) as string | undefined) ?? null,
+        started_at: new Date(started).toISOString(),
+        ended_at: closed ? new Date(closed).toISOString() : null,
+        age_seconds: Math.max(0, Math.round((now - started) / 1000)),
+        agent_count: agents.count,
+      };
+    }),
+  );
+  const next = page.nextPageToken && page.nextPageToken.length > 0 ? Buffer.from(page.nextPageToken).toString('base64url') : null;
+  return { runs: rows, next_page_token: next };
+}
