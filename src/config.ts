@@ -98,6 +98,9 @@ export interface DipperConfig {
    */
   previousTokenSecrets: string[];
   tokenTtlSeconds: number;
+  /** Runs are cancelled this long after they start unless a run asks otherwise (0: never); the root is warned `runDeadlineWarningSeconds` before (at most a tenth of the run's time). */
+  runDeadlineSeconds: number;
+  runDeadlineWarningSeconds: number;
   revocation: {
     /** How often each gateway replica asks the token registry what changed. */
     refreshMs: number;
@@ -217,6 +220,8 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): DipperC
       staleMs: Math.max(500, int(env, 'DIPPER_REVOCATION_STALE_MS', 3000)),
     },
     tokenTtlSeconds: int(env, 'DIPPER_TOKEN_TTL_SECONDS', 30 * 24 * 3600),
+    runDeadlineSeconds: int(env, 'DIPPER_RUN_DEADLINE_SECONDS', 24 * 3600),
+    runDeadlineWarningSeconds: int(env, 'DIPPER_RUN_DEADLINE_WARNING_SECONDS', 600),
     limits: {
       maxDepth: int(env, 'DIPPER_MAX_DEPTH', defaultLimits.maxDepth),
       depthWarningAbove: int(env, 'DIPPER_DEPTH_WARNING_ABOVE', defaultLimits.depthWarningAbove),

@@ -24,6 +24,8 @@ const startBody = z.strictObject({
   task: z.string().min(1).describe('The top-level user task; the root agent receives it as its first message.'),
   root_skill: z.string().min(1).max(128).optional(),
   root_role: z.string().min(1).max(200).optional(),
+  /** Seconds until the run is cancelled; the configured default when absent, 0 for none. */
+  deadline_seconds: z.number().int().min(0).max(30 * 24 * 3600).optional(),
   /** Tighter limits for this run (tests, benchmarks, cautious operators); never looser than configured. */
   limits: z
     .strictObject({
@@ -52,6 +54,12 @@ function runLimits(base: Limits, o: z.infer<typeof startBody>['limits']): Limits
     workspaceBudgetBytes: tighter(o?.workspace_budget_bytes, base.workspaceBudgetBytes),
     workspaceCheckSeconds: tighter(o?.workspace_check_seconds, base.workspaceCheckSeconds),
   };
+}
+
+/** The warning comes at most a tenth of the run's time early, so a short run is not warned at its start. */
+function deadlineOf(seconds: number, warning: number): Pick<RunInput, 'deadlineSeconds' | 'deadlineWarningSeconds'> {
+  if (seconds <= 0) return {};
+  return { deadlineSeconds: seconds, deadlineWarningSeconds: Math.min(warning, seconds / 10) };
 }
 
 const decisionBody = z.strictObject({
@@ -132,6 +140,7 @@ export function operatorRouter(deps: OperatorDeps): Router {
       task: body.task,
       root: { agentId, name: `${slug(role)}-${agentId.slice(3, 7)}`, role, skill },
       limits: runLimits(config.limits, body.limits),
+      ...deadlineOf(body.deadline_seconds ?? config.runDeadlineSeconds, config.runDeadlineWarningSeconds),
     };
     await team.bounded('start run', () => team.client.workflow.start('runWorkflow', {
       taskQueue: config.temporal.taskQueue,

@@ -1,5 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
-import { closeAll, env, operator, spawn, startRun, task } from '../support/team';
+import { closeAll, connect, env, operator, spawn, startRun, task, waitForInbox } from '../support/team';
 import { eventually } from '../support/clients';
 import { leftRunning, untilNothingRunning } from '../support/ended';
 
@@ -96,5 +96,76 @@ describe('GET /api/runs', () => {
     expect(new Set(seen).size).toBe(seen.length);
     expect((await operator.request('GET', '/runs?page_size=500')).json.error).toMatchObject({ code: 'invalid_input', field: 'page_size' });
     expect((await operator.request('GET', '/runs?status=sleeping')).json.error).toMatchObject({ code: 'invalid_input', field: 'status' });
+  });
+});
+
+describe('the run deadline', () => {
+  it('warns the root, then cancels a three-level run when it passes, leaving nothing running', async () => {
+    const started = await operator.request('POST', '/runs', { task: 'Race the clock.', deadline_seconds: 4 });
+    expect(started.status).toBe(201);
+    const runId = started.json.run_id as string;
+    const root = await connect(started.json.root.agent_token);
+    await root.ok('declare_plan', { tasks: [task('lead', [], 'lead')] });
+    const lead = await spawn(root, runId, 'lead');
+    await lead.client.ok('declare_plan', { tasks: [task('leaf')] });
+    await spawn(lead.client, runId, 'leaf');
+    const view = (await operator.request('GET', `/runs/${runId}`)).json;
+    expect(Date.parse(view.deadline_at) - view.created_at).toBe(4000);
+
+    const warning = await waitForInbox(root, (m) => m.kind === 'system' && String(m.content).startsWith('deadline:'));
+    expect(warning.content).toContain(view.deadline_at);
+    await untilNothingRunning(client, env.dataDir, runId);
+    const events = await operator.events(runId);
+    expect(events.find((e) => e.type === 'run_cancelled')?.data).toMatchObject({ by: 'deadline' });
+    expect(events.filter((e) => e.type === 'run_deadline_warning')).toHaveLength(1);
+    expect((await operator.request('GET', `/runs/${runId}`)).json.status).toBe('cancelled');
+  });
+
+  it('is off for a run that asks for none', async () => {
+    const started = await operator.request('POST', '/runs', { task: 'No clock.', deadline_seconds: 0 });
+    expect((await operator.request('GET', `/runs/${started.json.run_id}`)).json.deadline_at).toBeNull();
+    expect((await operator.request('POST', '/runs', { task: 'x', deadline_seconds: -1 })).json.error).toMatchObject({ code: 'invalid_input', field: 'deadline_seconds' });
+  });
+});
+
+describe('terminating a leader', () => {
+  it('ends its whole subtree at once, not one grace period per level, and leaves the rest of the run alone', async () => {
+    const run = await startRun(undefined, 'Four levels.');
+    await run.root.ok('declare_plan', { tasks: [task('lead', [], 'lead')] });
+    const lead = await spawn(run.root, run.runId, 'lead');
+    await lead.client.ok('declare_plan', { tasks: [task('sub', [], 'lead')] });
+    const sub = await spawn(lead.client, run.runId, 'sub');
+    await sub.client.ok('declare_plan', { tasks: [task('leaf')] });
+    const leaf = await spawn(sub.client, run.runId, 'leaf');
+    const subtree = [lead.agentId, sub.agentId, leaf.agentId];
+    // A terminated agent keeps its (closed-for-business) record until the run ends; its status says it ended.
+    const statuses = async () =>
+      Object.fromEntries(((await operator.request('GET', `/runs/${run.runId}/agents`)).json.agents as { agent_id: string; status: string }[]).map((a) => [a.agent_id, a.status]));
+
+    await run.root.ok('terminate_child', { agent_id: lead.agentId, force: true });
+    const sentinel = await waitForInbox(lead.client, (m) => m.kind === 'terminate');
+    const ended = Date.now();
+    await lead.client.ack(sentinel.seq);
+    // Neither sub nor leaf acknowledges anything: they end because their leader did.
+    await eventually(async () => {
+      const now = await statuses();
+      return subtree.every((a) => now[a] === 'terminated') || undefined;
+    }, 20_000, 50);
+    const took = Date.now() - ended;
+    process.stdout.write(`a three-level subtree ended ${took} ms after its leader acknowledged its sentinel (grace period 5000 ms per agent)\n`);
+    expect(took).toBeLessThan(5000);
+    // Their tokens die with them.
+    for (const member of [sub.client, leaf.client]) await eventually(async () => ((await member.inbox(0, 0).then(() => '', (e: Error) => e.message)).includes('token_revoked') ? true : undefined));
+
+    // The event log is written in the background: wait for both records.
+    const forced = await eventually(async () => {
+      const found = (await operator.events(run.runId, 'terminate.forced')).filter((e) => e.data.reason === 'leader_terminated').map((e) => e.agent_id as string);
+      return found.length >= 2 ? found : undefined;
+    });
+    expect(forced.sort()).toEqual([sub.agentId, leaf.agentId].sort());
+    // The root and the run go on.
+    expect((await statuses())[run.rootId]).toBe('active');
+    expect((await operator.request('GET', `/runs/${run.runId}`)).json.status).toBe('active');
+    expect(Array.isArray((await run.root.ok('list_peers', {})).peers)).toBe(true);
   });
 });

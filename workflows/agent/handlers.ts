@@ -143,6 +143,13 @@ export function installHandlers(s: AgentState, runTask: string): void {
     s.data.run_ended = true;
   });
 
+  setHandler(m.leaderEndedSignal, () => {
+    if (s.status === 'terminated') return;
+    s.data.leader_ended = true;
+    s.events.emit('terminate.forced', { reason: 'leader_terminated' });
+    s.complete({ stop_reason: 'cancelled', leader_terminated: true });
+  });
+
   // Runs recorded before the signal named its kind cleared both flags.
   setHandler(m.humanAnsweredSignal, (answer) => {
     s.clearByLeader(null, answer?.kind);

@@ -136,6 +136,8 @@ export const runtimeExitedSignal = defineSignal<[{ code: number | null; signal: 
 );
 
 export const runEndedSignal = defineSignal<[]>('runEnded');
+/** The agent's leader was terminated: the whole subtree ends at once, with no grace period per level. */
+export const leaderEndedSignal = defineSignal<[]>('leaderEnded');
 
 /** The root's leader is the human: the run workflow relays the human's answer to a review or request. */
 export const humanAnsweredSignal = defineSignal<[{ kind?: 'review' | 'termination' }?]>('humanAnswered');

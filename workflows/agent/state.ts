@@ -39,6 +39,10 @@ export interface AgentData {
   launch_gen?: number;
   launched_at?: number;
   run_ended: boolean;
+  /** Its leader was terminated, so it is too (absent in older runs). */
+  leader_ended?: boolean;
+  /** Its children have been told it ended (absent in older runs). */
+  subtree_told?: boolean;
   events: DipperEvent[];
 }
 
@@ -91,7 +95,7 @@ export class AgentState {
 
   get status(): AgentStatus {
     const d = this.data;
-    if (d.terminate.consumed || d.run_ended) return 'terminated';
+    if (d.terminate.consumed || d.run_ended || d.leader_ended) return 'terminated';
     if (d.terminate.posted) return 'terminating';
     if (d.review.pending) return 'review_pending';
     if (d.termination_requested) return 'termination_requested';

@@ -11,7 +11,10 @@ import type { Activities } from '../../activities';
 import { eventRecorder, historyFull, type Recorder } from '../events';
 import { statusKey } from '../searchAttributes';
 import type { AgentIdentity, AgentStatus, LaunchSpec, Limits } from '../types';
+import { agentWorkflowId } from '../ids';
+import { tell } from '../signals';
 import { runtimeGone } from './crash';
+import { leaderEndedSignal } from './messages';
 import { installHandlers, notifyStatus } from './handlers';
 import { AgentState, freshData, type AgentData } from './state';
 import { watchWorkspaces } from './workspaceWatch';
@@ -54,6 +57,12 @@ async function settle(s: AgentState, record: Recorder): Promise<void> {
   } while (!allHandlersFinished());
 }
 
+/** Tells every child still running that its leader ended; each does the same for its own. */
+async function endSubtree(s: AgentState): Promise<void> {
+  const running = Object.values(s.data.children).filter((c) => c.status !== 'terminated');
+  await Promise.all(running.map((c) => tell(agentWorkflowId(s.id.runId, c.agent_id), leaderEndedSignal)));
+}
+
 /**
  * One agent's lifecycle: its inbox, its review state, and everything it
  * leads. Tool calls arrive as Updates and Queries (see handlers.ts); this
@@ -85,6 +94,11 @@ export async function agentWorkflow(input: AgentInput): Promise<void> {
 
     if (s.status === 'terminated' && !runtimeStopped) {
       runtimeStopped = true;
+      // Its subtree ends with it, all levels at once (a run that ended tells every agent itself).
+      if (!s.data.run_ended && !s.data.subtree_told && patched('subtree-termination')) {
+        s.data.subtree_told = true;
+        await endSubtree(s);
+      }
       try {
         await runtime.stopRuntime({ runId: s.id.runId, agentId: s.id.agentId, skill: s.id.skill });
       } catch (err) {

@@ -58,5 +58,7 @@ export interface RunView {
   agent_count: number;
   created_at: number;
   pending_root: RootReport[];
+  /** When the run will be cancelled by its deadline (ISO 8601), or null. */
+  deadline_at: string | null;
 }
 export const runQuery = defineQuery<RunView, []>('run');

@@ -6,6 +6,7 @@ import {
   patched,
   proxyLocalActivities,
   setHandler,
+  sleep,
   startChild,
   upsertSearchAttributes,
   uuid4,
@@ -26,6 +27,9 @@ export interface RunInput {
   task: string;
   root: { agentId: string; name: string; role: string; skill: string };
   limits: Limits;
+  /** The run is cancelled this long after it starts (absent or 0: no deadline); the root is warned `deadlineWarningSeconds` before. */
+  deadlineSeconds?: number;
+  deadlineWarningSeconds?: number;
   data?: RunData;
 }
 
@@ -33,6 +37,9 @@ export interface RunData {
   status: m.RunStatus;
   /** Who cancelled the run and why (cancelled runs only). */
   cancelled?: m.CancelRun;
+  /** When the run is cancelled by its deadline (ms since the epoch), and whether the root was warned. */
+  deadline_at?: number;
+  deadline_warned?: boolean;
   /** The root's workflow has started, so its token can be used. */
   root_ready: boolean;
   created_at: number;
@@ -72,6 +79,7 @@ export async function runWorkflow(input: RunInput): Promise<void> {
     agent_count: dir.size,
     created_at: data.created_at,
     pending_root: data.pending_root,
+    deadline_at: data.deadline_at ? new Date(data.deadline_at).toISOString() : null,
   }));
   setHandler(
     m.rootDecisionUpdate,
@@ -108,6 +116,7 @@ export async function runWorkflow(input: RunInput): Promise<void> {
 
   // Handlers come first, so a query that arrives while the root is starting is answered.
   if (!input.data) await startRoot(input, data, events);
+  if (data.deadline_at !== undefined && patched('run-deadline')) void watchDeadline(input, data, events);
 
   const { inBackground, windowed, record } = eventRecorder();
   if (inBackground) void events.flushForever(record, windowed);
@@ -149,6 +158,32 @@ export async function runWorkflow(input: RunInput): Promise<void> {
   }
 }
 
+/**
+ * The run's deadline: the root is told beforehand (a system message), and
+ * when it passes an active run is cancelled as an operator would cancel it.
+ * Runs through continue-as-new: the times are absolute and kept in data.
+ */
+async function watchDeadline(input: RunInput, data: RunData, events: EventBuffer): Promise<void> {
+  const at = data.deadline_at!;
+  const warnAt = at - (input.deadlineWarningSeconds ?? 0) * 1000;
+  if (!data.deadline_warned && warnAt < at) {
+    if (Date.now() < warnAt) await sleep(warnAt - Date.now());
+    if (data.status !== 'active') return;
+    data.deadline_warned = true;
+    const left = Math.max(0, Math.round((at - Date.now()) / 1000));
+    events.emit('run_deadline_warning', { deadline_at: new Date(at).toISOString(), seconds_left: left });
+    await tell(agentWorkflowId(input.runId, input.root.agentId), systemMessageSignal, {
+      message_id: uuid4(),
+      content: `deadline: this run will be cancelled at ${new Date(at).toISOString()} (in ${left} s). Wrap up and request termination before then.`,
+    });
+  }
+  if (Date.now() < at) await sleep(at - Date.now());
+  if (data.status === 'active') {
+    data.status = 'cancelled';
+    data.cancelled = { by: 'deadline', reason: `the run's deadline (${new Date(at).toISOString()}) passed` };
+  }
+}
+
 function initialData(input: RunInput): RunData {
   const { root } = input;
   const data: RunData = {
@@ -160,6 +195,7 @@ function initialData(input: RunInput): RunData {
     pending_root: [],
     events: [],
   };
+  if (input.deadlineSeconds) data.deadline_at = data.created_at + input.deadlineSeconds * 1000;
   data.entries[root.agentId] = {
     agent_id: root.agentId,
     name: root.name,
