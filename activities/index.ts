@@ -1,17 +1,19 @@
 import os from 'node:os';
-import type { Client } from '@temporalio/client';
+import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { DipperConfig, RuntimeChoice } from '../src/config';
 import { isTaskId, paths, TASK_ID, UnsafePathSegment } from '../src/paths';
 import type { SkillCatalog } from '../src/skills';
+import { runWorkflowId } from '../workflows/ids';
+import { reserveSpawnsUpdate } from '../workflows/run/messages';
 import { revokeSignal, tokenRegistryId, tokenRegistryWorkflow, type Revocation } from '../workflows/tokens/registry';
 import type { AgentIdentity, DipperEvent, LaunchSpec, PlanTask } from '../workflows/types';
 import { diskFailure, onDisk } from './diskFailure';
 import type { EventStore } from './eventStore';
 import { agentEnv } from './runtimes/agentEnv';
-import type { CommandRuntime } from './runtimes/command';
+import { TooManyProcesses, type CommandRuntime } from './runtimes/command';
 import { buildPayload, type LaunchPayload } from './runtimes/payload';
 import { launchBody, postWebhook, stopBody } from './runtimes/webhook';
 
@@ -46,6 +48,18 @@ export function createActivities(deps: ActivityDeps) {
         signal: revokeSignal,
         signalArgs: [revocation],
       });
+    },
+
+    /** Asks the run for room to spawn `count` agents; the run's refusal (quota_exceeded, run_ended) comes back as it is, never retried. */
+    async reserveSpawns({ runId, count }: { runId: string; count: number }): Promise<{ reservation_id: string }> {
+      try {
+        return await deps.client.workflow.getHandle(runWorkflowId(runId)).executeUpdate(reserveSpawnsUpdate, { args: [{ count }] });
+      } catch (err) {
+        if (err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure && err.cause.type) {
+          throw ApplicationFailure.create({ type: err.cause.type, message: err.cause.message, details: err.cause.details ?? undefined, nonRetryable: true });
+        }
+        throw err;
+      }
     },
 
     async skillExists({ skill }: { skill: string }): Promise<boolean> {
@@ -146,6 +160,9 @@ export function createActivities(deps: ActivityDeps) {
         const dir = paths.agentRuntime(config.dataDir, input.identity.runId, input.identity.agentId);
         deps.commands.launch(choice.command!, payload, dir, input.mode, agentEnv(choice, payload, os.homedir()));
       } catch (err) {
+        if (err instanceof TooManyProcesses) {
+          throw ApplicationFailure.create({ type: 'quota_exceeded', message: err.message, details: [{ quota: 'runtime_processes', limit: err.limit }], nonRetryable: true });
+        }
         // The agent's runtime folder could not be written; a command that cannot start says so in its own words.
         if (err instanceof UnsafePathSegment || typeof (err as NodeJS.ErrnoException).code === 'string') throw diskFailure('launch runtime', err);
         throw err;

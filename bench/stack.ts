@@ -90,6 +90,11 @@ export async function startStack(dataRoot: string, teardown: Teardown, progress:
     DIPPER_TOKEN_SECRET: crypto.randomBytes(32).toString('hex'),
     DIPPER_WORKFLOW_BUNDLE: bundlePath,
     DIPPER_BENCH_SURFACE: '1',
+    // The bench measures calls, not quotas: its large runs build 1,000 agents as fast as they can.
+    DIPPER_MAX_AGENTS_PER_RUN: '100000',
+    DIPPER_MAX_CONCURRENT_SPAWNS: '100000',
+    DIPPER_SPAWNS_PER_SECOND: '100000',
+    DIPPER_SPAWN_BURST: '100000',
     // One bench token makes hundreds of calls a second, far past an agent's rate limit; the limiter stays in
     // the measured path with a rate the bench never reaches.
     DIPPER_RATE_PER_SECOND: '1000000',

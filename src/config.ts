@@ -27,6 +27,13 @@ export interface Limits {
   workspaceBudgetBytes: number;
   /** How often a leader's workflow measures its teams' workspaces. */
   workspaceCheckSeconds: number;
+  /** Agents one run may hold, the root and terminated ones included (absent in runs started before quotas). */
+  maxAgentsPerRun?: number;
+  /** Spawns of one run in progress at once. */
+  maxConcurrentSpawns?: number;
+  /** Sustained spawns per second in one run, and the burst above it. */
+  spawnsPerSecond?: number;
+  spawnBurst?: number;
 }
 
 /** What keeps one caller, or an outage, from taking the gateway down with it. Per gateway replica. */
@@ -109,6 +116,8 @@ export interface DipperConfig {
   };
   limits: Limits;
   runtimes: { default: RuntimeChoice; bySkill: Record<string, RuntimeChoice> };
+  /** Agent processes (command runtime) one worker runs at once: one worker per host makes it a per-host limit. */
+  maxRuntimeProcesses: number;
   guards: Guards;
   logLevel: string;
   /** Serves the `bench` surface (a no-op tool) at /mcp/bench: the gateway floor `npm run bench` measures. */
@@ -126,6 +135,10 @@ export const defaultLimits: Limits = {
   continueAsNewEvents: 8000,
   workspaceBudgetBytes: 500 * 1024 * 1024,
   workspaceCheckSeconds: 60,
+  maxAgentsPerRun: 2000,
+  maxConcurrentSpawns: 100,
+  spawnsPerSecond: 20,
+  spawnBurst: 100,
 };
 
 type Env = Record<string, string | undefined>;
@@ -233,7 +246,12 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): DipperC
       continueAsNewEvents: int(env, 'DIPPER_CONTINUE_AS_NEW_EVENTS', defaultLimits.continueAsNewEvents),
       workspaceBudgetBytes: int(env, 'DIPPER_WORKSPACE_BUDGET_BYTES', defaultLimits.workspaceBudgetBytes),
       workspaceCheckSeconds: int(env, 'DIPPER_WORKSPACE_CHECK_SECONDS', defaultLimits.workspaceCheckSeconds),
+      maxAgentsPerRun: Math.max(1, int(env, 'DIPPER_MAX_AGENTS_PER_RUN', defaultLimits.maxAgentsPerRun!)),
+      maxConcurrentSpawns: Math.max(1, int(env, 'DIPPER_MAX_CONCURRENT_SPAWNS', defaultLimits.maxConcurrentSpawns!)),
+      spawnsPerSecond: int(env, 'DIPPER_SPAWNS_PER_SECOND', defaultLimits.spawnsPerSecond!),
+      spawnBurst: Math.max(1, int(env, 'DIPPER_SPAWN_BURST', defaultLimits.spawnBurst!)),
     },
+    maxRuntimeProcesses: Math.max(1, int(env, 'DIPPER_MAX_RUNTIME_PROCESSES', 200)),
     runtimes: parseRuntimes(env),
     guards: loadGuards(env),
     logLevel: env.DIPPER_LOG_LEVEL ?? 'info',

@@ -12,6 +12,13 @@ export interface ExitReport {
 }
 
 const STDERR_LINES = 200;
+
+/** The host's agent processes are at their limit; the launch is refused rather than overload the host. */
+export class TooManyProcesses extends Error {
+  constructor(readonly limit: number) {
+    super(`this host already runs ${limit} agent processes (DIPPER_MAX_RUNTIME_PROCESSES)`);
+  }
+}
 const WATCH_INTERVAL_MS = 1000;
 
 function alive(pid: number): boolean {
@@ -68,7 +75,11 @@ function tail(file: string): string[] {
 export class CommandRuntime {
   private readonly watched = new Set<number>();
 
-  constructor(private readonly onExit: (payload: Pick<LaunchPayload, 'run_id' | 'agent_id'>, exit: ExitReport) => void) {}
+  constructor(
+    private readonly onExit: (payload: Pick<LaunchPayload, 'run_id' | 'agent_id'>, exit: ExitReport) => void,
+    /** Agent processes this worker runs at once (DIPPER_MAX_RUNTIME_PROCESSES); one worker per host makes it per host. */
+    private readonly maxProcesses = Number.POSITIVE_INFINITY,
+  ) {}
 
   launch(argv: string[], payload: LaunchPayload, dir: string, mode: LaunchPayload['mode'], env: Record<string, string>): { pid: number; adopted: boolean } {
     fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -77,6 +88,7 @@ export class CommandRuntime {
       this.watch(existing, payload, dir);
       return { pid: existing, adopted: true };
     }
+    if (this.watched.size >= this.maxProcesses) throw new TooManyProcesses(this.maxProcesses);
     // Launch payloads were once written here; none is left behind for another process to read.
     fs.rmSync(path.join(dir, 'launch.json'), { force: true });
     const stderrFile = path.join(dir, 'stderr.log');

@@ -37,6 +37,10 @@ const startBody = z.strictObject({
       continue_as_new_events: z.number().int().min(100).optional(),
       workspace_budget_bytes: z.number().int().min(0).optional(),
       workspace_check_seconds: z.number().int().min(1).optional(),
+      max_agents: z.number().int().min(1).optional(),
+      max_concurrent_spawns: z.number().int().min(1).optional(),
+      spawns_per_second: z.number().positive().optional(),
+      spawn_burst: z.number().int().min(1).optional(),
     })
     .optional(),
 });
@@ -53,6 +57,10 @@ function runLimits(base: Limits, o: z.infer<typeof startBody>['limits']): Limits
     continueAsNewEvents: tighter(o?.continue_as_new_events, base.continueAsNewEvents),
     workspaceBudgetBytes: tighter(o?.workspace_budget_bytes, base.workspaceBudgetBytes),
     workspaceCheckSeconds: tighter(o?.workspace_check_seconds, base.workspaceCheckSeconds),
+    maxAgentsPerRun: tighter(o?.max_agents, base.maxAgentsPerRun!),
+    maxConcurrentSpawns: tighter(o?.max_concurrent_spawns, base.maxConcurrentSpawns!),
+    spawnsPerSecond: tighter(o?.spawns_per_second, base.spawnsPerSecond!),
+    spawnBurst: tighter(o?.spawn_burst, base.spawnBurst!),
   };
 }
 

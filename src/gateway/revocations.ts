@@ -1,6 +1,7 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { AgentClaims } from '../auth/tokens';
 import type { Logger } from '../log';
+import { queryAwake } from './teamClient';
 import { safeMessage } from '../log';
 import { revocationKey, revocationsQuery, tokenRegistryId, type RevocationsView } from '../../workflows/tokens/registry';
 
@@ -28,7 +29,7 @@ export class TemporalRevocationSource implements RevocationSource {
   async since(version: number): Promise<RevocationsView> {
     try {
       return await this.client.withDeadline(Date.now() + this.deadlineMs, () =>
-        this.client.workflow.getHandle(this.workflowId).query(revocationsQuery, version),
+        queryAwake(this.client.workflow.getHandle(this.workflowId), revocationsQuery, [version]),
       );
     } catch (err) {
       // No registry yet: nothing has been revoked on this task queue.

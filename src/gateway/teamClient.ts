@@ -8,7 +8,7 @@ import {
 } from '@temporalio/client';
 import { ApplicationFailure, type QueryDefinition, type UpdateDefinition } from '@temporalio/common';
 import { agentWorkflowId, runWorkflowId } from '../../workflows/ids';
-import { QUERY_REFUSED } from '../../workflows/interceptors';
+import { QUERY_COLD, QUERY_REFUSED, wakeSignal } from '../../workflows/interceptors';
 import { safeMessage, type Logger } from '../log';
 import { internalError, ToolError } from '../registry/errors';
 import { callDeadline } from './deadline';
@@ -62,6 +62,22 @@ function backoff(attempt: number, until: number): Promise<void> {
 /** A Query's deadline: a second short of the sticky timeout, and never under half a second. */
 export function queryCapMs(stickyTimeoutMs: number): number {
   return Math.max(500, stickyTimeoutMs - 1000);
+}
+
+/**
+ * A Query, and if it reached a workflow no worker has run yet (QUERY_COLD,
+ * workflows/interceptors.ts) a wake signal and the Query again: the signal's
+ * workflow task has a worker run the workflow from its whole history, and
+ * the server holds the second Query until that task is done.
+ */
+export async function queryAwake<Ret, Args extends unknown[]>(handle: WorkflowHandle, def: QueryDefinition<Ret, Args>, args: Args): Promise<Ret> {
+  try {
+    return await handle.query(def, ...args);
+  } catch (err) {
+    if (!(err instanceof Error) || !err.message.includes(QUERY_COLD)) throw err;
+    await handle.signal(wakeSignal);
+    return handle.query(def, ...args);
+  }
 }
 
 const AGENT_OF = /^run\/[^/]+\/agent\/([^/]+)$/;
@@ -125,7 +141,7 @@ export class TeamClient {
    * (docs/decisions.md, "A Query must not outlive a dead worker").
    */
   async query<Ret, Args extends unknown[]>(handle: WorkflowHandle, def: QueryDefinition<Ret, Args>, ...args: Args): Promise<Ret> {
-    return this.bounded(def.name, () => handle.query(def, ...args), handle.workflowId, this.queryCapMs);
+    return this.bounded(def.name, () => queryAwake(handle, def, args), handle.workflowId, this.queryCapMs);
   }
 
   /** Any other Temporal call (a workflow start, a visibility list), with the same bound and the same failures. */
@@ -173,7 +189,7 @@ export class TeamClient {
     const text = err instanceof Error ? err.message : '';
     if (/workflow execution already completed|not found/i.test(text)) return new NotFound(what);
     // The workflow refused a Query that would have moved it forward outside a workflow task (workflows/interceptors.ts).
-    if (noAnswer(err) || text.includes(QUERY_REFUSED)) {
+    if (noAnswer(err) || text.includes(QUERY_REFUSED) || text.includes(QUERY_COLD)) {
       if (workflowId && (await keepsFailing(this.client, workflowId, diagnosisDeadline))) {
         this.log.error({ call: what, workflow: workflowId }, 'workflow task keeps failing; the workflow needs repair');
         return needsRepair(AGENT_OF.exec(workflowId)?.[1]);

@@ -34,7 +34,7 @@ export async function createDipperWorker(
       .getHandle(agentWorkflowId(who.run_id, who.agent_id))
       .signal(runtimeExitedSignal, exit)
       .catch(() => undefined);
-  });
+  }, config.maxRuntimeProcesses);
   commands.adoptAll(path.join(config.dataDir, 'runs'));
   const connection = await NativeConnection.connect({ address });
   const worker = await Worker.create({

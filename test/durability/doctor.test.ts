@@ -7,7 +7,7 @@ import { diagnose, repair } from '../../src/ops/doctor';
 import { installQuietRuntime } from '../../src/ops/quietRuntime';
 import { deliverMessagesUpdate, inboxQuery } from '../../workflows/agent/messages';
 import { agentWorkflowId } from '../../workflows/ids';
-import { QUERY_REFUSED } from '../../workflows/interceptors';
+import { QUERY_COLD, QUERY_REFUSED } from '../../workflows/interceptors';
 import { readTestEnv, testDataRoot } from '../setup/env';
 import { AgentClient, eventually } from '../support/clients';
 import { skipReplayOf } from '../support/replaySkip';
@@ -162,8 +162,9 @@ it('today: no Query breaks an agent, whether it comes straight to Temporal witho
 
   // The guard did fire: Queries without a deadline were refused rather than answered from a history moved forward.
   const direct = reads.filter((r) => r.s.reader === 'direct');
-  for (const r of direct) expect(r.outcome === 'answered' || r.outcome.includes(QUERY_REFUSED)).toBe(true);
-  expect(direct.some((r) => r.outcome.includes(QUERY_REFUSED))).toBe(true);
+  const refused = (r: Read) => r.outcome.includes(QUERY_REFUSED) || r.outcome.includes(QUERY_COLD);
+  for (const r of direct) expect(r.outcome === 'answered' || refused(r)).toBe(true);
+  expect(direct.some(refused)).toBe(true);
   // Without the Query deadline, the gateway answers a refusal as a retryable outage (503), long before its 60 s call timeout.
   const viaUnbounded = reads.filter((r) => r.s.reader === 'unbounded');
   for (const r of viaUnbounded) expect(r.outcome === 'answered' || (r.outcome.startsWith('inbox 503') && r.seconds < 30)).toBe(true);
@@ -191,3 +192,37 @@ it('before the fix the same crash broke agents, and doctor --repair mends them w
     expect(Array.isArray((await s.agent.ok('list_peers', {})).peers)).toBe(true);
   }
 }, 120_000);
+
+it('today: a Query reaching a workflow no worker has run since a restart is refused, and the gateway wakes it and answers', async () => {
+  const s = await subject(today, 'gateway');
+  await deliver(s, 'before the restart');
+  // Quiet: the delivery's event write has come back and nothing is pending, so no workflow task will run before the Query.
+  await eventually(async () => {
+    const d = (await s.handle.describe()).raw;
+    if (d.pendingWorkflowTask || (d.pendingActivities ?? []).length > 0) return undefined;
+    const events = (await s.handle.fetchHistory()).events ?? [];
+    const lastIndex = (has: (e: (typeof events)[number]) => unknown) => events.reduce((at, e, i) => (has(e) ? i : at), -1);
+    const accepted = lastIndex((e) => e.workflowExecutionUpdateAcceptedEventAttributes);
+    const written = lastIndex((e) => e.activityTaskCompletedEventAttributes);
+    return written > accepted && events.at(-1)?.workflowTaskCompletedEventAttributes ? true : undefined;
+  });
+  await today.restartWorker();
+  const cold = await eventually(
+    async () => {
+      const r = await read({ ...s, reader: 'direct' });
+      return r.outcome === 'answered' || r.outcome.includes(QUERY_COLD) ? r : undefined;
+    },
+    30_000,
+  );
+  expect(cold.outcome).toContain(QUERY_COLD);
+  // Through the gateway the same read answers: it woke the workflow and asked again.
+  expect(await inboxOfOne(s)).toEqual(['before the restart']);
+  const signals = (await s.handle.fetchHistory()).events!.filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'dipperWake');
+  expect(signals.length).toBeGreaterThanOrEqual(1);
+  expect((await read({ ...s, reader: 'direct' })).outcome).toBe('answered');
+}, 90_000);
+
+async function inboxOfOne(s: Subject): Promise<string[]> {
+  const view = await s.agent.inbox(0, 0);
+  return view.messages.map((m: { content: string }) => m.content);
+}

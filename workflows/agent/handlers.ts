@@ -2,6 +2,7 @@ import type { ApplicationFailure } from '@temporalio/common';
 import { setHandler, workflowInfo } from '@temporalio/workflow';
 import { refuse } from '../errors';
 import { agentWorkflowId, runWorkflowId } from '../ids';
+import { wakeSignal } from '../interceptors';
 import { tell } from '../signals';
 import { peerChangedSignal, rootReportSignal } from '../run/messages';
 import type { ChildChange } from './messages';
@@ -142,6 +143,9 @@ export function installHandlers(s: AgentState, runTask: string): void {
     s.complete({ stop_reason: s.data.termination_requested ? 'end_turn' : 'cancelled', run_ended: true });
     s.data.run_ended = true;
   });
+
+  // Its workflow task is the point (workflows/interceptors.ts); there is nothing to do.
+  setHandler(wakeSignal, () => undefined);
 
   setHandler(m.leaderEndedSignal, () => {
     if (s.status === 'terminated') return;

@@ -6,7 +6,7 @@ import { tell } from '../signals';
 import * as leader from './leader';
 import * as m from './messages';
 import { buildTasks, readyIds } from './plan';
-import { launchMember, newTeam } from './spawn';
+import { launchMember, newTeam, releaseSpawns, reserveSpawns } from './spawn';
 import { newId, type AgentState } from './state';
 
 const local = proxyLocalActivities<Activities>({ startToCloseTimeout: '15s', retry: { maximumAttempts: 5 } });
@@ -73,10 +73,12 @@ export function installLeaderHandlers(s: AgentState, runTask: string): void {
       s.spawnBusy = true;
       task.status = 'in_flight';
       let started = false;
+      let reservation: string | null = null;
       try {
         if (!(await local.skillExists({ skill: task.skill }))) {
           throw refuse('unknown_skill', `Skill "${task.skill}" could not be loaded.`, { field: 'task_id', skill: task.skill });
         }
+        reservation = await reserveSpawns(s, 1);
         const teamCreated = s.data.spawn_team_id === null;
         const team = teamCreated
           ? await newTeam(s, `${s.id.name}-team`, [])
@@ -96,6 +98,7 @@ export function installLeaderHandlers(s: AgentState, runTask: string): void {
         };
       } finally {
         if (!started) task.status = 'ready';
+        await releaseSpawns(s, reservation, started ? 1 : 0);
         s.spawnBusy = false;
       }
     },
@@ -106,20 +109,28 @@ export function installLeaderHandlers(s: AgentState, runTask: string): void {
     m.createTeamUpdate,
     async (input) => {
       s.createTeamBusy = true;
+      let reservation: string | null = null;
+      let spawned = 0;
       try {
         for (const r of input.roles) {
           if (!(await local.skillExists({ skill: r.skill }))) {
             throw refuse('unknown_skill', `Skill "${r.skill}" could not be loaded.`, { field: 'roles', skill: r.skill });
           }
         }
+        reservation = await reserveSpawns(s, input.roles.length);
         const team = await newTeam(s, input.name, input.rules ?? [], input.task);
         // Members start side by side; ids are drawn in role order, so replay stays deterministic.
         const ids = await Promise.all(
-          input.roles.map((r) => launchMember(s, team, { ...r, rules: input.rules ?? [], task: runTask }, runTask)),
+          input.roles.map(async (r) => {
+            const id = await launchMember(s, team, { ...r, rules: input.rules ?? [], task: runTask }, runTask);
+            spawned++;
+            return id;
+          }),
         );
         return { team_id: team.team_id, members: ids.map((agent_id, i) => ({ agent_id, role: input.roles[i].role })) };
       } finally {
         s.createTeamBusy = false;
+        await releaseSpawns(s, reservation, spawned);
       }
     },
     { validator: (input) => leader.checkCreateTeam(s, input) },

@@ -1,8 +1,9 @@
-import { ParentClosePolicy, proxyLocalActivities, startChild } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, ParentClosePolicy, patched, proxyActivities, proxyLocalActivities, startChild } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import { agentWorkflowId, runWorkflowId } from '../ids';
 import { tell } from '../signals';
-import { peerChangedSignal } from '../run/messages';
+import { peerChangedSignal, releaseSpawnsSignal } from '../run/messages';
+import { refuse } from '../errors';
 import { runEndedSignal } from './messages';
 import { agentIdKey, leaderIdKey, roleKey, runIdKey, statusKey } from '../searchAttributes';
 import type { AgentIdentity, ChildRecord } from '../types';
@@ -12,6 +13,31 @@ import { newId, type AgentData, type AgentState } from './state';
 export type TeamRec = AgentData['teams'][number];
 
 const local = proxyLocalActivities<Activities>({ startToCloseTimeout: '15s', retry: { maximumAttempts: 5 } });
+
+const quota = proxyActivities<Activities>({ startToCloseTimeout: '15s', retry: { maximumAttempts: 5, initialInterval: '200ms' } });
+
+/**
+ * Asks the run for room to spawn `count` agents (its quotas: agents per run,
+ * spawns in flight, spawn rate). Refused with the run's own error, which
+ * becomes the tool's. Returns the reservation to release when the spawn
+ * ends; null for a workflow from before quotas.
+ */
+export async function reserveSpawns(s: AgentState, count: number): Promise<string | null> {
+  if (!patched('spawn-quotas')) return null;
+  try {
+    return (await quota.reserveSpawns({ runId: s.id.runId, count })).reservation_id;
+  } catch (err) {
+    const cause = err instanceof ActivityFailure ? err.cause : undefined;
+    if (cause instanceof ApplicationFailure && (cause.type === 'quota_exceeded' || cause.type === 'run_ended')) {
+      throw refuse(cause.type, cause.message, (cause.details?.[0] ?? {}) as Record<string, unknown>);
+    }
+    throw err;
+  }
+}
+
+export async function releaseSpawns(s: AgentState, reservation: string | null, spawned: number): Promise<void> {
+  if (reservation !== null) await tell(runWorkflowId(s.id.runId), releaseSpawnsSignal, { reservation_id: reservation, spawned });
+}
 
 export interface MemberSpec {
   role: string;

@@ -62,3 +62,12 @@ export interface RunView {
   deadline_at: string | null;
 }
 export const runQuery = defineQuery<RunView, []>('run');
+
+/**
+ * A leader asks the run for room before it spawns: agents per run,
+ * concurrent spawns and the spawn rate are the run's to count. Refused with
+ * `quota_exceeded` (which quota, its limit, and when to retry if waiting helps).
+ */
+export const reserveSpawnsUpdate = defineUpdate<{ reservation_id: string }, [{ count: number }]>('reserveSpawns');
+/** The spawn finished (`spawned` of the reserved count started); its slots in flight are free again. */
+export const releaseSpawnsSignal = defineSignal<[{ reservation_id: string; spawned: number }]>('releaseSpawns');

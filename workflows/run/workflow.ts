@@ -16,10 +16,12 @@ import { humanAnsweredSignal, runEndedSignal, systemMessageSignal } from '../age
 import { refuse } from '../errors';
 import { EventBuffer, eventRecorder, historyFull } from '../events';
 import { agentWorkflowId } from '../ids';
+import { wakeSignal } from '../interceptors';
 import { tell } from '../signals';
 import { agentIdKey, roleKey, runIdKey, statusKey } from '../searchAttributes';
 import type { AgentIdentity, DipperEvent, Limits, PeerEntry } from '../types';
 import { Directory } from './directory';
+import { checkReservation, freshQuota, release, reserve, type QuotaData } from './quota';
 import * as m from './messages';
 
 export interface RunInput {
@@ -37,6 +39,8 @@ export interface RunData {
   status: m.RunStatus;
   /** Who cancelled the run and why (cancelled runs only). */
   cancelled?: m.CancelRun;
+  /** Spawn quotas' counts (absent until the first spawn asks). */
+  quota?: QuotaData;
   /** When the run is cancelled by its deadline (ms since the epoch), and whether the root was warned. */
   deadline_at?: number;
   deadline_warned?: boolean;
@@ -104,6 +108,24 @@ export async function runWorkflow(input: RunInput): Promise<void> {
       },
     },
   );
+
+  const quota = () => (data.quota ??= freshQuota(input.limits, dir.size, Date.now()));
+  setHandler(
+    m.reserveSpawnsUpdate,
+    ({ count }) => {
+      const reservationId = uuid4();
+      reserve(quota(), input.limits, reservationId, count, Date.now());
+      return { reservation_id: reservationId };
+    },
+    {
+      validator: ({ count }) => {
+        if (data.status !== 'active') throw refuse('run_ended', 'The run has ended; nothing more can be spawned in it.');
+        checkReservation(data.quota ?? freshQuota(input.limits, dir.size, Date.now()), input.limits, count, Date.now());
+      },
+    },
+  );
+  setHandler(wakeSignal, () => undefined);
+  setHandler(m.releaseSpawnsSignal, ({ reservation_id, spawned }) => release(quota(), reservation_id, spawned));
 
   setHandler(m.cancelRunUpdate, (cancel) => {
     // Cancelling an ended run changes nothing, and says how it ended.

@@ -1,3 +1,4 @@
+import { wakeSignal } from '../interceptors';
 import { allHandlersFinished, condition, continueAsNew, defineQuery, defineSignal, setHandler, workflowInfo } from '@temporalio/workflow';
 
 /**
@@ -61,6 +62,7 @@ export async function tokenRegistryWorkflow(input: TokenRegistryInput): Promise<
     version++;
     entries.set(key, { key, below, at: Math.max(r.at, known?.at ?? 0), v: version });
   });
+  setHandler(wakeSignal, () => undefined);
   setHandler(revocationsQuery, (since) => ({
     version,
     entries: [...entries.values()].filter((e) => e.v > since).map(({ key, below, at }) => ({ key, below, at })),
