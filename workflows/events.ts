@@ -1,4 +1,4 @@
-import { condition, patched, proxyActivities, proxyLocalActivities, uuid4, workflowInfo } from '@temporalio/workflow';
+import { condition, patched, proxyActivities, proxyLocalActivities, upsertMemo, uuid4, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { DipperEvent } from './types';
 
@@ -83,10 +83,31 @@ const inline = proxyLocalActivities<Activities>({ startToCloseTimeout: '15s' });
  */
 export function eventRecorder(): { inBackground: boolean; windowed: boolean; record: Recorder } {
   const inBackground = patched('events-in-background');
+  // Histories recorded before the mark wrote batches without one.
+  const marked = inBackground && patched('events-write-marked');
   return {
     inBackground,
     // Histories recorded before the gathering window wrote each batch at once.
     windowed: patched('events-flush-window'),
-    record: inBackground ? (batch) => background.recordEvents(batch) : (batch) => inline.recordEvents(batch),
+    record: !inBackground
+      ? (batch) => inline.recordEvents(batch)
+      : marked
+        ? async (batch) => {
+            await background.recordEvents(batch);
+            markWritten();
+          }
+        : (batch) => background.recordEvents(batch),
   };
+}
+
+/**
+ * The workflow task that learns a batch was written always issues a command
+ * (a memo upsert). Without one it could complete empty and be followed at
+ * once by an Update's workflow task; the SDK's core then groups its events
+ * one way on a worker that has not run the workflow before (a restart) and
+ * the other way on replay, and the workflow can never be replayed again:
+ * docs/decisions.md, "An empty workflow task before an Update".
+ */
+function markWritten(): void {
+  upsertMemo({ dipper_events_written_at: Date.now() });
 }

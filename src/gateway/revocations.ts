@@ -1,7 +1,7 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { AgentClaims } from '../auth/tokens';
 import type { Logger } from '../log';
-import { queryAwake } from './teamClient';
+import { beforeDeadline, queryAwake } from './teamClient';
 import { safeMessage } from '../log';
 import { revocationKey, revocationsQuery, tokenRegistryId, type RevocationsView } from '../../workflows/tokens/registry';
 
@@ -28,8 +28,10 @@ export class TemporalRevocationSource implements RevocationSource {
 
   async since(version: number): Promise<RevocationsView> {
     try {
-      return await this.client.withDeadline(Date.now() + this.deadlineMs, () =>
-        queryAwake(this.client.workflow.getHandle(this.workflowId), revocationsQuery, [version]),
+      const deadline = Date.now() + this.deadlineMs;
+      return await beforeDeadline(
+        this.client.withDeadline(deadline, () => queryAwake(this.client.workflow.getHandle(this.workflowId), revocationsQuery, [version])),
+        deadline + 100,
       );
     } catch (err) {
       // No registry yet: nothing has been revoked on this task queue.

@@ -40,6 +40,24 @@ function isRetryable(err: unknown): boolean {
  */
 const NO_ANSWER = new Set([1, 4, 8, 9, 14]);
 
+/** Our own clock on a call: gRPC's deadline has been seen to let a Query to a dead worker hang well past it under load. */
+export class NoAnswerInTime extends Error {
+  readonly code = 4; // gRPC DEADLINE_EXCEEDED, so noAnswer() reads it like the server's own
+  constructor() {
+    super('no answer before the deadline');
+  }
+}
+
+/** `call`, or NoAnswerInTime once `deadline` (ms since the epoch) passes; the call itself is left to its own deadline. */
+export function beforeDeadline<T>(call: Promise<T>, deadline: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new NoAnswerInTime()), Math.max(0, deadline - Date.now()));
+  });
+  call.catch(() => undefined);
+  return Promise.race([call, late]).finally(() => clearTimeout(timer));
+}
+
 function noAnswer(err: unknown): boolean {
   if (err instanceof WorkflowUpdateRPCTimeoutOrCancelledError) return true;
   for (let e = err as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 4; e = e.cause as typeof e, depth++) {
@@ -148,7 +166,7 @@ export class TeamClient {
   async bounded<T>(what: string, fn: () => Promise<T>, workflowId?: string, capMs?: number): Promise<T> {
     const budget = this.budget(capMs);
     try {
-      return await this.client.withDeadline(budget.rpc, fn);
+      return await beforeDeadline(this.client.withDeadline(budget.rpc, fn), budget.rpc + 100);
     } catch (err) {
       throw await this.failure(err, what, workflowId, budget.diagnosis);
     }
