@@ -1,5 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { verifyAgentToken } from '../../src/auth/tokens';
+import { readTestEnv } from '../setup/env';
 import { AgentClient, eventually } from '../support/clients';
 import { startStack, type Stack } from '../support/stack';
 
@@ -37,6 +39,14 @@ describe('the webhook runtime', () => {
       mode: 'first',
     });
     expect(launch.skill_body).toContain('member of a team');
+    // It carries this agent's own credentials and nothing of Dipper's: exactly the documented fields, one token, its own.
+    expect(Object.keys(launch).sort()).toEqual(
+      ['action', 'agent_id', 'artifacts_path', 'first_message', 'inbox_url', 'mcp_url', 'mode', 'model', 'name', 'role', 'rules', 'run_id', 'skill', 'skill_body', 'token', 'workspace_path'].sort(),
+    );
+    expect(verifyAgentToken([readTestEnv().tokenSecret], launch.token)).toMatchObject({ run_id: run.run_id, agent_id: run.root.agent_id, gen: 1 });
+    const text = JSON.stringify(launch);
+    for (const secret of [readTestEnv().tokenSecret, readTestEnv().operatorToken]) expect(text).not.toContain(secret);
+    expect(text.match(/dpa_/g)).toHaveLength(1);
 
     // The remote runtime works with the token it was given.
     const agent = await AgentClient.connect(stack.gatewayUrl, launch.token);
