@@ -67,25 +67,42 @@ async function main(): Promise<void> {
   await root.ok('request_termination', { detail: 'finished' });
   await operator.request('POST', `/runs/${run.run_id}/root/decision`, { kind: 'termination', verdict: 'approve' });
 
+  // A second run: a deadline (timer), quota reservations, a leader whose subtree ends with it, then a cancel.
+  const res = await operator.request('POST', '/runs', { task: 'Record a cancelled run.', deadline_seconds: 3600 });
+  const second = res.json as { run_id: string; root: { agent_id: string; agent_token: string } };
+  const root2 = await AgentClient.connect(gatewayUrl, second.root.agent_token);
+  await root2.ok('declare_plan', { tasks: [{ id: 'lead', role: 'lead', skill: 'lead', task: 'Lead.', depends_on: [] }] });
+  const lead = await root2.ok('spawn_agent', { task_id: 'lead' });
+  const leadClient = AgentClient.connect(gatewayUrl, (await operator.launch(second.run_id, lead.agent_id)).token);
+  const leader = await leadClient;
+  await leader.ok('declare_plan', { tasks: [task('leaf')] });
+  await leader.ok('spawn_agent', { task_id: 'leaf' });
+  await root2.ok('terminate_child', { agent_id: lead.agent_id, force: true });
+  const sentinel = await eventually(async () => (await leader.inbox(0, 0)).messages.find((m: { kind: string }) => m.kind === 'terminate'));
+  await leader.ack(sentinel.seq);
+  await operator.request('POST', `/runs/${second.run_id}/cancel`, { reason: 'recorded' });
+
   const connection = await Connection.connect({ address: process.env.TEMPORAL_ADDRESS });
   const client = new Client({ connection, namespace: process.env.TEMPORAL_NAMESPACE ?? 'dipper' });
   const out = path.join(__dirname, 'histories', label);
   fs.mkdirSync(out, { recursive: true });
-  const ids: string[] = await eventually(async () => {
-    const found: string[] = [];
-    for await (const wf of client.workflow.list({ query: `DipperRunId = "${run.run_id}"` })) {
-      if (wf.status.name !== 'COMPLETED') return undefined;
-      found.push(wf.workflowId);
-    }
-    return found.length >= 7 ? found : undefined;
-  }, 60_000);
+  const closed = (runId: string, least: number) =>
+    eventually(async () => {
+      const found: string[] = [];
+      for await (const wf of client.workflow.list({ query: `DipperRunId = "${runId}"` })) {
+        if (wf.status.name !== 'COMPLETED') return undefined;
+        found.push(wf.workflowId);
+      }
+      return found.length >= least ? found : undefined;
+    }, 60_000);
+  const ids: string[] = [...(await closed(run.run_id, 7)), ...(await closed(second.run_id, 4))];
   for (const id of ids) {
     const history = await client.workflow.getHandle(id).fetchHistory();
     // Canonical proto3 JSON, the form Worker.runReplayHistory reads back.
     fs.writeFileSync(path.join(out, `${id.replace(/\//g, '_')}.json`), historyToJSON(history));
   }
   process.stdout.write(`saved ${ids.length} histories to ${out}\n`);
-  await Promise.all([root, childA, childB, childC].map((x) => x.close()));
+  await Promise.all([root, childA, childB, childC, root2, leader].map((x) => x.close()));
   await connection.close();
 }
 
