@@ -8,7 +8,8 @@ import { isTaskId, paths, TASK_ID, UnsafePathSegment } from '../src/paths';
 import type { SkillCatalog } from '../src/skills';
 import { runWorkflowId } from '../workflows/ids';
 import { reserveSpawnsUpdate } from '../workflows/run/messages';
-import { revokeSignal, tokenRegistryId, tokenRegistryWorkflow, type Revocation } from '../workflows/tokens/registry';
+import type { Revocation } from '../workflows/tokens/registry';
+import { recordRevocation } from '../src/auth/revoke';
 import type { AgentIdentity, DipperEvent, LaunchSpec, PlanTask } from '../workflows/types';
 import { diskFailure, onDisk } from './diskFailure';
 import type { EventStore } from './eventStore';
@@ -39,15 +40,8 @@ export function createActivities(deps: ActivityDeps) {
       deps.events.append(events);
     },
 
-    /** Records a revocation with the task queue's token registry, starting the registry if it is not running. */
     async revokeTokens(revocation: Revocation): Promise<void> {
-      await deps.client.workflow.signalWithStart(tokenRegistryWorkflow, {
-        taskQueue: config.temporal.taskQueue,
-        workflowId: tokenRegistryId(config.temporal.taskQueue),
-        args: [{ tokenTtlSeconds: config.tokenTtlSeconds }],
-        signal: revokeSignal,
-        signalArgs: [revocation],
-      });
+      await recordRevocation(deps.client, config, revocation);
     },
 
     /** Asks the run for room to spawn `count` agents; the run's refusal (quota_exceeded, run_ended) comes back as it is, never retried. */

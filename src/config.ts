@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { defaultLimits } from '../workflows/limits';
 import path from 'node:path';
 
 /**
@@ -124,22 +125,7 @@ export interface DipperConfig {
   benchSurface: boolean;
 }
 
-export const defaultLimits: Limits = {
-  maxDepth: 8,
-  depthWarningAbove: 6,
-  inboxCap: 1000,
-  inboxBytes: 1024 * 1024,
-  maxContentBytes: 256 * 1024,
-  maxPlanTasks: 1000,
-  terminateGraceSeconds: 60,
-  continueAsNewEvents: 8000,
-  workspaceBudgetBytes: 500 * 1024 * 1024,
-  workspaceCheckSeconds: 60,
-  maxAgentsPerRun: 2000,
-  maxConcurrentSpawns: 100,
-  spawnsPerSecond: 20,
-  spawnBurst: 100,
-};
+export { defaultLimits };
 
 type Env = Record<string, string | undefined>;
 

@@ -11,7 +11,7 @@ import { agentIdKey, roleKey, runIdKey, statusKey } from '../../workflows/search
 import type { RunInput } from '../../workflows/run/workflow';
 import { mayAct, type OperatorIdentity, type Role } from '../auth/operators';
 import { expiryOf, mintAgentToken } from '../auth/tokens';
-import { revokeSignal, tokenRegistryId, tokenRegistryWorkflow } from '../../workflows/tokens/registry';
+import { recordRevocation } from '../auth/revoke';
 import type { DipperConfig, Limits } from '../config';
 import type { SkillCatalog } from '../skills';
 import { asHttpError, HttpError, parseBody } from './http';
@@ -231,15 +231,7 @@ export function operatorRouter(deps: OperatorDeps): Router {
   router.post('/runs/:runId/tokens/revoke', needs('admin'), async (req, res) => {
     const runId = runIdOf(req.params.runId);
     await team.query(team.run(runId), runQuery).catch(notFound);
-    await team.bounded('revoke tokens', () =>
-      team.client.workflow.signalWithStart(tokenRegistryWorkflow, {
-        taskQueue: config.temporal.taskQueue,
-        workflowId: tokenRegistryId(config.temporal.taskQueue),
-        args: [{ tokenTtlSeconds: config.tokenTtlSeconds }],
-        signal: revokeSignal,
-        signalArgs: [{ runId, at: Date.now() }],
-      }),
-    );
+    await team.bounded('revoke tokens', () => recordRevocation(team.client, config, { runId, at: Date.now() }));
     res.json({ run_id: runId, revoked: 'every token of the run' });
   });
 

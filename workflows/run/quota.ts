@@ -1,8 +1,6 @@
 import { refuse } from '../errors';
+import { defaultLimits } from '../limits';
 import type { Limits } from '../types';
-
-/** For runs started before quotas, whose limits lack them (the same values as src/config.ts's defaults). */
-const defaultLimits = { maxAgentsPerRun: 2000, maxConcurrentSpawns: 100, spawnsPerSecond: 20, spawnBurst: 100 };
 
 /** What the run counts for its spawn quotas; kept in its data through continue-as-new. */
 export interface QuotaData {
@@ -17,12 +15,12 @@ export interface QuotaData {
 
 /** `agents`: how many the run holds already, root included (more than one only for a run started before quotas). */
 export function freshQuota(limits: Limits, agents: number, now: number): QuotaData {
-  return { reserved: agents - 1, in_flight: {}, tokens: limits.spawnBurst ?? defaultLimits.spawnBurst, refilled_at: now };
+  return { reserved: agents - 1, in_flight: {}, tokens: limits.spawnBurst ?? defaultLimits.spawnBurst!, refilled_at: now };
 }
 
 function tokensAt(q: QuotaData, limits: Limits, now: number): number {
-  const rate = limits.spawnsPerSecond ?? defaultLimits.spawnsPerSecond;
-  const burst = limits.spawnBurst ?? defaultLimits.spawnBurst;
+  const rate = limits.spawnsPerSecond ?? defaultLimits.spawnsPerSecond!;
+  const burst = limits.spawnBurst ?? defaultLimits.spawnBurst!;
   return Math.min(burst, q.tokens + ((now - q.refilled_at) / 1000) * rate);
 }
 
@@ -32,7 +30,7 @@ function tokensAt(q: QuotaData, limits: Limits, now: number): number {
  * the spawn rate. `agents` is how many the run holds now, root included.
  */
 export function checkReservation(q: QuotaData, limits: Limits, count: number, now: number): void {
-  const maxAgents = limits.maxAgentsPerRun ?? defaultLimits.maxAgentsPerRun;
+  const maxAgents = limits.maxAgentsPerRun ?? defaultLimits.maxAgentsPerRun!;
   const agents = 1 + q.reserved;
   if (agents + count > maxAgents) {
     throw refuse('quota_exceeded', `This run holds ${agents} agents and may hold ${maxAgents}; spawning ${count} more would pass it.`, {
@@ -41,7 +39,7 @@ export function checkReservation(q: QuotaData, limits: Limits, count: number, no
       current: agents,
     });
   }
-  const maxInFlight = limits.maxConcurrentSpawns ?? defaultLimits.maxConcurrentSpawns;
+  const maxInFlight = limits.maxConcurrentSpawns ?? defaultLimits.maxConcurrentSpawns!;
   const inFlight = Object.values(q.in_flight).reduce((a, b) => a + b, 0);
   if (inFlight + count > maxInFlight) {
     throw refuse('quota_exceeded', `${inFlight} spawns are in progress in this run, and at most ${maxInFlight} may be; retry when one finishes.`, {
@@ -51,8 +49,8 @@ export function checkReservation(q: QuotaData, limits: Limits, count: number, no
       retry_after_ms: 1000,
     });
   }
-  const rate = limits.spawnsPerSecond ?? defaultLimits.spawnsPerSecond;
-  const burst = limits.spawnBurst ?? defaultLimits.spawnBurst;
+  const rate = limits.spawnsPerSecond ?? defaultLimits.spawnsPerSecond!;
+  const burst = limits.spawnBurst ?? defaultLimits.spawnBurst!;
   if (count > burst) {
     throw refuse('quota_exceeded', `This run spawns at most ${burst} agents at once; split the team.`, { quota: 'spawn_rate', limit: burst });
   }

@@ -1,0 +1,23 @@
+import type { Limits } from '../src/config';
+
+/**
+ * Dipper's default limits. Here, with the workflows, because a run started
+ * before a limit existed falls back to its default inside workflow code;
+ * src/config.ts reads the environment on top of them.
+ */
+export const defaultLimits: Limits = {
+  maxDepth: 8,
+  depthWarningAbove: 6,
+  inboxCap: 1000,
+  inboxBytes: 1024 * 1024,
+  maxContentBytes: 256 * 1024,
+  maxPlanTasks: 1000,
+  terminateGraceSeconds: 60,
+  continueAsNewEvents: 8000,
+  workspaceBudgetBytes: 500 * 1024 * 1024,
+  workspaceCheckSeconds: 60,
+  maxAgentsPerRun: 2000,
+  maxConcurrentSpawns: 100,
+  spawnsPerSecond: 20,
+  spawnBurst: 100,
+};
