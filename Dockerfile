@@ -11,6 +11,10 @@ COPY package.json package-lock.json ./
 RUN npm ci --omit=dev
 
 FROM node:20-bookworm-slim
+# setfacl: for runtimes that run agents as another user (README, "Agent processes").
+RUN apt-get update \
+  && apt-get install -y --no-install-recommends acl \
+  && rm -rf /var/lib/apt/lists/*
 ENV NODE_ENV=production \
     DIPPER_DATA_DIR=/data \
     DIPPER_HOST=0.0.0.0 \

@@ -13,6 +13,7 @@ import { recordRevocation } from '../src/auth/revoke';
 import type { AgentIdentity, DipperEvent, LaunchSpec, PlanTask } from '../workflows/types';
 import { diskFailure, onDisk } from './diskFailure';
 import type { EventStore } from './eventStore';
+import { AccountProblem, runAs, type AgentAccounts } from './runtimes/accounts';
 import { agentEnv } from './runtimes/agentEnv';
 import { TooManyProcesses, type CommandRuntime } from './runtimes/command';
 import { buildPayload, type LaunchPayload } from './runtimes/payload';
@@ -26,6 +27,8 @@ export interface ActivityDeps {
   events: EventStore;
   skills: SkillCatalog;
   commands: CommandRuntime;
+  /** Set when a runtime runs agents as another OS user: workspaces then get groups, agents accounts. */
+  accounts?: AgentAccounts;
 }
 
 /** All I/O Dipper's workflows do, built from its dependencies (wired in the worker, faked nowhere). */
@@ -34,6 +37,11 @@ export function createActivities(deps: ActivityDeps) {
   // Own properties only: a skill named "constructor" must not find Object's.
   const runtimeFor = (skill: string): RuntimeChoice =>
     (Object.hasOwn(config.runtimes.bySkill, skill) ? config.runtimes.bySkill[skill] : undefined) ?? config.runtimes.default;
+
+  const accountFor = (choice: RuntimeChoice, id: AgentIdentity) => {
+    if (!deps.accounts) throw new AccountProblem('this worker was started without agent accounts');
+    return deps.accounts.processFor(choice, id);
+  };
 
   return {
     async recordEvents(events: DipperEvent[]): Promise<void> {
@@ -64,13 +72,18 @@ export function createActivities(deps: ActivityDeps) {
       return onDisk('provision run workspace', async () => {
         const dir = paths.runWorkspace(config.dataDir, runId);
         await fs.mkdir(dir, { recursive: true });
+        deps.accounts?.shareWorkspace(dir);
         return dir;
       });
     },
 
-    async provisionTeamWorkspace({ runId, teamId }: { runId: string; teamId: string }): Promise<string> {
+    /** `leaderId` (absent in histories from before accounts) lets the team's leader into the folder when agents run as another user. */
+    async provisionTeamWorkspace({ runId, teamId, leaderId }: { runId: string; teamId: string; leaderId?: string }): Promise<string> {
       return onDisk('provision team workspace', async () => {
         const dir = paths.teamWorkspace(config.dataDir, runId, teamId);
+        await fs.mkdir(dir, { recursive: true });
+        // Shared before anything is made inside, so what is made inherits the folder's group and ACL.
+        deps.accounts?.shareWorkspace(dir, leaderId ? { runId, agentId: leaderId } : undefined);
         await fs.mkdir(path.join(dir, 'artifacts'), { recursive: true });
         return dir;
       });
@@ -152,8 +165,11 @@ export function createActivities(deps: ActivityDeps) {
       }
       try {
         const dir = paths.agentRuntime(config.dataDir, input.identity.runId, input.identity.agentId);
-        deps.commands.launch(choice.command!, payload, dir, input.mode, agentEnv(choice, payload, os.homedir()));
+        const account = choice.user !== undefined ? accountFor(choice, input.identity) : undefined;
+        const argv = account ? runAs(account, choice.command!) : choice.command!;
+        deps.commands.launch(argv, payload, dir, input.mode, agentEnv(choice, payload, account?.home ?? os.homedir()));
       } catch (err) {
+        if (err instanceof AccountProblem) throw ApplicationFailure.create({ type: 'runtime_unavailable', message: err.message, nonRetryable: true });
         if (err instanceof TooManyProcesses) {
           throw ApplicationFailure.create({ type: 'quota_exceeded', message: err.message, details: [{ quota: 'runtime_processes', limit: err.limit }], nonRetryable: true });
         }

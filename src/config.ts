@@ -66,6 +66,15 @@ export interface RuntimeChoice {
   env?: Record<string, string>;
   /** For kind=command: names of the worker's variables copied to its agents, such as a model key. */
   pass_env?: string[];
+  /**
+   * For kind=command: the OS user agents run as instead of the worker's:
+   * a name or number (every agent of the runtime shares that account), or a
+   * range "first-last" (each agent gets a number of its own, so agents
+   * cannot see each other's processes either). The worker must run as root.
+   */
+  user?: string | number;
+  /** For kind=command with `user`: one more group (name or number) its agents hold, such as one that may read a tools folder. */
+  group?: string | number;
 }
 
 export interface DipperConfig {
@@ -119,6 +128,12 @@ export interface DipperConfig {
   runtimes: { default: RuntimeChoice; bySkill: Record<string, RuntimeChoice> };
   /** Agent processes (command runtime) one worker runs at once: one worker per host makes it a per-host limit. */
   maxRuntimeProcesses: number;
+  /**
+   * Group numbers this host hands out to workspaces and agents when a
+   * runtime runs agents as another user ("first-last"; none of them may be
+   * a group of the system's own).
+   */
+  agentGroupIds: string;
   guards: Guards;
   logLevel: string;
   /** Serves the `bench` surface (a no-op tool) at /mcp/bench: the gateway floor `npm run bench` measures. */
@@ -170,6 +185,20 @@ function checkRuntime(where: string, choice: RuntimeChoice): void {
   }
   const secret = names.find((n) => NEVER_PASSED.test(n));
   if (secret) throw new Error(`DIPPER_RUNTIMES ${where}: ${secret} is Dipper's own and is never given to agents`);
+  const account = (v: unknown) => (typeof v === 'number' && Number.isInteger(v) && v > 0) || (typeof v === 'string' && /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/.test(v));
+  if (choice.user !== undefined || choice.group !== undefined) {
+    if (choice.kind !== 'command') throw new Error(`DIPPER_RUNTIMES ${where}: user and group apply to kind "command" only`);
+    if (!account(choice.user) && !(typeof choice.user === 'string' && /^\d+-\d+$/.test(choice.user))) {
+      throw new Error(`DIPPER_RUNTIMES ${where}: user must be a user name, a number above 0 or a range "first-last" (and is required with group)`);
+    }
+    if (choice.group !== undefined && !account(choice.group)) throw new Error(`DIPPER_RUNTIMES ${where}: group must be a group name or a number above 0`);
+    if (choice.user === 'root' || choice.user === 0 || choice.user === '0') throw new Error(`DIPPER_RUNTIMES ${where}: user must not be root`);
+  }
+}
+
+/** Whether any runtime runs its agents as another OS user: workspaces then get groups of their own. */
+export function isolatesAgents(runtimes: DipperConfig['runtimes']): boolean {
+  return [runtimes.default, ...Object.values(runtimes.bySkill)].some((c) => c.user !== undefined);
 }
 
 function loadGuards(env: Env): Guards {
@@ -238,6 +267,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): DipperC
       spawnBurst: Math.max(1, int(env, 'DIPPER_SPAWN_BURST', defaultLimits.spawnBurst!)),
     },
     maxRuntimeProcesses: Math.max(1, int(env, 'DIPPER_MAX_RUNTIME_PROCESSES', 200)),
+    agentGroupIds: env.DIPPER_AGENT_GROUP_IDS ?? '2000000000-2099999999',
     runtimes: parseRuntimes(env),
     guards: loadGuards(env),
     logLevel: env.DIPPER_LOG_LEVEL ?? 'info',

@@ -35,6 +35,8 @@ export const paths = {
     path.join(paths.run(dataDir, runId), 'plans', safe(agentId), `${safe(planId)}.json`),
   agentRuntime: (dataDir: string, runId: string, agentId: string) =>
     path.join(paths.run(dataDir, runId), 'agents', safe(agentId)),
+  /** HOME of an agent that runs as another user (its runtime folder above is the worker's alone). */
+  agentHome: (dataDir: string, runId: string, agentId: string) => path.join(paths.run(dataDir, runId), 'homes', safe(agentId)),
 };
 
 /**

@@ -3,11 +3,12 @@ import path from 'node:path';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../../activities';
 import { EventStore } from '../../activities/eventStore';
+import { AgentAccounts, checkAccountsSupport } from '../../activities/runtimes/accounts';
 import { CommandRuntime } from '../../activities/runtimes/command';
 import { runtimeExitedSignal } from '../../workflows/agent/messages';
 import { agentWorkflowId } from '../../workflows/ids';
 import { loadOrCreateSecrets } from '../auth/secrets';
-import { temporalAddress, type DipperConfig } from '../config';
+import { isolatesAgents, temporalAddress, type DipperConfig } from '../config';
 import { paths } from '../paths';
 import { SkillCatalog } from '../skills';
 
@@ -25,6 +26,9 @@ export async function createDipperWorker(
   opts: { workflowBundlePath?: string; tuning?: Partial<WorkerOptions> } = {},
 ): Promise<WorkerHandle> {
   const address = temporalAddress(config);
+  const runtimes = [config.runtimes.default, ...Object.values(config.runtimes.bySkill)];
+  // Checked before anything starts: a host that cannot switch users says so once, not at every launch.
+  const accounts = isolatesAgents(config.runtimes) ? new AgentAccounts(config.dataDir, checkAccountsSupport(runtimes, config.agentGroupIds, config.dataDir)) : undefined;
   const secrets = loadOrCreateSecrets(config);
   const events = new EventStore(paths.events(config.dataDir));
   const clientConnection = await Connection.connect({ address });
@@ -52,6 +56,7 @@ export async function createDipperWorker(
       events,
       skills: new SkillCatalog(config.skillsDir),
       commands,
+      accounts,
     }),
     ...opts.tuning,
   });

@@ -52,7 +52,7 @@ export interface MemberSpec {
 
 export async function newTeam(s: AgentState, name: string, rules: string[], task?: string): Promise<TeamRec> {
   const teamId = newId('tm');
-  const workspacePath = await local.provisionTeamWorkspace({ runId: s.id.runId, teamId });
+  const workspacePath = await local.provisionTeamWorkspace({ runId: s.id.runId, teamId, leaderId: s.id.agentId });
   const team: TeamRec = { team_id: teamId, name, rules, members: [], workspace_path: workspacePath, ...(task ? { task } : {}) };
   s.data.teams.push(team);
   s.events.emit('team_created', { team_id: teamId, name, leader_id: s.id.agentId, depth: s.id.depth + 1 });

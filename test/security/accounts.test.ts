@@ -1,0 +1,186 @@
+import { Client, Connection } from '@temporalio/client';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { readTestEnv } from '../setup/env';
+import { AgentClient, eventually, Operator } from '../support/clients';
+import { untilNothingRunning } from '../support/ended';
+import { projectRoot } from '../support/processes';
+import { startStack, type Stack } from '../support/stack';
+
+/**
+ * Agents run as other OS users than the worker (root, in CI), for real: the
+ * run's root (skill `lead`) as a named system user, its two workers each as
+ * a user number of their own from a range. Each runs a probe that reports
+ * what it can reach (test/fixtures/runtimes/accountProbe.js) and then reads
+ * or writes what the test orders. The stack keeps its secrets in the data
+ * folder, as a default install does, so there is a secrets file to try.
+ */
+const NAMED_USER = 'dipper-probe';
+const UID_RANGE = { first: 3_100_000, last: 3_100_999 };
+const base = readTestEnv();
+const root = fs.mkdtempSync('/tmp/dipper-accounts-');
+const dataDir = path.join(root, 'data');
+const ordersDir = path.join(root, 'orders');
+const probe = path.join(root, 'bin', 'probe.js');
+
+let stack: Stack;
+let operator: Operator;
+let connection: Connection;
+const clients: AgentClient[] = [];
+
+beforeAll(async () => {
+  if (process.getuid?.() !== 0) throw new Error('this test starts agents as other users, so it runs as root (as CI does)');
+  try {
+    execFileSync('id', ['-u', NAMED_USER], { stdio: 'ignore' });
+  } catch {
+    execFileSync('useradd', ['--system', '--no-create-home', '--shell', '/usr/sbin/nologin', NAMED_USER]);
+  }
+  // The temporary folder is the operator's choice of where data lives: passable, like /var/lib.
+  fs.chmodSync(root, 0o711);
+  fs.mkdirSync(path.dirname(probe), { mode: 0o755 });
+  fs.copyFileSync(path.join(projectRoot, 'test', 'fixtures', 'runtimes', 'accountProbe.js'), probe);
+  fs.chmodSync(probe, 0o755);
+  fs.mkdirSync(ordersDir, { mode: 0o755 });
+  const probeRuntime = (user: string, more: object = {}) => ({
+    kind: 'command',
+    command: [process.execPath, probe],
+    user,
+    env: { PROBE_DATA_DIR: dataDir, PROBE_ORDERS: ordersDir },
+    ...more,
+  });
+  stack = await startStack('accounts', 28830, {
+    DIPPER_DATA_DIR: dataDir,
+    DIPPER_OPERATOR_TOKEN: '',
+    DIPPER_TOKEN_SECRET: '',
+    DIPPER_RUNTIMES: JSON.stringify({
+      default: { kind: 'none' },
+      skills: {
+        lead: probeRuntime(NAMED_USER),
+        worker: probeRuntime(`${UID_RANGE.first}-${UID_RANGE.last}`, { group: 'nogroup' }),
+      },
+    }),
+  });
+  const secrets = JSON.parse(fs.readFileSync(path.join(dataDir, 'secrets.json'), 'utf8'));
+  operator = new Operator({ gatewayUrl: stack.gatewayUrl, operatorToken: secrets.operatorToken });
+  connection = await Connection.connect({ address: base.temporalAddress });
+}, 60_000);
+
+afterAll(async () => {
+  await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
+  await stack?.stop();
+  await connection?.close();
+  fs.rmSync(root, { recursive: true, force: true });
+});
+
+type Seen = Record<string, { ok: boolean; value?: any; code?: string }>;
+
+/** What an agent's probe has said so far, from its stdout (kept in its runtime folder, the worker's alone). */
+function said(runId: string, agentId: string): Seen {
+  const file = path.join(dataDir, 'runs', runId, 'agents', agentId, 'stdout.log');
+  const seen: Seen = {};
+  for (const line of fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n').filter(Boolean) : []) {
+    const { what, ...result } = JSON.parse(line);
+    seen[what] = result;
+  }
+  return seen;
+}
+
+const ready = (runId: string, agentId: string) =>
+  eventually(async () => (said(runId, agentId).ready ? said(runId, agentId) : undefined), 30_000, 50);
+
+const pidOf = (runId: string, agentId: string) =>
+  Number(fs.readFileSync(path.join(dataDir, 'runs', runId, 'agents', agentId, 'runtime.pid'), 'utf8').split(' ')[0]);
+
+/** Gives an agent's probe orders and waits for every answer. */
+async function order(runId: string, agentId: string, orders: { name: string; read?: string; write?: string }[]): Promise<Seen> {
+  fs.writeFileSync(path.join(ordersDir, `${agentId}.json`), JSON.stringify(orders), { mode: 0o644 });
+  return eventually(async () => {
+    const seen = said(runId, agentId);
+    return orders.every((o) => seen[o.name]) ? seen : undefined;
+  }, 15_000, 50);
+}
+
+const DOCUMENTED_ENV = ['DIPPER_AGENT_ID', 'DIPPER_AGENT_TOKEN', 'DIPPER_INBOX_URL', 'DIPPER_MCP_URL', 'DIPPER_RUN_ID', 'HOME', 'LANG', 'PATH'];
+
+it('runs agents as other users who reach their workspace, team folder and home, and nothing else of Dipper', async () => {
+  const run = await operator.startRun('Look around.');
+  const runId = run.run_id;
+  const rootId = run.root.agent_id;
+  const lead = await AgentClient.connect(stack.gatewayUrl, run.root.agent_token);
+  clients.push(lead);
+  await lead.ok('declare_plan', {
+    tasks: ['a', 'b'].map((id) => ({ id, role: `${id}-role`, skill: 'worker', task: `Look around as ${id}.`, depends_on: [] })),
+  });
+  const a = (await lead.ok('spawn_agent', { task_id: 'a' })).agent_id as string;
+  const b = (await lead.ok('spawn_agent', { task_id: 'b' })).agent_id as string;
+  const seen = { root: await ready(runId, rootId), a: await ready(runId, a), b: await ready(runId, b) };
+
+  const probeUid = Number(execFileSync('id', ['-u', NAMED_USER], { encoding: 'utf8' }).trim());
+  expect(seen.root.whoami.value.uid).toBe(probeUid);
+  for (const who of [seen.a, seen.b]) {
+    expect(who.whoami.value.uid).toBeGreaterThanOrEqual(UID_RANGE.first);
+    expect(who.whoami.value.uid).toBeLessThanOrEqual(UID_RANGE.last);
+    expect(who.whoami.value.groups).toContain(65534);
+  }
+  expect(seen.a.whoami.value.uid).not.toBe(seen.b.whoami.value.uid);
+
+  for (const [who, s] of Object.entries(seen)) {
+    // Its environment is the documented one and its runtime's own variables: nothing of the worker's.
+    expect([who, s.env.value]).toEqual([who, [...DOCUMENTED_ENV, 'PROBE_DATA_DIR', 'PROBE_ORDERS'].sort()]);
+    // No capabilities now or later, and nothing it runs (a setuid program) can gain privileges.
+    expect([who, s.privileges.value]).toEqual([who, ['CapInh: 0000000000000000', 'CapEff: 0000000000000000', 'CapBnd: 0000000000000000', 'NoNewPrivs: 1']]);
+    expect([who, s.node_on_path]).toEqual([who, { ok: true, value: process.version }]);
+    for (const refused of ['secrets_file', 'events_db', 'list_data_dir', 'list_runtime_folders', 'own_runtime_folder']) {
+      expect([who, refused, s[refused]]).toEqual([who, refused, { ok: false, code: 'EACCES' }]);
+    }
+    for (const allowed of ['write_home', 'write_workspace']) expect([who, allowed, s[allowed].ok]).toEqual([who, allowed, true]);
+  }
+  expect(seen.a.write_artifacts.ok).toBe(true);
+  expect(seen.a.plans).toEqual({ ok: false, code: 'EACCES' });
+
+  const team = seen.a.whoami.value.cwd as string;
+  expect(seen.b.whoami.value.cwd).toBe(team);
+  const runWorkspace = seen.root.whoami.value.cwd as string;
+  const environ = (agentId: string) => `/proc/${pidOf(runId, agentId)}/environ`;
+
+  // The leader's process started before its team existed; it gets in all the same, and members read what it writes.
+  const byRoot = await order(runId, rootId, [
+    { name: 'team_file_of_a', read: path.join(team, `from-${a}.txt`) },
+    { name: 'artifact_of_a', read: path.join(team, 'artifacts', 'a', 'result.txt') },
+    { name: 'write_team', write: path.join(team, 'from-lead.txt') },
+    { name: 'environ_of_a', read: environ(a) },
+    { name: 'home_of_a', read: path.join(seen.a.whoami.value.home, 'note.txt') },
+  ]);
+  expect(byRoot.team_file_of_a).toEqual({ ok: true, value: a });
+  expect(byRoot.artifact_of_a).toEqual({ ok: true, value: a });
+  expect(byRoot.write_team.ok).toBe(true);
+  expect(byRoot.environ_of_a).toEqual({ ok: false, code: 'EACCES' });
+  expect(byRoot.home_of_a).toEqual({ ok: false, code: 'EACCES' });
+
+  const byB = await order(runId, b, [
+    { name: 'team_file_of_a', read: path.join(team, `from-${a}.txt`) },
+    { name: 'team_file_of_lead', read: path.join(team, 'from-lead.txt') },
+    { name: 'write_team_file_of_a', write: path.join(team, `from-${a}.txt`) },
+    { name: 'run_workspace_of_root', read: path.join(runWorkspace, `from-${rootId}.txt`) },
+    { name: 'home_of_a', read: path.join(seen.a.whoami.value.home, 'note.txt') },
+    { name: 'environ_of_a', read: environ(a) },
+    { name: 'environ_of_root', read: environ(rootId) },
+  ]);
+  expect(byB.team_file_of_a).toEqual({ ok: true, value: a });
+  expect(byB.team_file_of_lead).toEqual({ ok: true, value: rootId });
+  expect(byB.write_team_file_of_a.ok).toBe(true);
+  for (const refused of ['run_workspace_of_root', 'home_of_a', 'environ_of_a', 'environ_of_root']) {
+    expect([refused, byB[refused]]).toEqual([refused, { ok: false, code: 'EACCES' }]);
+  }
+
+  // Everything stays the worker's; agents get in by group.
+  const folder = fs.statSync(team);
+  expect([folder.uid, folder.mode & 0o7777]).toEqual([0, 0o2770]);
+  expect(fs.statSync(dataDir).mode & 0o777).toBe(0o711);
+  expect(fs.statSync(path.join(dataDir, 'secrets.json')).mode & 0o777).toBe(0o600);
+
+  expect((await operator.request('POST', `/runs/${runId}/cancel`, { reason: 'Seen enough.' })).status).toBe(200);
+  const client = new Client({ connection, namespace: base.namespace });
+  await untilNothingRunning(client, dataDir, runId);
+}, 90_000);
