@@ -1,5 +1,6 @@
 import os from 'node:os';
 import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -12,6 +13,7 @@ import type { Revocation } from '../workflows/tokens/registry';
 import { recordRevocation } from '../src/auth/revoke';
 import type { AgentIdentity, DipperEvent, LaunchSpec, PlanTask } from '../workflows/types';
 import { diskFailure, onDisk } from './diskFailure';
+import { withFaults } from './faults';
 import type { EventStore } from './eventStore';
 import { AccountProblem, runAs, type AgentAccounts } from './runtimes/accounts';
 import { agentEnv } from './runtimes/agentEnv';
@@ -31,6 +33,15 @@ export interface ActivityDeps {
   accounts?: AgentAccounts;
 }
 
+/** Outside an activity (a unit test calling one directly) there is no one to tell. */
+function heartbeat(): void {
+  try {
+    Context.current().heartbeat();
+  } catch {
+    // not running as an activity
+  }
+}
+
 /** All I/O Dipper's workflows do, built from its dependencies (wired in the worker, faked nowhere). */
 export function createActivities(deps: ActivityDeps) {
   const { config } = deps;
@@ -43,7 +54,7 @@ export function createActivities(deps: ActivityDeps) {
     return deps.accounts.processFor(choice, id);
   };
 
-  return {
+  return withFaults(config.faults, {
     async recordEvents(events: DipperEvent[]): Promise<void> {
       deps.events.append(events);
     },
@@ -106,12 +117,21 @@ export function createActivities(deps: ActivityDeps) {
       });
     },
 
-    /** Bytes under a workspace folder; a file that vanishes while counting counts as nothing. */
-    async workspaceBytes({ path: dir }: { path: string }): Promise<number> {
+    /**
+     * Bytes under a workspace folder; a file that vanishes while counting
+     * counts as nothing. The walk stops once the count passes `stopAbove`
+     * (the caller only asks whether the budget is passed), so a folder of a
+     * million files costs what its budget's worth does, and it heartbeats as
+     * it goes, so a walk that hangs is noticed in seconds, not at the timeout.
+     */
+    async workspaceBytes({ path: dir, stopAbove = Number.POSITIVE_INFINITY }: { path: string; stopAbove?: number }): Promise<number> {
       let total = 0;
+      let seen = 0;
       const walk = async (at: string): Promise<void> => {
         const entries = await fs.readdir(at, { withFileTypes: true }).catch(() => []);
         for (const e of entries) {
+          if (total > stopAbove) return;
+          if (++seen % 500 === 0) heartbeat();
           const full = path.join(at, e.name);
           if (e.isDirectory()) await walk(full);
           else if (e.isFile()) total += (await fs.stat(full).catch(() => ({ size: 0 }))).size;
@@ -185,7 +205,7 @@ export function createActivities(deps: ActivityDeps) {
       if (choice.kind === 'command') await onDisk('stop runtime', () => deps.commands.stop(paths.agentRuntime(config.dataDir, runId, agentId)));
       if (choice.kind === 'webhook') await postWebhook(choice.url!, stopBody(runId, agentId));
     },
-  };
+  });
 }
 
 export type Activities = ReturnType<typeof createActivities>;

@@ -134,6 +134,8 @@ export interface DipperConfig {
    * a group of the system's own).
    */
   agentGroupIds: string;
+  /** Activities made to fail on purpose (tests only; see activities/faults.ts), by name, with a probability. */
+  faults: Record<string, number>;
   guards: Guards;
   logLevel: string;
   /** Serves the `bench` surface (a no-op tool) at /mcp/bench: the gateway floor `npm run bench` measures. */
@@ -199,6 +201,20 @@ function checkRuntime(where: string, choice: RuntimeChoice): void {
 /** Whether any runtime runs its agents as another OS user: workspaces then get groups of their own. */
 export function isolatesAgents(runtimes: DipperConfig['runtimes']): boolean {
   return [runtimes.default, ...Object.values(runtimes.bySkill)].some((c) => c.user !== undefined);
+}
+
+/** `name` or `name:probability`, comma-separated; an unknown activity name is the caller's to check. */
+function parseFaults(text: string | undefined): Record<string, number> {
+  const faults: Record<string, number> = {};
+  for (const part of (text ?? '').split(',').map((p) => p.trim()).filter(Boolean)) {
+    const [name, p] = part.split(':');
+    const probability = p === undefined ? 1 : Number(p);
+    if (!/^[A-Za-z]+$/.test(name) || !(probability >= 0 && probability <= 1)) {
+      throw new Error(`DIPPER_FAULTS: "${part}" must be an activity name, optionally with ":probability" between 0 and 1`);
+    }
+    faults[name] = probability;
+  }
+  return faults;
 }
 
 function loadGuards(env: Env): Guards {
@@ -268,6 +284,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): DipperC
     },
     maxRuntimeProcesses: Math.max(1, int(env, 'DIPPER_MAX_RUNTIME_PROCESSES', 200)),
     agentGroupIds: env.DIPPER_AGENT_GROUP_IDS ?? '2000000000-2099999999',
+    faults: parseFaults(env.DIPPER_FAULTS),
     runtimes: parseRuntimes(env),
     guards: loadGuards(env),
     logLevel: env.DIPPER_LOG_LEVEL ?? 'info',

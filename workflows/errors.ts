@@ -8,3 +8,10 @@ import { ApplicationFailure } from '@temporalio/common';
 export function refuse(code: string, message: string, extra: Record<string, unknown> = {}): ApplicationFailure {
   return ApplicationFailure.create({ type: code, message, details: [extra], nonRetryable: true });
 }
+
+/** The innermost message of an activity failure, which says what went wrong (not where). */
+export function failureText(err: unknown): string {
+  let e = err as { message?: string; cause?: unknown } | undefined;
+  while (e?.cause) e = e.cause as { message?: string; cause?: unknown };
+  return (e?.message ?? 'unknown failure').slice(0, 300);
+}

@@ -33,6 +33,7 @@ async function main(): Promise<void> {
     });
   }
   log.info({ taskQueue: config.temporal.taskQueue, namespace: config.temporal.namespace }, 'worker running');
+  if (Object.keys(config.faults).length > 0) log.warn({ faults: config.faults }, 'activities fail on purpose (DIPPER_FAULTS): a test setting');
   await worker.run();
   log.info('worker stopped');
 }

@@ -12,6 +12,7 @@ import { eventRecorder, historyFull, type Recorder } from '../events';
 import { statusKey } from '../searchAttributes';
 import type { AgentIdentity, AgentStatus, LaunchSpec, Limits } from '../types';
 import { agentWorkflowId } from '../ids';
+import { failureText } from '../errors';
 import { tell } from '../signals';
 import { runtimeGone } from './crash';
 import { leaderEndedSignal } from './messages';
@@ -38,13 +39,6 @@ const tokens = proxyActivities<Activities>({ startToCloseTimeout: '15s', retry: 
 const runtimeLocal = proxyLocalActivities<Activities>(runtimeOptions);
 /** A regular activity: a webhook that hangs does not hold the workflow task, and with it every call to this agent. */
 const runtimeRemote = proxyActivities<Activities>(runtimeOptions);
-
-/** The innermost message of an activity failure, which says what went wrong (not where). */
-function failureText(err: unknown): string {
-  let e = err as { message?: string; cause?: unknown } | undefined;
-  while (e?.cause) e = e.cause as { message?: string; cause?: unknown };
-  return (e?.message ?? 'unknown failure').slice(0, 300);
-}
 
 /**
  * Waits until no handler runs and every event is written. Writing takes an
