@@ -57,6 +57,7 @@ export class RevocationView {
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
   private failing = false;
+  private failures = 0;
   private prunedAt = 0;
 
   constructor(
@@ -83,9 +84,11 @@ export class RevocationView {
     return (run && claims.gen < run.below) || (agent && claims.gen < agent.below) ? 'revoked' : 'valid';
   }
 
+  /** After a failed refresh the next comes sooner (50, 100, 200 ms, then the usual pace): one slow answer should not cost a whole period. */
   private schedule(): void {
     if (this.stopped) return;
-    this.timer = setTimeout(() => void this.refresh().finally(() => this.schedule()), this.opts.refreshMs);
+    const wait = this.failures === 0 ? this.opts.refreshMs : Math.min(this.opts.refreshMs, 25 * 2 ** this.failures);
+    this.timer = setTimeout(() => void this.refresh().finally(() => this.schedule()), wait);
     this.timer.unref();
   }
 
@@ -105,7 +108,9 @@ export class RevocationView {
       this.prune();
       if (this.failing) this.log.info('token revocations reachable again');
       this.failing = false;
+      this.failures = 0;
     } catch (err) {
+      this.failures++;
       if (!this.failing) this.log.warn({ err: safeMessage(err) }, 'cannot refresh token revocations; agent calls are refused until it can');
       this.failing = true;
     }

@@ -84,13 +84,35 @@ async function toolCallAt(url: string, token: string): Promise<number> {
   return res.status;
 }
 
-/** Milliseconds until every replica refuses the token as revoked on both doors. */
+/**
+ * The token's standing at one replica on both doors, by requests that need
+ * no Temporal round trip (a tools/list, an inbox read with a malformed
+ * cursor): authentication answers them, so a probe never waits behind a
+ * Query to a busy agent and the figure is the replica's own. A valid token
+ * gets 200 and 400; a revoked one 401 on both.
+ */
+async function refusedAt(url: string, token: string): Promise<boolean> {
+  const headers = { authorization: `Bearer ${token}` };
+  const [inbox, mcp] = await Promise.all([
+    fetch(`${url}/api/runtime/inbox?cursor=not-a-number`, { headers }).then(async (r) => ({ status: r.status, body: (await r.json()) as { error?: { code: string } } })),
+    fetch(`${url}/mcp/beidou`, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
+    }).then(async (r) => (await r.text(), r.status)),
+  ]);
+  return inbox.status === 401 && inbox.body.error?.code === 'token_revoked' && mcp === 401;
+}
+
+/** Milliseconds until every replica refuses the token as revoked on both doors; then real calls are checked refused too. */
 async function untilRefusedEverywhere(token: string, since: number): Promise<number> {
-  await eventually(async () => {
-    const seen = await Promise.all(replicas.flatMap((url) => [inboxAt(url, token).then((r) => r.status === 401 && r.code === 'token_revoked'), toolCallAt(url, token).then((s) => s === 401)]));
-    return seen.every(Boolean) || undefined;
-  }, 10_000, 20);
-  return Date.now() - since;
+  await eventually(async () => ((await Promise.all(replicas.map((url) => refusedAt(url, token)))).every(Boolean) ? true : undefined), 10_000, 20);
+  const took = Date.now() - since;
+  for (const url of replicas) {
+    expect(await inboxAt(url, token)).toMatchObject({ status: 401, code: 'token_revoked' });
+    expect(await toolCallAt(url, token)).toBe(401);
+  }
+  return took;
 }
 
 async function startRun(): Promise<{ runId: string; rootId: string; rootToken: string; root: AgentClient }> {
