@@ -1,6 +1,5 @@
-import type { Client } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { DipperConfig } from '../config';
-import { wakeSignal } from '../../workflows/interceptors';
 import { revokeSignal, tokenRegistryId, tokenRegistryWorkflow, type Revocation } from '../../workflows/tokens/registry';
 
 /** Records a revocation with the task queue's token registry, starting the registry if it is not running. */
@@ -15,18 +14,21 @@ export async function recordRevocation(client: Client, config: Pick<DipperConfig
 }
 
 /**
- * At worker start: the registry exists and has run a workflow task on a
- * live worker before any revocation needs it. Started by the first
- * revocation instead, gateways querying it in that moment reached an
- * instance no worker had run yet, were refused (QUERY_COLD) and stalled for
- * their whole refresh deadline: a revoked token accepted for up to 2 s.
+ * At worker start: the registry exists before any revocation needs it.
+ * Started by the first revocation instead, gateways querying it in that
+ * moment met an instance no worker had run yet and stalled a refresh. An
+ * existing registry is left alone: a signal to it would queue a workflow
+ * task on the sticky queue of a worker that may just have died, and hold
+ * every gateway's Query behind it until the sticky timeout.
  */
-export async function wakeTokenRegistry(client: Client, config: Pick<DipperConfig, 'temporal' | 'tokenTtlSeconds'>): Promise<void> {
-  await client.workflow.signalWithStart(tokenRegistryWorkflow, {
-    taskQueue: config.temporal.taskQueue,
-    workflowId: tokenRegistryId(config.temporal.taskQueue),
-    args: [{ tokenTtlSeconds: config.tokenTtlSeconds }],
-    signal: wakeSignal,
-    signalArgs: [],
-  });
+export async function ensureTokenRegistry(client: Client, config: Pick<DipperConfig, 'temporal' | 'tokenTtlSeconds'>): Promise<void> {
+  try {
+    await client.workflow.start(tokenRegistryWorkflow, {
+      taskQueue: config.temporal.taskQueue,
+      workflowId: tokenRegistryId(config.temporal.taskQueue),
+      args: [{ tokenTtlSeconds: config.tokenTtlSeconds }],
+    });
+  } catch (err) {
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+  }
 }

@@ -7,7 +7,7 @@ import { AgentAccounts, checkAccountsSupport } from '../../activities/runtimes/a
 import { CommandRuntime } from '../../activities/runtimes/command';
 import { runtimeExitedSignal } from '../../workflows/agent/messages';
 import { agentWorkflowId } from '../../workflows/ids';
-import { wakeTokenRegistry } from '../auth/revoke';
+import { ensureTokenRegistry } from '../auth/revoke';
 import { loadOrCreateSecrets } from '../auth/secrets';
 import { isolatesAgents, temporalAddress, type DipperConfig } from '../config';
 import { paths } from '../paths';
@@ -64,10 +64,10 @@ export async function createDipperWorker(
   return {
     run: async () => {
       try {
-        // Once polling: the wake's workflow task then runs on this worker.
-        const woken = wakeTokenRegistry(client, config).catch(() => undefined);
+        // Beside polling: the new registry's first workflow task then runs on this worker.
+        const ensured = ensureTokenRegistry(client, config).catch(() => undefined);
         await worker.run();
-        await woken;
+        await ensured;
       } finally {
         events.close();
         await connection.close();

@@ -87,3 +87,17 @@ describe('Directory.apply', () => {
     expect(d.size).toBe(6);
   });
 });
+
+describe('Directory.apply', () => {
+  it('takes status from whoever tells it, but a late word never brings a terminated agent back', () => {
+    const d = graph();
+    d.apply({ agent_id: 'a2', patch: { status: 'review_pending' } });
+    d.apply({ agent_id: 'a2', patch: { status: 'terminating' } });
+    d.apply({ agent_id: 'a2', patch: { status: 'terminated' } });
+    d.apply({ agent_id: 'a2', patch: { status: 'terminating', is_leader_of: ['t9'] } });
+    expect(d.get('a2')).toMatchObject({ status: 'terminated', is_leader_of: ['t9'] });
+    d.apply({ agent_id: 'a1', patch: { status: 'review_pending' } });
+    d.apply({ agent_id: 'a1', patch: { status: 'active' } });
+    expect(d.get('a1')?.status).toBe('active');
+  });
+});

@@ -9,6 +9,7 @@ import type { ChildChange } from './messages';
 import * as m from './messages';
 import { runtimeGone } from './crash';
 import { installLeaderHandlers } from './leaderHandlers';
+import { statusToDirectory } from './statusReport';
 import { newId, type AgentState } from './state';
 
 /** Tells the leader's mirror and the run's directory about a status change. */
@@ -93,6 +94,7 @@ export function installHandlers(s: AgentState, runTask: string): void {
     m.signalReviewUpdate,
     async ({ detail }) => {
       s.signalReview(detail);
+      const directory = statusToDirectory(s);
       if (s.isRoot) {
         await tell(runWorkflowId(s.id.runId), rootReportSignal, {
           kind: 'review',
@@ -105,6 +107,7 @@ export function installHandlers(s: AgentState, runTask: string): void {
           inbox: { kind: 'review_report', content: detail, message_id: newId('msg') },
         });
       }
+      await directory;
       return { recorded: true as const, review_pending: true as const, leader_id: s.id.leaderId };
     },
     { validator: ({ detail }) => s.checkSignalReview(detail) },
@@ -114,6 +117,7 @@ export function installHandlers(s: AgentState, runTask: string): void {
     m.requestTerminationUpdate,
     async ({ detail }: { detail?: string }) => {
       s.requestTermination(detail);
+      const directory = statusToDirectory(s);
       const text = detail ?? '(no detail given)';
       if (s.isRoot) {
         await tell(runWorkflowId(s.id.runId), rootReportSignal, {
@@ -127,6 +131,7 @@ export function installHandlers(s: AgentState, runTask: string): void {
           inbox: { kind: 'termination_request', content: `[TERMINATION REQUESTED] ${text}`, message_id: newId('msg') },
         });
       }
+      await directory;
       return { recorded: true as const, termination_requested: true as const, leader_id: s.id.leaderId };
     },
     { validator: (_input: { detail?: string }) => s.checkRequestTermination() },

@@ -8,6 +8,7 @@ import * as m from './messages';
 import { buildTasks, readyIds } from './plan';
 import { launchMember, newTeam, releaseSpawns, reserveSpawns } from './spawn';
 import { newId, type AgentState } from './state';
+import { statusToDirectory } from './statusReport';
 
 const local = proxyLocalActivities<Activities>({ startToCloseTimeout: '15s', retry: { maximumAttempts: 5 } });
 
@@ -145,7 +146,8 @@ export function installLeaderHandlers(s: AgentState, runTask: string): void {
       if (force) s.events.emit('terminate.forced', { reason: 'leader_force', target: agent_id });
       else s.events.emit('completion.approved', { target: agent_id });
       leader.settleChildTask(s, agent_id, force);
-      await tell(agentWorkflowId(s.id.runId, agent_id), m.terminateSignal, { force });
+      // The child reports `terminating` once it has the signal; the directory hears it from here first, before the answer.
+      await Promise.all([tell(agentWorkflowId(s.id.runId, agent_id), m.terminateSignal, { force }), statusToDirectory(s, agent_id, 'terminating')]);
       return { sentinel_posted: true };
     },
     { validator: ({ agent_id, force }) => leader.checkTerminateChild(s, agent_id, force) },

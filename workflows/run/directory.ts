@@ -17,7 +17,12 @@ export class Directory {
     const current = this.get(change.agent_id);
     // Registration comes first (the leader registers a member before starting it); a repeat is ignored.
     if (change.entry && !current) this.entries[change.agent_id] = change.entry;
-    else if (current && change.patch) Object.assign(current, change.patch);
+    else if (current && change.patch) {
+      // Status is told from more than one place (the call, then the agent's own report, a leader for its child):
+      // a late word never brings a terminated agent back.
+      const { status, ...rest } = change.patch;
+      Object.assign(current, current.status === 'terminated' || status === undefined ? rest : change.patch);
+    }
   }
 
   /** Own properties only: "__proto__" or "constructor" is no agent. */

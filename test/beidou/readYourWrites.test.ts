@@ -1,0 +1,66 @@
+import type { AgentClient } from '../support/clients';
+import { closeAll, connect, operator, spawn, startRun, task } from '../support/team';
+
+/**
+ * Once a tool returns, every later read by any agent of the run reflects
+ * it: list_peers (from the caller, its leader, a teammate), list_ready and
+ * list_pending_reviews, each read sent the moment the call answered, with no
+ * waiting in between. Later surfaces extend this with their own state.
+ */
+afterAll(closeAll);
+
+async function statusOf(reader: AgentClient, agentId: string): Promise<string | undefined> {
+  const { peers } = await reader.ok('list_peers', { scope: 'all' });
+  return peers.find((p: { agent_id: string }) => p.agent_id === agentId)?.status;
+}
+
+const pendingIds = async (leader: AgentClient) => ((await leader.ok('list_pending_reviews', {})).items as { agent_id: string }[]).map((r) => r.agent_id).sort();
+
+it('every state-changing beidou tool is seen by the next read of any agent', async () => {
+  const { root, runId, rootId } = await startRun();
+
+  await root.ok('declare_plan', { tasks: [task('a'), task('b'), task('c', ['a']), task('d'), task('e', ['d'])] });
+  expect((await root.ok('list_ready')).ready.sort()).toEqual(['a', 'b', 'd']);
+
+  const a = await spawn(root, runId, 'a');
+  expect((await root.ok('list_ready')).ready.sort()).toEqual(['b', 'd']);
+  for (const reader of [root, a.client]) expect(await statusOf(reader, a.agentId)).toBe('active');
+  const b = await spawn(root, runId, 'b');
+  const { peers: teammates } = await a.client.ok('list_peers', {});
+  expect(teammates.map((p: { agent_id: string }) => p.agent_id).sort()).toEqual([b.agentId, rootId].sort());
+
+  await a.client.ok('signal_review', { detail: '[REVIEW REQUIRED] a is done' });
+  for (const reader of [a.client, b.client, root]) expect(await statusOf(reader, a.agentId)).toBe('review_pending');
+  expect(await pendingIds(root)).toEqual([a.agentId]);
+
+  await b.client.ok('request_termination', { detail: 'b is done' });
+  for (const reader of [a.client, b.client, root]) expect(await statusOf(reader, b.agentId)).toBe('termination_requested');
+  // A termination request is not a review: the pending list is unchanged.
+  expect(await pendingIds(root)).toEqual([a.agentId]);
+
+  await root.ok('terminate_child', { agent_id: a.agentId });
+  for (const reader of [root, b.client]) expect(['terminating', 'terminated']).toContain(await statusOf(reader, a.agentId));
+  expect(await pendingIds(root)).toEqual([]);
+  expect((await root.ok('list_ready')).ready.sort()).toEqual(['c', 'd']);
+
+  await root.ok('update_plan_task', { task_id: 'd', status: 'done', note: 'done by hand' });
+  expect((await root.ok('list_ready')).ready.sort()).toEqual(['c', 'e']);
+
+  const team = await b.client.ok('create_team', {
+    name: 'b-helpers',
+    task: 'Help b.',
+    roles: [{ role: 'helper', skill: 'worker', description: 'Helps.' }],
+  });
+  const helperId = team.members[0].agent_id;
+  for (const reader of [b.client, root]) expect(await statusOf(reader, helperId)).toBe('active');
+  expect((await b.client.ok('list_peers', { scope: 'children' })).peers.map((p: { agent_id: string }) => p.agent_id)).toEqual([helperId]);
+
+  const helper = await connect((await operator.launch(runId, helperId)).token);
+  const sent = await b.client.ok('send_message', { to: helperId, content: 'hello helper' });
+  expect((await helper.inbox(0, 0)).messages.map((m: { message_id: string }) => m.message_id)).toContain(sent.message_id);
+
+  // remove_plan is refused while b is in flight; once b is approved it goes, and the next list_ready says so.
+  await root.ok('terminate_child', { agent_id: b.agentId });
+  await root.ok('remove_plan', {});
+  expect((await root.fail('list_ready', {})).code).toBe('no_active_plan');
+}, 60_000);
