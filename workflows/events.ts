@@ -1,9 +1,28 @@
-import { condition, patched, proxyActivities, proxyLocalActivities, upsertMemo, uuid4, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, condition, patched, proxyActivities, proxyLocalActivities, upsertMemo, uuid4, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { DipperEvent } from './types';
 
 /** Events flushed per activity call; keeps each payload small. */
 const BATCH = 200;
+/**
+ * And at most about this much JSON per call (a batch always takes one event,
+ * which a content limit keeps to 256 KiB of text). Cut by count alone, 15
+ * review reports of 256 KiB made one 3.8 MB activity input: over Temporal's
+ * 2 MiB limit, so the workflow task failed on every attempt, for ever.
+ */
+const BATCH_CHARS = 384 * 1024;
+/** Unwritten events that may ride through continue-as-new (see fitsCarry). */
+const CARRY_CHARS = 128 * 1024;
+
+/**
+ * What a workflow waits for before it continues as new: no handler
+ * running, and (from `events-fit-before-continuing` on) unwritten events
+ * small enough to carry. Carried whole, fifteen large review reports made a
+ * 3 MB input that Temporal refused on every attempt.
+ */
+export function readyToContinue(events: EventBuffer): () => boolean {
+  return patched('events-fit-before-continuing') ? () => allHandlersFinished() && events.fitsCarry() : allHandlersFinished;
+}
 /** How long events gather before they are written. */
 const FLUSH_WINDOW = '300ms';
 
@@ -24,6 +43,20 @@ export class EventBuffer {
     private readonly agentId: string | null,
     readonly pending: DipperEvent[] = [],
   ) {}
+
+  /**
+   * Whether the unwritten events are small enough to travel through
+   * continue-as-new, whose input Temporal caps at 2 MiB with everything
+   * else the workflow holds. Larger, the workflow waits for its writer.
+   */
+  fitsCarry(): boolean {
+    let chars = 0;
+    for (const e of this.pending) {
+      chars += JSON.stringify(e).length;
+      if (chars > CARRY_CHARS) return false;
+    }
+    return true;
+  }
 
   emit(type: string, data: Record<string, unknown> = {}, agentId: string | null = this.agentId): void {
     this.pending.push({ event_id: uuid4(), run_id: this.runId, agent_id: agentId, type, ts: Date.now(), data });
@@ -54,7 +87,8 @@ export class EventBuffer {
     this.flushing = true;
     try {
       while (this.pending.length > 0) {
-        const batch = this.pending.slice(0, BATCH);
+        // Histories from before the byte cut wrote batches cut by count only.
+        const batch = patched('events-batch-bytes') ? nextBatch(this.pending) : this.pending.slice(0, BATCH);
         await record(batch);
         this.pending.splice(0, batch.length);
       }
@@ -62,6 +96,22 @@ export class EventBuffer {
       this.flushing = false;
     }
   }
+}
+
+/**
+ * The events at the head of the queue that fit one write. Characters of
+ * JSON stand for bytes: a character is at most 3 bytes in UTF-8, so a batch
+ * stays under 1.2 MB whatever the text.
+ */
+function nextBatch(pending: DipperEvent[]): DipperEvent[] {
+  let chars = 0;
+  let n = 0;
+  while (n < pending.length && n < BATCH) {
+    chars += JSON.stringify(pending[n]).length;
+    if (n > 0 && chars > BATCH_CHARS) break;
+    n++;
+  }
+  return pending.slice(0, n);
 }
 
 /**

@@ -1,4 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
+import { HISTORY_CHANNEL_ARGS } from '../ops/replayAll';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -16,7 +17,7 @@ import { installQuietRuntime } from '../ops/quietRuntime';
 export async function doctor(config: DipperConfig, opts: { repair: boolean }): Promise<number> {
   installQuietRuntime();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dipper-doctor-'));
-  const connection = await Connection.connect({ address: temporalAddress(config) });
+  const connection = await Connection.connect({ address: temporalAddress(config), channelArgs: HISTORY_CHANNEL_ARGS });
   try {
     const bundlePath = path.join(dir, 'workflow-bundle.js');
     await writeWorkflowBundle(bundlePath);

@@ -36,6 +36,13 @@ export interface ReplayReport {
   ms: number;
 }
 
+/**
+ * For connections that fetch histories: grpc-js takes at most 4 MB per
+ * message, and one page of a long history with large inputs is more (the
+ * worker's own client, SDK core, takes 128 MB).
+ */
+export const HISTORY_CHANNEL_ARGS = { 'grpc.max_receive_message_length': 128 * 1024 * 1024 };
+
 type History = Awaited<ReturnType<ReturnType<Client['workflow']['getHandle']>['fetchHistory']>>;
 
 interface Fetched {

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Operator } from '../client/operator';
 import { diagnose, repair } from '../ops/doctor';
-import { replayAll, type ReplayReport } from '../ops/replayAll';
+import { replayAll, type ReplayReport, HISTORY_CHANNEL_ARGS } from '../ops/replayAll';
 import { installQuietRuntime } from '../ops/quietRuntime';
 import { Rng } from './rng';
 import { startSoakStack } from './stack';
@@ -97,7 +97,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
 
     await team.stopSending();
     await team.drain(o.repair ? 15_000 : 60_000);
-    const connection = await Connection.connect({ address: stack.temporalAddress });
+    const connection = await Connection.connect({ address: stack.temporalAddress, channelArgs: HISTORY_CHANNEL_ARGS });
     const client = new Client({ connection, namespace: stack.namespace });
     const doctorOpts = { client, namespace: stack.namespace, bundlePath: stack.bundlePath };
     let replay = await replayAll({ client, bundlePath: stack.bundlePath });

@@ -195,6 +195,21 @@ describe('create_team (deprecated)', () => {
     expect(ok.members).toHaveLength(2);
   });
 
+  it('refuses a task, rules or descriptions past their sizes, naming the field, and creates nothing', async () => {
+    const { root } = await startRun();
+    const big = 'x'.repeat(256 * 1024 + 1);
+    const cases: [object, string][] = [
+      [{ task: big }, 'task'],
+      [{ rules: Array(5).fill('r'.repeat(16 * 1024)) }, 'rules'],
+      [{ roles: [{ ...roles[0], description: big }] }, 'roles[0].description'],
+    ];
+    for (const [change, field] of cases) {
+      const refused = await root.fail('create_team', { name: 't', task: 'x', roles, ...change });
+      expect([field, refused.code, refused.field]).toEqual([field, 'invalid_input', field]);
+    }
+    expect((await root.ok('list_peers', { scope: 'children' })).peers).toEqual([]);
+  });
+
   it('refuses unknown skills, the depth limit, and a concurrent create_team', async () => {
     const { root } = await startRun({ max_depth: 0 });
     const badSkill = await root.fail('create_team', { name: 't', task: 'x', roles: [{ ...roles[0], skill: 'nope' }] });

@@ -1,6 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
 import { installQuietRuntime } from '../../src/ops/quietRuntime';
-import { replayAll, summarize, type ReplayReport } from '../../src/ops/replayAll';
+import { replayAll, summarize, type ReplayReport, HISTORY_CHANNEL_ARGS } from '../../src/ops/replayAll';
 import { replaySkips } from '../support/replaySkip';
 import { readTestEnv } from './env';
 
@@ -15,7 +15,7 @@ export async function replayEverything(): Promise<string[]> {
   const root = process.env.DIPPER_TEST_DATA!;
   const env = readTestEnv(root);
   installQuietRuntime();
-  const connection = await Connection.connect({ address: env.temporalAddress });
+  const connection = await Connection.connect({ address: env.temporalAddress, channelArgs: HISTORY_CHANNEL_ARGS });
   let report: ReplayReport;
   try {
     report = await replayAll({

@@ -8,7 +8,7 @@ import {
   upsertSearchAttributes,
 } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
-import { eventRecorder, historyFull, type Recorder } from '../events';
+import { eventRecorder, historyFull, readyToContinue, type Recorder } from '../events';
 import { statusKey } from '../searchAttributes';
 import type { AgentIdentity, AgentStatus, LaunchSpec, Limits } from '../types';
 import { agentWorkflowId } from '../ids';
@@ -133,8 +133,8 @@ export async function agentWorkflow(input: AgentInput): Promise<void> {
       return;
     }
     if (historyFull(input)) {
-      // Older histories drained before continuing; now unwritten events simply travel in data.
-      if (inBackground) await condition(allHandlersFinished);
+      // Older histories drained before continuing; now unwritten events travel in data, when they fit.
+      if (inBackground) await condition(readyToContinue(s.events));
       else await settle(s, record);
       await continueAsNew<typeof agentWorkflow>({ ...input, data: s.data, reported });
     }

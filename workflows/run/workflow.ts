@@ -14,7 +14,7 @@ import {
 import type { Activities } from '../../activities';
 import { humanAnsweredSignal, runEndedSignal, systemMessageSignal } from '../agent/messages';
 import { refuse } from '../errors';
-import { EventBuffer, eventRecorder, historyFull } from '../events';
+import { EventBuffer, eventRecorder, historyFull, readyToContinue } from '../events';
 import { agentWorkflowId } from '../ids';
 import { wakeSignal } from '../interceptors';
 import { tell } from '../signals';
@@ -173,8 +173,8 @@ export async function runWorkflow(input: RunInput): Promise<void> {
       return;
     }
     if (historyFull(input)) {
-      await condition(allHandlersFinished);
-      // Unwritten events travel in data; a batch in flight is written again, and the log ignores the repeat.
+      await condition(readyToContinue(events));
+      // Unwritten events travel in data (when they fit); a batch in flight is written again, and the log ignores the repeat.
       await continueAsNew<typeof runWorkflow>({ ...input, data });
     }
   }

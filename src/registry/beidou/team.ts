@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { createTeamUpdate, spawnAgentUpdate, terminateChildUpdate } from '../../../workflows/agent/messages';
 import { peerQuery } from '../../../workflows/run/messages';
 import { ToolError } from '../errors';
-import { agentId, beidouTool, callerHandle, checkSkills, id } from './common';
+import { agentId, beidouTool, callerHandle, checkBytes, checkSkills, id } from './common';
 
 export const spawnAgent = beidouTool({
   name: 'spawn_agent',
@@ -30,6 +30,11 @@ const role = z.strictObject({
   description: z.string().describe("What THIS member must produce; substituted into its {role_description}."),
 });
 
+/** Rules go to every member and stay on the team record: 64 KiB of them is a long charter. */
+const RULES_BYTES = 64 * 1024;
+/** All member descriptions of one call, like a whole plan. */
+const ROLES_BYTES = 512 * 1024;
+
 export const createTeam = beidouTool({
   name: 'create_team',
   title: 'Create a team (deprecated)',
@@ -49,6 +54,11 @@ export const createTeam = beidouTool({
   }),
   output: z.object({ team_id: z.string(), members: z.array(z.object({ agent_id: z.string(), role: z.string() })) }),
   async handler(input, ctx) {
+    // Each becomes workflow state (the team record, each member's launch), so each has a size, as content does.
+    checkBytes('task', input.task, ctx.limits.maxContentBytes);
+    checkBytes('rules', JSON.stringify(input.rules ?? []), RULES_BYTES);
+    input.roles.forEach((r, i) => checkBytes(`roles[${i}].description`, r.description, ctx.limits.maxContentBytes));
+    checkBytes('roles', JSON.stringify(input.roles), ROLES_BYTES);
     await checkSkills(ctx, input.roles, 'roles');
     return ctx.team.update(callerHandle(ctx), createTeamUpdate, [input]);
   },
