@@ -13,6 +13,7 @@ import { Client, Connection } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import fs from 'node:fs';
 import path from 'node:path';
+import { HISTORY_CHANNEL_ARGS } from '../../src/ops/replayAll';
 import { AgentClient, eventually, Operator } from '../support/clients';
 
 async function main(): Promise<void> {
@@ -82,15 +83,33 @@ async function main(): Promise<void> {
   await leader.ack(sentinel.seq);
   await operator.request('POST', `/runs/${second.run_id}/cancel`, { reason: 'recorded' });
 
-  const connection = await Connection.connect({ address: process.env.TEMPORAL_ADDRESS });
+  const connection = await Connection.connect({ address: process.env.TEMPORAL_ADDRESS, channelArgs: HISTORY_CHANNEL_ARGS });
   const client = new Client({ connection, namespace: process.env.TEMPORAL_NAMESPACE ?? 'dipper' });
+
+  // A third run: large reports in a burst (event writes cut by bytes), then calls until the root continues as new,
+  // which waits for its unwritten events to fit; the run is cancelled after.
+  const third = (await operator.request('POST', '/runs', { task: 'Record continue-as-new.', limits: { continue_as_new_events: 100 } })).json;
+  const root3 = await AgentClient.connect(gatewayUrl, third.root.agent_token);
+  await Promise.all(Array.from({ length: 12 }, (_, i) => root3.ok('signal_review', { detail: `[REVIEW REQUIRED] ${i} `.padEnd(40 * 1024, 'x') })));
+  const root3Id = `run/${third.run_id}/agent/${third.root.agent_id}`;
+  const executions = async (workflowId: string) => {
+    const runs: string[] = [];
+    for await (const wf of client.workflow.list({ query: `WorkflowId = "${workflowId}"` })) runs.push(wf.runId);
+    return runs;
+  };
+  for (let i = 0; (await executions(root3Id)).length < 2; i++) {
+    if (i > 60) throw new Error('the root never continued as new');
+    await root3.ok('declare_plan', { tasks: [task('x')] });
+    await root3.ok('remove_plan');
+  }
+  await operator.request('POST', `/runs/${third.run_id}/cancel`, { reason: 'recorded' });
   const out = path.join(__dirname, 'histories', label);
   fs.mkdirSync(out, { recursive: true });
   const closed = (runId: string, least: number) =>
     eventually(async () => {
       const found: string[] = [];
       for await (const wf of client.workflow.list({ query: `DipperRunId = "${runId}"` })) {
-        if (wf.status.name !== 'COMPLETED') return undefined;
+        if (wf.status.name === 'RUNNING') return undefined;
         found.push(wf.workflowId);
       }
       return found.length >= least ? found : undefined;
@@ -101,8 +120,15 @@ async function main(): Promise<void> {
     // Canonical proto3 JSON, the form Worker.runReplayHistory reads back.
     fs.writeFileSync(path.join(out, `${id.replace(/\//g, '_')}.json`), historyToJSON(history));
   }
-  process.stdout.write(`saved ${ids.length} histories to ${out}\n`);
-  await Promise.all([root, childA, childB, childC, root2, leader].map((x) => x.close()));
+  // Every execution of the third run's root: the one that continued as new is the point.
+  await closed(third.run_id, 1);
+  const rootRuns = await executions(root3Id);
+  for (const [n, runId] of rootRuns.entries()) {
+    const history = await client.workflow.getHandle(root3Id, runId).fetchHistory();
+    fs.writeFileSync(path.join(out, `${root3Id.replace(/\//g, '_')}_${n}.json`), historyToJSON(history));
+  }
+  process.stdout.write(`saved ${ids.length + rootRuns.length} histories to ${out}\n`);
+  await Promise.all([root, childA, childB, childC, root2, leader, root3].map((x) => x.close()));
   await connection.close();
 }
 
