@@ -134,8 +134,8 @@ export interface DipperConfig {
    * a group of the system's own).
    */
   agentGroupIds: string;
-  /** Activities made to fail on purpose (tests only; see activities/faults.ts), by name, with a probability. */
-  faults: Record<string, number>;
+  /** Activities made to fail on purpose (tests only; see activities/faults.ts), by name. */
+  faults: Record<string, Fault>;
   guards: Guards;
   logLevel: string;
   /** Serves the `bench` surface (a no-op tool) at /mcp/bench: the gateway floor `npm run bench` measures. */
@@ -204,15 +204,22 @@ export function isolatesAgents(runtimes: DipperConfig['runtimes']): boolean {
 }
 
 /** `name` or `name:probability`, comma-separated; an unknown activity name is the caller's to check. */
-function parseFaults(text: string | undefined): Record<string, number> {
-  const faults: Record<string, number> = {};
+/** An injected failure: each call fails with `probability`, once the first `after` calls have passed. */
+export interface Fault {
+  probability: number;
+  after: number;
+}
+
+/** `name`, `name:probability`, `name>after` or `name:probability>after`, comma-separated. */
+function parseFaults(text: string | undefined): Record<string, Fault> {
+  const faults: Record<string, Fault> = {};
   for (const part of (text ?? '').split(',').map((p) => p.trim()).filter(Boolean)) {
-    const [name, p] = part.split(':');
-    const probability = p === undefined ? 1 : Number(p);
-    if (!/^[A-Za-z]+$/.test(name) || !(probability >= 0 && probability <= 1)) {
-      throw new Error(`DIPPER_FAULTS: "${part}" must be an activity name, optionally with ":probability" between 0 and 1`);
+    const m = /^([A-Za-z]+)(?::([0-9.]+))?(?:>(\d+))?$/.exec(part);
+    const probability = m?.[2] === undefined ? 1 : Number(m[2]);
+    if (!m || !(probability >= 0 && probability <= 1)) {
+      throw new Error(`DIPPER_FAULTS: "${part}" must be an activity name, then optionally ":probability" (0 to 1) and ">calls that pass first"`);
     }
-    faults[name] = probability;
+    faults[m[1]] = { probability, after: Number(m[3] ?? 0) };
   }
   return faults;
 }

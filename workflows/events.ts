@@ -16,12 +16,12 @@ const CARRY_CHARS = 128 * 1024;
 
 /**
  * What a workflow waits for before it continues as new: no handler
- * running, and (from `events-fit-before-continuing` on) unwritten events
- * small enough to carry. Carried whole, fifteen large review reports made a
+ * running, and (for workflows started since `events-fit-before-continuing`)
+ * unwritten events small enough to carry. Carried whole, fifteen large review reports made a
  * 3 MB input that Temporal refused on every attempt.
  */
 export function readyToContinue(events: EventBuffer): () => boolean {
-  return patched('events-fit-before-continuing') ? () => allHandlersFinished() && events.fitsCarry() : allHandlersFinished;
+  return events.fitBeforeContinuing ? () => allHandlersFinished() && events.fitsCarry() : allHandlersFinished;
 }
 /** How long events gather before they are written. */
 const FLUSH_WINDOW = '300ms';
@@ -37,6 +37,15 @@ export type Recorder = (events: DipperEvent[]) => Promise<void>;
  */
 export class EventBuffer {
   private flushing = false;
+  /**
+   * Writes are cut by bytes as well as count (patch `events-batch-bytes`,
+   * decided once at the workflow's start by eventRecorder: a patch first
+   * asked inside this background loop would land at a point replay cannot
+   * always place).
+   */
+  cutByBytes = false;
+  /** Continue-as-new waits until unwritten events fit (patch `events-fit-before-continuing`, decided at start too). */
+  fitBeforeContinuing = false;
 
   constructor(
     private readonly runId: string,
@@ -88,7 +97,7 @@ export class EventBuffer {
     try {
       while (this.pending.length > 0) {
         // Histories from before the byte cut wrote batches cut by count only.
-        const batch = patched('events-batch-bytes') ? nextBatch(this.pending) : this.pending.slice(0, BATCH);
+        const batch = this.cutByBytes ? nextBatch(this.pending) : this.pending.slice(0, BATCH);
         await record(batch);
         this.pending.splice(0, batch.length);
       }
@@ -131,7 +140,7 @@ const inline = proxyLocalActivities<Activities>({ startToCloseTimeout: '15s' });
  * a background activity wrote them inline with a local activity from the
  * main loop, and keep doing so on replay.
  */
-export function eventRecorder(): { inBackground: boolean; windowed: boolean; record: Recorder } {
+export function eventRecorder(): { inBackground: boolean; windowed: boolean; cutByBytes: boolean; fitBeforeContinuing: boolean; record: Recorder } {
   const inBackground = patched('events-in-background');
   // Histories recorded before the mark wrote batches without one.
   const marked = inBackground && patched('events-write-marked');
@@ -139,6 +148,8 @@ export function eventRecorder(): { inBackground: boolean; windowed: boolean; rec
     inBackground,
     // Histories recorded before the gathering window wrote each batch at once.
     windowed: patched('events-flush-window'),
+    cutByBytes: patched('events-batch-bytes'),
+    fitBeforeContinuing: patched('events-fit-before-continuing'),
     record: !inBackground
       ? (batch) => inline.recordEvents(batch)
       : marked

@@ -1,5 +1,6 @@
 import {
   defineSignal,
+  workflowInfo,
   type ActivateInput,
   type ConcludeActivationInput,
   type ConcludeActivationOutput,
@@ -38,6 +39,15 @@ export const wakeSignal = defineSignal<[]>('dipperWake');
  * its cache, and the commands with it; the Query fails, the caller asks
  * again, and the next workflow task replays the history in order.
  */
+/** The token registry, which runs with no workflow cache (its own worker; workflows/tokens/registry.ts). */
+function uncached(): boolean {
+  try {
+    return workflowInfo().workflowType === 'tokenRegistryWorkflow';
+  } catch {
+    return false;
+  }
+}
+
 class QueryCannotAdvance implements WorkflowInternalsInterceptor {
   private last: { length: number; size: string } | undefined;
   /** This instance has run a workflow task live (not only replayed history). */
@@ -54,7 +64,9 @@ class QueryCannotAdvance implements WorkflowInternalsInterceptor {
     // the next workflow task would then meet them grouped otherwise than replay groups them (seen in
     // the crash soak: an activity's completion applied together with a later Update). Refused, the
     // run is evicted, and the next workflow task replays it whole.
-    if (isQuery && !this.live && !this.finished) throw new Error(QUERY_COLD);
+    // The token registry runs with no cache at all (workflows/tokens/registry.ts): every Query builds it from history
+    // and it is thrown away after, so the hazard above cannot arise there.
+    if (isQuery && !this.live && !this.finished && !uncached()) throw new Error(QUERY_COLD);
     if (jobs.length > 0 && !isQuery && !activation.isReplaying) this.live = true;
     if (jobs.length > 0 && !isQuery) {
       const now = { length: activation.historyLength ?? 0, size: String(activation.historySizeBytes ?? 0) };

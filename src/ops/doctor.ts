@@ -55,8 +55,36 @@ async function resetPoint(client: Client, p: ReplayProblem): Promise<number | un
  * commands away and runs it again with today's code, in the order replay
  * will always see.
  */
-export function resetEventId(events: { eventId?: unknown; workflowTaskCompletedEventAttributes?: unknown }[], message: string): number | undefined {
-  const diverging = Number(EVENT_ID.exec(message)?.[1]);
+type HistoryEvent = {
+  eventId?: unknown;
+  workflowTaskCompletedEventAttributes?: unknown;
+  markerRecordedEventAttributes?: { markerName?: string | null; details?: Record<string, { payloads?: { data?: Uint8Array | null }[] | null }> | null } | null;
+};
+
+/**
+ * Where replay parted from history. Most messages name the event; one that
+ * meets a patch marker no code asked for names the patch instead, so the
+ * marker of that patch is the point.
+ */
+function divergingEvent(events: HistoryEvent[], message: string): number {
+  const named = Number(EVENT_ID.exec(message)?.[1]);
+  if (Number.isFinite(named)) return named;
+  const patch = /patch marker encountered for change ([\w.-]+)/.exec(message)?.[1];
+  if (!patch) return Number.NaN;
+  const marker = events.find((e) => {
+    const data = e.markerRecordedEventAttributes?.details?.['patch-data']?.payloads?.[0]?.data;
+    if (!data) return false;
+    try {
+      return (JSON.parse(Buffer.from(data).toString('utf8')) as { id?: string }).id === patch;
+    } catch {
+      return false;
+    }
+  });
+  return marker ? Number(marker.eventId) : Number.NaN;
+}
+
+export function resetEventId(events: HistoryEvent[], message: string): number | undefined {
+  const diverging = divergingEvent(events, message);
   if (!Number.isFinite(diverging)) return undefined;
   let found: number | undefined;
   for (const e of events) {

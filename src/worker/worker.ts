@@ -7,6 +7,7 @@ import { AgentAccounts, checkAccountsSupport } from '../../activities/runtimes/a
 import { CommandRuntime } from '../../activities/runtimes/command';
 import { runtimeExitedSignal } from '../../workflows/agent/messages';
 import { agentWorkflowId } from '../../workflows/ids';
+import { tokenRegistryQueue } from '../../workflows/tokens/registry';
 import { ensureTokenRegistry } from '../auth/revoke';
 import { loadOrCreateSecrets } from '../auth/secrets';
 import { isolatesAgents, temporalAddress, type DipperConfig } from '../config';
@@ -42,14 +43,23 @@ export async function createDipperWorker(
   }, config.maxRuntimeProcesses);
   commands.adoptAll(path.join(config.dataDir, 'runs'));
   const connection = await NativeConnection.connect({ address });
+  const bundle = opts.workflowBundlePath
+    ? { workflowBundle: { codePath: opts.workflowBundlePath } }
+    : { workflowsPath: require.resolve('../../workflows'), interceptors: { workflowModules: [require.resolve('../../workflows/interceptors')] } };
+  // The token registry's own queue, with no cache: any live worker answers its Queries (workflows/tokens/registry.ts).
+  const registryWorker = await Worker.create({
+    connection,
+    namespace: config.temporal.namespace,
+    taskQueue: tokenRegistryQueue(config.temporal.taskQueue),
+    maxCachedWorkflows: 0,
+    ...bundle,
+  });
   const worker = await Worker.create({
     connection,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
     stickyQueueScheduleToStartTimeout: config.temporal.stickyTimeoutMs,
-    ...(opts.workflowBundlePath
-      ? { workflowBundle: { codePath: opts.workflowBundlePath } }
-      : { workflowsPath: require.resolve('../../workflows'), interceptors: { workflowModules: [require.resolve('../../workflows/interceptors')] } }),
+    ...bundle,
     activities: createActivities({
       config,
       tokenSecret: secrets.tokenSecret,
@@ -66,7 +76,7 @@ export async function createDipperWorker(
       try {
         // Beside polling: the new registry's first workflow task then runs on this worker.
         const ensured = ensureTokenRegistry(client, config).catch(() => undefined);
-        await worker.run();
+        await Promise.all([worker.run(), registryWorker.run()]);
         await ensured;
       } finally {
         events.close();
@@ -74,6 +84,9 @@ export async function createDipperWorker(
         await clientConnection.close();
       }
     },
-    shutdown: async () => worker.shutdown(),
+    shutdown: async () => {
+      worker.shutdown();
+      registryWorker.shutdown();
+    },
   };
 }

@@ -62,7 +62,9 @@ export function checkSpawn(s: AgentState, taskId: string): PlanTask {
     throw refuse('task_not_ready', `Task "${taskId}" waits on ${unmet.join(', ')}.`, { field: 'task_id', unmet_deps: unmet });
   }
   if (task.status !== 'ready') {
-    throw refuse('task_not_pending', `Task "${taskId}" is ${task.status}.`, { field: 'task_id', status: task.status });
+    // A spawn sent again after its answer was lost learns here which agent it made.
+    const by = task.agent_id ? { agent_id: task.agent_id } : {};
+    throw refuse('task_not_pending', `Task "${taskId}" is ${task.status}${task.agent_id ? ` (agent ${task.agent_id})` : ''}.`, { field: 'task_id', status: task.status, ...by });
   }
   checkDepth(s);
   return task;

@@ -1,4 +1,4 @@
-import { proxyLocalActivities, setHandler } from '@temporalio/workflow';
+import { ApplicationFailure, patched, proxyLocalActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import { refuse } from '../errors';
 import { agentWorkflowId } from '../ids';
@@ -6,11 +6,25 @@ import { tell } from '../signals';
 import * as leader from './leader';
 import * as m from './messages';
 import { buildTasks, readyIds } from './plan';
-import { launchMember, newTeam, releaseSpawns, reserveSpawns } from './spawn';
+import { launchMember, newTeam, releaseSpawns, reserveSpawns, undoTeam } from './spawn';
+import { callKey, Receipts } from '../receipts';
 import { newId, type AgentState } from './state';
 import { statusToDirectory } from './statusReport';
 
 const local = proxyLocalActivities<Activities>({ startToCloseTimeout: '15s', retry: { maximumAttempts: 5 } });
+/** A member's own check just before it starts: quick, since a failure undoes the whole team. */
+const memberCheck = proxyLocalActivities<Activities>({ startToCloseTimeout: '5s', retry: { maximumAttempts: 2, initialInterval: '200ms' } });
+
+/** Receipts of this agent's creating calls; null for histories from before them. */
+function receiptsOf(s: AgentState): Receipts | null {
+  if (!patched('call-receipts')) return null;
+  return new Receipts((s.data.receipts ??= { entries: [] }));
+}
+
+/** For validators, which may only read: whether this call has already been answered. */
+function answered(s: AgentState, key: string): boolean {
+  return s.data.receipts !== undefined && new Receipts(s.data.receipts).find(key, Date.now()) !== undefined;
+}
 
 /** Handlers for what an agent does as a leader: its plan, its teams, its children. */
 export function installLeaderHandlers(s: AgentState, runTask: string): void {
@@ -68,6 +82,7 @@ export function installLeaderHandlers(s: AgentState, runTask: string): void {
   setHandler(
     m.spawnAgentUpdate,
     async ({ task_id }) => {
+      // Sent again after a lost answer, a spawn meets the spec's own rule: the task is no longer ready (task_not_pending).
       const task = leader.checkSpawn(s, task_id);
       const plan = s.data.plan!;
       // Marked before the first await so a concurrent remove_plan sees the task in flight.
@@ -109,6 +124,12 @@ export function installLeaderHandlers(s: AgentState, runTask: string): void {
   setHandler(
     m.createTeamUpdate,
     async (input) => {
+      // The same call sent again (its answer was lost) gets the same team, not a second one.
+      const receipts = receiptsOf(s);
+      const key = callKey('create_team', input);
+      const kept = receipts?.find(key, Date.now());
+      if (kept !== undefined) return kept as m.CreateTeamResult;
+      const allOrNothing = patched('members-all-or-nothing');
       s.createTeamBusy = true;
       let reservation: string | null = null;
       let spawned = 0;
@@ -120,21 +141,48 @@ export function installLeaderHandlers(s: AgentState, runTask: string): void {
         }
         reservation = await reserveSpawns(s, input.roles.length);
         const team = await newTeam(s, input.name, input.rules ?? [], input.task);
-        // Members start side by side; ids are drawn in role order, so replay stays deterministic.
-        const ids = await Promise.all(
-          input.roles.map(async (r) => {
-            const id = await launchMember(s, team, { ...r, rules: input.rules ?? [], task: runTask }, runTask);
-            spawned++;
-            return id;
+        const member = (r: m.CreateTeamInput['roles'][number]) => ({ ...r, rules: input.rules ?? [], task: runTask });
+        if (!allOrNothing) {
+          // Members start side by side; ids are drawn in role order, so replay stays deterministic.
+          const ids = await Promise.all(
+            input.roles.map(async (r) => {
+              const id = await launchMember(s, team, member(r), runTask);
+              spawned++;
+              return id;
+            }),
+          );
+          return { team_id: team.team_id, members: ids.map((agent_id, i) => ({ agent_id, role: input.roles[i].role })) };
+        }
+        // All or nothing: every member is checked just before it starts; if any cannot start, the ones that did
+        // are ended and the team is taken back, so a retry never finds half a team.
+        const ids = input.roles.map(() => newId('ag'));
+        const outcomes = await Promise.allSettled(
+          input.roles.map(async (r, i) => {
+            if (!(await memberCheck.skillExists({ skill: r.skill }))) {
+              throw refuse('unknown_skill', `Skill "${r.skill}" could not be loaded.`, { field: `roles[${i}].skill`, skill: r.skill });
+            }
+            await launchMember(s, team, member(r), runTask, ids[i]);
           }),
         );
-        return { team_id: team.team_id, members: ids.map((agent_id, i) => ({ agent_id, role: input.roles[i].role })) };
+        const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+        if (failed) {
+          await undoTeam(s, team, ids.filter((_, i) => outcomes[i].status === 'fulfilled'), failed.reason);
+          // A member's own refusal (unknown_skill) says why; anything else is a failure a retry may get past.
+          if (failed.reason instanceof ApplicationFailure && failed.reason.nonRetryable) throw failed.reason;
+          throw refuse('unavailable', 'Not every member could be started, so the team was taken back and nothing was created. Retry shortly.', {
+            retry_after_ms: 1000,
+          });
+        }
+        spawned = ids.length;
+        const answer = { team_id: team.team_id, members: ids.map((agent_id, i) => ({ agent_id, role: input.roles[i].role })) };
+        receipts?.keep(key, answer, Date.now());
+        return answer;
       } finally {
         s.createTeamBusy = false;
         await releaseSpawns(s, reservation, spawned);
       }
     },
-    { validator: (input) => leader.checkCreateTeam(s, input) },
+    { validator: (input) => void (answered(s, callKey('create_team', input)) || leader.checkCreateTeam(s, input)) },
   );
 
   setHandler(

@@ -3,8 +3,8 @@ import type { Activities } from '../../activities';
 import { agentWorkflowId, runWorkflowId } from '../ids';
 import { tell } from '../signals';
 import { peerChangedSignal, releaseSpawnsSignal } from '../run/messages';
-import { refuse } from '../errors';
-import { runEndedSignal } from './messages';
+import { failureText, refuse } from '../errors';
+import { leaderEndedSignal, runEndedSignal } from './messages';
 import { agentIdKey, leaderIdKey, roleKey, runIdKey, statusKey } from '../searchAttributes';
 import type { AgentIdentity, ChildRecord } from '../types';
 import { slug } from './leader';
@@ -90,8 +90,8 @@ export function assignmentMessage(planTaskId: string, artifactsPath: string, tas
  * calls, which need the spawn result first, so the directory always hears
  * of the registration before any report.
  */
-export async function launchMember(s: AgentState, team: TeamRec, spec: MemberSpec, runTask: string): Promise<string> {
-  const agentId = newId('ag');
+export async function launchMember(s: AgentState, team: TeamRec, spec: MemberSpec, runTask: string, presetId?: string): Promise<string> {
+  const agentId = presetId ?? newId('ag');
   const depth = s.id.depth + 1;
   const artifactsPath = spec.planTaskId
     ? await local.provisionArtifacts({ workspacePath: team.workspace_path, taskId: spec.planTaskId })
@@ -153,7 +153,19 @@ export async function launchMember(s: AgentState, team: TeamRec, spec: MemberSpe
     ],
   });
   // Both in one round trip: the member cannot report anything before its spawn call has returned.
-  const [registered] = await Promise.all([register, start]);
+  let registered: boolean;
+  if (patched('members-all-or-nothing')) {
+    const [reg, started] = await Promise.allSettled([register, start]);
+    if (started.status === 'rejected') {
+      // No ghost: a member that never started leaves neither a record nor a directory entry.
+      forget(s, team, [agentId]);
+      await tell(runWorkflowId(s.id.runId), peerChangedSignal, { agent_id: agentId, remove: true });
+      throw started.reason;
+    }
+    registered = reg.status === 'fulfilled' && reg.value;
+  } else {
+    [registered] = await Promise.all([register, start]);
+  }
   // The run ended while this member was being spawned: it ends with it.
   if (!registered) await tell(agentWorkflowId(s.id.runId, agentId), runEndedSignal);
   s.events.emit('agent_spawned', {
@@ -168,4 +180,28 @@ export async function launchMember(s: AgentState, team: TeamRec, spec: MemberSpe
   });
   if (depth > s.limits.depthWarningAbove) s.events.emit('depth_warning', { agent_id: agentId, depth });
   return agentId;
+}
+
+/** Drops members from the leader's records (children, their team). */
+function forget(s: AgentState, team: TeamRec, agentIds: string[]): void {
+  for (const id of agentIds) delete s.data.children[id];
+  team.members = team.members.filter((id) => !agentIds.includes(id));
+}
+
+/**
+ * Takes back a team whose members could not all start: the ones that did
+ * are ended (they stop their runtimes and lose their tokens, as any agent
+ * whose leader ended), leave the run's directory and the leader's records,
+ * and the team is dropped. `team_rolled_back` records it.
+ */
+export async function undoTeam(s: AgentState, team: TeamRec, started: string[], reason: unknown): Promise<void> {
+  forget(s, team, started);
+  s.data.teams = s.data.teams.filter((t) => t.team_id !== team.team_id);
+  s.events.emit('team_rolled_back', { team_id: team.team_id, agent_ids: started, message: failureText(reason) });
+  const run = runWorkflowId(s.id.runId);
+  await Promise.all([
+    ...started.map((id) => tell(agentWorkflowId(s.id.runId, id), leaderEndedSignal)),
+    ...started.map((id) => tell(run, peerChangedSignal, { agent_id: id, remove: true })),
+    tell(run, peerChangedSignal, { agent_id: s.id.agentId, patch: { is_leader_of: s.data.teams.map((t) => t.team_id) } }),
+  ]);
 }

@@ -1,3 +1,4 @@
+import type { ReceiptData } from '../receipts';
 import { uuid4 } from '@temporalio/workflow';
 import { refuse } from '../errors';
 import { EventBuffer } from '../events';
@@ -21,6 +22,8 @@ export interface AgentData {
   crashes: number;
   /** Teams whose workspace went over budget; the leader is told once per team. Absent in older runs. */
   over_budget?: string[];
+  /** Answers of recent spawn_agent and create_team calls, for their retries (workflows/receipts.ts). Absent in older runs. */
+  receipts?: ReceiptData;
   /** Crashed too often; no longer restarted. */
   crashed_out: boolean;
   /** agent_completed has been recorded; each lifecycle records it once. Absent in older runs. */

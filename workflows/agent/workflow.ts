@@ -68,7 +68,8 @@ export async function agentWorkflow(input: AgentInput): Promise<void> {
   let reported: AgentStatus = input.reported ?? 'active';
   let runtimeStopped = s.status === 'terminated';
   installHandlers(s, input.runTask);
-  const { inBackground, windowed, record } = eventRecorder();
+  const { inBackground, windowed, cutByBytes, fitBeforeContinuing, record } = eventRecorder();
+  Object.assign(s.events, { cutByBytes, fitBeforeContinuing });
   if (inBackground) void s.events.flushForever(record, windowed);
   if (patched('workspace-budget')) void watchWorkspaces(s);
   const runtime = patched('runtime-regular-activities') ? runtimeRemote : runtimeLocal;

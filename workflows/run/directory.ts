@@ -15,6 +15,10 @@ export class Directory {
 
   apply(change: PeerChange): void {
     const current = this.get(change.agent_id);
+    if (change.remove) {
+      if (current) delete this.entries[change.agent_id];
+      return;
+    }
     // Registration comes first (the leader registers a member before starting it); a repeat is ignored.
     if (change.entry && !current) this.entries[change.agent_id] = change.entry;
     else if (current && change.patch) {

@@ -6,6 +6,8 @@ export interface PeerChange {
   agent_id: string;
   entry?: PeerEntry;
   patch?: Partial<Omit<PeerEntry, 'agent_id'>>;
+  /** The agent never started, or its team was taken back: it leaves the directory. */
+  remove?: true;
 }
 export const peerChangedSignal = defineSignal<[PeerChange]>('peerChanged');
 

@@ -140,7 +140,8 @@ export async function runWorkflow(input: RunInput): Promise<void> {
   if (!input.data) await startRoot(input, data, events);
   if (data.deadline_at !== undefined && patched('run-deadline')) void watchDeadline(input, data, events);
 
-  const { inBackground, windowed, record } = eventRecorder();
+  const { inBackground, windowed, cutByBytes, fitBeforeContinuing, record } = eventRecorder();
+  Object.assign(events, { cutByBytes, fitBeforeContinuing });
   if (inBackground) void events.flushForever(record, windowed);
 
   for (;;) {

@@ -45,6 +45,18 @@ export function tokenRegistryId(taskQueue: string): string {
   return `tokens/${taskQueue}`;
 }
 
+/**
+ * The registry runs on a task queue of its own, polled by every worker with
+ * no workflow cache, so it is never sticky to one worker: its Queries are
+ * answered by whichever worker is alive. On the main queue, a killed worker
+ * held every gateway's refresh for the sticky timeout and more, and gateways
+ * (failing closed) refused every agent for seconds after agents themselves
+ * had recovered.
+ */
+export function tokenRegistryQueue(taskQueue: string): string {
+  return `${taskQueue}-tokens`;
+}
+
 export const revocationKey = (runId: string, agentId?: string): string => (agentId ? `${runId}/${agentId}` : runId);
 
 const CONTINUE_AFTER_EVENTS = 2000;
