@@ -44,6 +44,8 @@ describe('devServerArgs', () => {
     expect(flagValues(args, '--ip')).toEqual(['127.0.0.1']);
     expect(flagValues(args, '--port')).toEqual(['17233']);
     expect(flagValues(args, '--ui-port')).toEqual(['18233']);
+    // Never a port the CLI picks at random and binds later.
+    expect([flagValues(args, '--http-port'), flagValues(args, '--metrics-port')]).toEqual([['18234'], ['18235']]);
   });
 
   it('persists to a SQLite file only when given one', () => {

@@ -59,14 +59,15 @@ class QueryCannotAdvance implements WorkflowInternalsInterceptor {
     const { activation } = input;
     const jobs = activation.jobs ?? [];
     const isQuery = jobs.some((j) => j.queryWorkflow);
+    // The token registry runs with no cache at all (workflows/tokens/registry.ts): every task, Query or not, builds
+    // it from history and it is thrown away after, so neither hazard below can arise there.
+    if (isQuery && uncached()) return next(input);
     // A Query that comes as a task of its own to an instance built from history for it (a fresh worker,
     // a cache eviction) leaves that instance in the cache part-way through a workflow task's events;
     // the next workflow task would then meet them grouped otherwise than replay groups them (seen in
     // the crash soak: an activity's completion applied together with a later Update). Refused, the
     // run is evicted, and the next workflow task replays it whole.
-    // The token registry runs with no cache at all (workflows/tokens/registry.ts): every Query builds it from history
-    // and it is thrown away after, so the hazard above cannot arise there.
-    if (isQuery && !this.live && !this.finished && !uncached()) throw new Error(QUERY_COLD);
+    if (isQuery && !this.live && !this.finished) throw new Error(QUERY_COLD);
     if (jobs.length > 0 && !isQuery && !activation.isReplaying) this.live = true;
     if (jobs.length > 0 && !isQuery) {
       const now = { length: activation.historyLength ?? 0, size: String(activation.historySizeBytes ?? 0) };

@@ -37,6 +37,9 @@ export interface DevServerArgsOptions {
 export function devServerArgs(opts: DevServerArgsOptions, devConfig: TemporalDevConfig): string[] {
   // Loopback only: the dev server has no auth and is for this machine alone.
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(opts.port)];
+  // Left to itself the CLI picks "a random free port" for these and binds it later; another process took one in
+  // between once (in CI), and the server died at start (a nil listener). The two ports after the UI's are ours.
+  args.push('--http-port', String(opts.uiPort + 1), '--metrics-port', String(opts.uiPort + 2));
   if (opts.headless) args.push('--headless');
   // The machines this runs on may have no outside network; the UI's news feed would only fail.
   else args.push('--ui-port', String(opts.uiPort), '--ui-disable-news-fetch');

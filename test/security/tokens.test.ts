@@ -179,8 +179,11 @@ it('revokes every token of a run on the operator\'s word, within the bound', asy
   const took = await untilRefusedEverywhere(rootToken, Date.now());
   process.stdout.write(`run's tokens refused by both replicas ${took} ms after the operator's revoke answered (bound ${BOUND_MS} ms)\n`);
   expect(took).toBeLessThanOrEqual(BOUND_MS);
-  // Only that run's.
-  for (const url of replicas) expect((await inboxAt(url, other.rootToken)).status).toBe(200);
+  // Only that run's: the other run's token is never refused as revoked (a replica may answer 503 for a moment under load).
+  for (const url of replicas) {
+    expect((await inboxAt(url, other.rootToken)).code).not.toBe('token_revoked');
+    await eventually(async () => ((await inboxAt(url, other.rootToken)).status === 200 ? true : undefined), 10_000);
+  }
   expect((await stack.operator.request('POST', '/runs/run_000000000000/tokens/revoke')).status).toBe(404);
 });
 
