@@ -62,10 +62,3 @@ export function verifyAgentToken(secrets: readonly string[], token: string, now 
     return null;
   }
 }
-
-/** Constant-time comparison for the operator token. */
-export function sameSecret(a: string, b: string): boolean {
-  const x = crypto.createHash('sha256').update(a).digest();
-  const y = crypto.createHash('sha256').update(b).digest();
-  return crypto.timingSafeEqual(x, y);
-}
