@@ -16,7 +16,8 @@ export interface ReceiptData {
 
 /** A retry after a lost answer comes within a client's timeout; five minutes is far past any. */
 export const RECEIPT_TTL_MS = 5 * 60_000;
-const MAX_RECEIPTS = 100;
+/** A create_team answer is at most 100 members (about 7 KB): 20 receipts keep this under 150 KB of state. */
+const MAX_RECEIPTS = 20;
 
 export class Receipts {
   constructor(private readonly data: ReceiptData) {}

@@ -2,32 +2,34 @@ import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/c
 import type { DipperConfig } from '../config';
 import { revokeSignal, tokenRegistryId, tokenRegistryQueue, tokenRegistryWorkflow, type Revocation } from '../../workflows/tokens/registry';
 
-/** Records a revocation with the task queue's token registry, starting the registry if it is not running. */
-export async function recordRevocation(client: Client, config: Pick<DipperConfig, 'temporal' | 'tokenTtlSeconds'>, revocation: Revocation): Promise<void> {
-  await client.workflow.signalWithStart(tokenRegistryWorkflow, {
+type RegistryConfig = Pick<DipperConfig, 'temporal' | 'tokenTtlSeconds'>;
+
+/** Where and how the task queue's registry starts, whoever starts it. */
+function registryStart(config: RegistryConfig) {
+  return {
     taskQueue: tokenRegistryQueue(config.temporal.taskQueue),
     workflowId: tokenRegistryId(config.temporal.taskQueue),
-    args: [{ tokenTtlSeconds: config.tokenTtlSeconds }],
+    args: [{ tokenTtlSeconds: config.tokenTtlSeconds }] as [{ tokenTtlSeconds: number }],
+  };
+}
+
+/** Records a revocation with the task queue's token registry, starting the registry if it is not running. */
+export async function recordRevocation(client: Client, config: RegistryConfig, revocation: Revocation): Promise<void> {
+  await client.workflow.signalWithStart(tokenRegistryWorkflow, {
+    ...registryStart(config),
     signal: revokeSignal,
     signalArgs: [revocation],
   });
 }
 
 /**
- * At worker start: the registry exists before any revocation needs it.
- * Started by the first revocation instead, gateways querying it in that
- * moment met an instance no worker had run yet and stalled a refresh. An
- * existing registry is left alone: a signal to it would queue a workflow
- * task on the sticky queue of a worker that may just have died, and hold
- * every gateway's Query behind it until the sticky timeout.
+ * At worker start: the registry exists before any revocation needs it, so
+ * no gateway's refresh meets it in the moment it is created. An existing
+ * registry is left as it is.
  */
-export async function ensureTokenRegistry(client: Client, config: Pick<DipperConfig, 'temporal' | 'tokenTtlSeconds'>): Promise<void> {
+export async function ensureTokenRegistry(client: Client, config: RegistryConfig): Promise<void> {
   try {
-    await client.workflow.start(tokenRegistryWorkflow, {
-      taskQueue: tokenRegistryQueue(config.temporal.taskQueue),
-      workflowId: tokenRegistryId(config.temporal.taskQueue),
-      args: [{ tokenTtlSeconds: config.tokenTtlSeconds }],
-    });
+    await client.workflow.start(tokenRegistryWorkflow, registryStart(config));
   } catch (err) {
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
   }

@@ -1,8 +1,8 @@
-import { Client, Connection } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { agentWorkflowId } from '../../workflows/ids';
-import { readTestEnv } from '../setup/env';
 import { AgentClient, eventually } from '../support/clients';
 import { startStack, type Stack } from '../support/stack';
+import { connectTemporal } from '../support/temporal';
 
 /**
  * A leader's background work (measuring its teams' workspaces) fails every
@@ -10,20 +10,19 @@ import { startStack, type Stack } from '../support/stack';
  * is recorded and the loop goes on; the agent's workflow never fails a task
  * and keeps answering calls.
  */
-const base = readTestEnv();
 let stack: Stack;
-let connection: Connection;
+let temporal: { client: Client; close: () => Promise<void> };
 const clients: AgentClient[] = [];
 
 beforeAll(async () => {
   stack = await startStack('faults', 28840, { DIPPER_FAULTS: 'workspaceBytes' });
-  connection = await Connection.connect({ address: base.temporalAddress });
+  temporal = await connectTemporal();
 }, 60_000);
 
 afterAll(async () => {
   await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
   await stack?.stop();
-  await connection?.close();
+  await temporal?.close();
 });
 
 it('records a background loop\'s failures and keeps the agent answering', async () => {
@@ -43,8 +42,7 @@ it('records a background loop\'s failures and keeps the agent answering', async 
 
   expect((await lead.ok('list_peers', {})).peers.length).toBeGreaterThan(0);
   await lead.ok('send_message', { to: childId, content: 'still here' });
-  const client = new Client({ connection, namespace: base.namespace });
-  const history = await client.workflow.getHandle(agentWorkflowId(runId, root.agent_id)).fetchHistory();
+  const history = await temporal.client.workflow.getHandle(agentWorkflowId(runId, root.agent_id)).fetchHistory();
   const failedTasks = (history.events ?? []).filter((e) => e.workflowTaskFailedEventAttributes);
   expect(failedTasks.map((e) => e.workflowTaskFailedEventAttributes?.failure?.message)).toEqual([]);
 }, 60_000);

@@ -1,23 +1,23 @@
-import { Client, Connection } from '@temporalio/client';
-import { HISTORY_CHANNEL_ARGS } from '../../src/ops/replayAll';
+import type { Client } from '@temporalio/client';
 import { agentWorkflowId } from '../../workflows/ids';
-import { closeAll, connect, env, operator, startRun } from '../support/team';
+import { closeAll, connect, operator, startRun } from '../support/team';
 import { eventually } from '../support/clients';
+import { connectTemporal } from '../support/temporal';
 
 /**
  * Legal calls at the largest sizes the limits allow must never push a
  * workflow past Temporal's payload limits. Later surfaces add their own
  * largest state here.
  */
-let connection: Connection;
+let temporal: { client: Client; close: () => Promise<void> };
 let client: Client;
 beforeAll(async () => {
-  connection = await Connection.connect({ address: env.temporalAddress, channelArgs: HISTORY_CHANNEL_ARGS });
-  client = new Client({ connection, namespace: env.namespace });
+  temporal = await connectTemporal();
+  client = temporal.client;
 });
 afterAll(async () => {
   await closeAll();
-  await connection.close();
+  await temporal.close();
 });
 
 async function failedTasks(runId: string, agentId: string): Promise<string[]> {

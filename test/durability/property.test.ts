@@ -1,9 +1,8 @@
-import { Client, Connection } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import fc from 'fast-check';
-import { HISTORY_CHANNEL_ARGS } from '../../src/ops/replayAll';
-import { readTestEnv } from '../setup/env';
 import { AgentClient } from '../support/clients';
 import { startStack, type Stack } from '../support/stack';
+import { connectTemporal } from '../support/temporal';
 
 /**
  * Random sequences of beidou calls, by random agents of one run, with
@@ -14,10 +13,9 @@ import { startStack, type Stack } from '../support/stack';
  * the seed and the shrunk sequence of a failure; set PROPERTY_SEED to
  * replay one.
  */
-const base = readTestEnv();
 const MAX = 256 * 1024;
 let stack: Stack;
-let connection: Connection;
+let connection: { client: Client; close: () => Promise<void> };
 let temporal: Client;
 const open: AgentClient[] = [];
 
@@ -26,8 +24,8 @@ beforeAll(async () => {
     DIPPER_FAULTS: 'workspaceBytes:0.5,recordEvents:0.3',
     DIPPER_WORKSPACE_CHECK_SECONDS: '1',
   });
-  connection = await Connection.connect({ address: base.temporalAddress, channelArgs: HISTORY_CHANNEL_ARGS });
-  temporal = new Client({ connection, namespace: base.namespace });
+  connection = await connectTemporal();
+  temporal = connection.client;
 }, 60_000);
 
 afterAll(async () => {

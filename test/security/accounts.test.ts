@@ -1,12 +1,12 @@
-import { Client, Connection } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { readTestEnv } from '../setup/env';
 import { AgentClient, eventually, Operator } from '../support/clients';
 import { untilNothingRunning } from '../support/ended';
 import { projectRoot } from '../support/processes';
 import { startStack, type Stack } from '../support/stack';
+import { connectTemporal } from '../support/temporal';
 
 /**
  * Agents run as other OS users than the worker (root, in CI), for real: the
@@ -18,7 +18,6 @@ import { startStack, type Stack } from '../support/stack';
  */
 const NAMED_USER = 'dipper-probe';
 const UID_RANGE = { first: 3_100_000, last: 3_100_999 };
-const base = readTestEnv();
 const root = fs.mkdtempSync('/tmp/dipper-accounts-');
 const dataDir = path.join(root, 'data');
 const ordersDir = path.join(root, 'orders');
@@ -26,7 +25,7 @@ const probe = path.join(root, 'bin', 'probe.js');
 
 let stack: Stack;
 let operator: Operator;
-let connection: Connection;
+let temporal: { client: Client; close: () => Promise<void> };
 const clients: AgentClient[] = [];
 
 beforeAll(async () => {
@@ -63,13 +62,13 @@ beforeAll(async () => {
   });
   const secrets = JSON.parse(fs.readFileSync(path.join(dataDir, 'secrets.json'), 'utf8'));
   operator = new Operator({ gatewayUrl: stack.gatewayUrl, operatorToken: secrets.operatorToken });
-  connection = await Connection.connect({ address: base.temporalAddress });
+  temporal = await connectTemporal();
 }, 60_000);
 
 afterAll(async () => {
   await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
   await stack?.stop();
-  await connection?.close();
+  await temporal?.close();
   fs.rmSync(root, { recursive: true, force: true });
 });
 
@@ -181,6 +180,5 @@ it('runs agents as other users who reach their workspace, team folder and home, 
   expect(fs.statSync(path.join(dataDir, 'secrets.json')).mode & 0o777).toBe(0o600);
 
   expect((await operator.request('POST', `/runs/${runId}/cancel`, { reason: 'Seen enough.' })).status).toBe(200);
-  const client = new Client({ connection, namespace: base.namespace });
-  await untilNothingRunning(client, dataDir, runId);
+  await untilNothingRunning(temporal.client, dataDir, runId);
 }, 90_000);
