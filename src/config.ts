@@ -123,6 +123,8 @@ export interface DipperConfig {
     refreshMs: number;
     /** A replica whose view is older than this refuses agent calls (fails closed) until it refreshes. */
     staleMs: number;
+    /** How long a call met by a stale view waits for a refresh before it is refused. */
+    waitMs: number;
   };
   limits: Limits;
   runtimes: { default: RuntimeChoice; bySkill: Record<string, RuntimeChoice> };
@@ -145,6 +147,13 @@ export interface DipperConfig {
 export { defaultLimits };
 
 type Env = Record<string, string | undefined>;
+
+/** Names with a '/' are kept for queues Dipper derives from this one (the token registry's), so none can be another deployment's main queue. */
+function taskQueueOf(env: Env): string {
+  const queue = env.DIPPER_TASK_QUEUE ?? 'dipper';
+  if (!/^[A-Za-z0-9._-]{1,200}$/.test(queue)) throw new Error(`DIPPER_TASK_QUEUE must be 1-200 letters, digits, '.', '_' or '-', got "${queue}"`);
+  return queue;
+}
 
 function int(env: Env, name: string, fallback: number): number {
   const raw = env[name];
@@ -256,7 +265,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): DipperC
     temporal: {
       address: env.TEMPORAL_ADDRESS || undefined,
       namespace: env.TEMPORAL_NAMESPACE ?? 'dipper',
-      taskQueue: env.DIPPER_TASK_QUEUE ?? 'dipper',
+      taskQueue: taskQueueOf(env),
       devPort,
       uiPort: int(env, 'DIPPER_TEMPORAL_UI_PORT', devPort + 1000),
       stickyTimeoutMs: Math.max(1000, int(env, 'DIPPER_STICKY_TIMEOUT_MS', 5000)),
@@ -269,6 +278,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): DipperC
     revocation: {
       refreshMs: Math.max(50, int(env, 'DIPPER_REVOCATION_REFRESH_MS', 250)),
       staleMs: Math.max(500, int(env, 'DIPPER_REVOCATION_STALE_MS', 3000)),
+      waitMs: Math.max(0, int(env, 'DIPPER_REVOCATION_WAIT_MS', 2000)),
     },
     tokenTtlSeconds: int(env, 'DIPPER_TOKEN_TTL_SECONDS', 30 * 24 * 3600),
     runDeadlineSeconds: int(env, 'DIPPER_RUN_DEADLINE_SECONDS', 24 * 3600),

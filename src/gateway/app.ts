@@ -62,11 +62,11 @@ export function createApp(deps: GatewayDeps): express.Express {
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
 
-  const agentAuth = (req: Request, res: Response, next: NextFunction) => {
+  const agentAuth = async (req: Request, res: Response, next: NextFunction) => {
     const token = bearer(req);
     const claims = token ? verifyAgentToken(deps.tokenSecrets, token) : null;
     if (!claims) return unauthorized(res);
-    const verdict = deps.revocations.verdict(claims);
+    const verdict = await deps.revocations.check(claims);
     if (verdict === 'revoked') return revoked(res);
     if (verdict === 'unknown') {
       // A tool call is refused in the spec's shape once its body is read (serve() below); anything else here.

@@ -45,7 +45,8 @@ export async function startGateway(config: DipperConfig): Promise<GatewayHandle>
   const client = new Client({ connection, namespace: config.temporal.namespace });
   const events = new EventStore(paths.events(config.dataDir));
   const revocations = new RevocationView(
-    new TemporalRevocationSource(client, config.temporal.taskQueue, Math.min(1000, queryCapMs(config.temporal.stickyTimeoutMs))),
+    // A slow answer still counts (it is dated when asked): cut off at 1 s, a loaded host whose Queries took longer never refreshed.
+    new TemporalRevocationSource(client, config.temporal.taskQueue, Math.max(1000, config.revocation.staleMs - config.revocation.refreshMs)),
     { ...config.revocation, tokenTtlSeconds: config.tokenTtlSeconds },
     log,
   );

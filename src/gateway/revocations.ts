@@ -59,10 +59,12 @@ export class RevocationView {
   private failing = false;
   private failures = 0;
   private prunedAt = 0;
+  /** Calls waiting for a refresh to succeed (see `check`). */
+  private waiters: (() => void)[] = [];
 
   constructor(
     private readonly source: RevocationSource,
-    private readonly opts: { refreshMs: number; staleMs: number; tokenTtlSeconds: number },
+    private readonly opts: { refreshMs: number; staleMs: number; waitMs: number; tokenTtlSeconds: number },
     private readonly log: Logger,
   ) {}
 
@@ -75,6 +77,28 @@ export class RevocationView {
   stop(): void {
     this.stopped = true;
     clearTimeout(this.timer);
+    this.wake();
+  }
+
+  /**
+   * The verdict a call acts on. A stale copy is not refused at once: the
+   * call waits (at most `waitMs`) for the refresh under way to succeed and is
+   * judged on the fresh list. A slow registry (a loaded host, a Query that
+   * took longer than the period) then costs a call a little time instead
+   * of a refusal; one that cannot answer still fails closed.
+   */
+  async check(claims: AgentClaims): Promise<Verdict> {
+    const first = this.verdict(claims);
+    if (first !== 'unknown' || this.stopped || this.opts.waitMs <= 0) return first;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(done, this.opts.waitMs);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.waiters.push(done);
+    });
+    return this.verdict(claims);
   }
 
   verdict(claims: AgentClaims, now = performance.now()): Verdict {
@@ -109,11 +133,18 @@ export class RevocationView {
       if (this.failing) this.log.info('token revocations reachable again');
       this.failing = false;
       this.failures = 0;
+      this.wake();
     } catch (err) {
       this.failures++;
       if (!this.failing) this.log.warn({ err: safeMessage(err) }, 'cannot refresh token revocations; agent calls are refused until it can');
       this.failing = true;
     }
+  }
+
+  private wake(): void {
+    const waiting = this.waiters;
+    this.waiters = [];
+    for (const done of waiting) done();
   }
 
   /** Entries whose every token has expired need not be kept. */

@@ -1,4 +1,7 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { installQuietRuntime } from '../../src/ops/quietRuntime';
 import { replayAll, summarize, type ReplayReport, HISTORY_CHANNEL_ARGS } from '../../src/ops/replayAll';
 import { replaySkips } from '../support/replaySkip';
@@ -18,12 +21,9 @@ export async function replayEverything(): Promise<string[]> {
   const connection = await Connection.connect({ address: env.temporalAddress, channelArgs: HISTORY_CHANNEL_ARGS });
   let report: ReplayReport;
   try {
-    report = await replayAll({
-      client: new Client({ connection, namespace: env.namespace }),
-      bundlePath: env.bundlePath,
-      skip: replaySkips(root),
-      concurrency: 8,
-    });
+    const client = new Client({ connection, namespace: env.namespace });
+    report = await replayAll({ client, bundlePath: env.bundlePath, skip: replaySkips(root), concurrency: 8 });
+    await keepProblemHistories(client, report, path.join(root, 'problem-histories'));
   } finally {
     await connection.close();
   }
@@ -33,4 +33,18 @@ export async function replayEverything(): Promise<string[]> {
     ...report.failed.map((p) => `replay failed: ${p.workflowId} (${p.message})`),
     ...report.stuck.map((p) => `stuck: ${p.workflowId} (${p.message})`),
   ];
+}
+
+/** Each problem's history, as JSON beside the run's logs: the dev server keeps nothing once it stops. */
+async function keepProblemHistories(client: Client, report: ReplayReport, dir: string): Promise<void> {
+  const problems = [...report.nondeterministic, ...report.failed, ...report.stuck];
+  for (const p of problems) {
+    try {
+      const history = await client.workflow.getHandle(p.workflowId, p.runId).fetchHistory();
+      fs.mkdirSync(dir, { recursive: true });
+      fs.writeFileSync(path.join(dir, `${p.workflowId.replace(/[^\w.-]+/g, '_')}.json`), historyToJSON(history));
+    } catch {
+      // best effort: the report already names it
+    }
+  }
 }

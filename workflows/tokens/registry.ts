@@ -1,5 +1,5 @@
 import { wakeSignal } from '../interceptors';
-import { allHandlersFinished, condition, continueAsNew, defineQuery, defineSignal, setHandler, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, condition, continueAsNew, defineQuery, defineSignal, patched, setHandler, workflowInfo } from '@temporalio/workflow';
 
 /**
  * Which agent tokens no longer hold, for every gateway replica of a task
@@ -51,15 +51,25 @@ export function tokenRegistryId(taskQueue: string): string {
  * answered by whichever worker is alive. On the main queue, a killed worker
  * held every gateway's refresh for the sticky timeout and more, and gateways
  * (failing closed) refused every agent for seconds after agents themselves
- * had recovered.
+ * had recovered. Its name holds a '/', which no configured task queue may
+ * (src/config.ts): as `<queue>-tokens` it was the main queue of a deployment
+ * named so, whose run workflows the other's uncached worker then took.
  */
 export function tokenRegistryQueue(taskQueue: string): string {
-  return `${taskQueue}-tokens`;
+  return `${taskQueue}/token-registry`;
 }
 
 export const revocationKey = (runId: string, agentId?: string): string => (agentId ? `${runId}/${agentId}` : runId);
 
-const CONTINUE_AFTER_EVENTS = 2000;
+/**
+ * With no cache, every refresh of every replica replays the whole history:
+ * kept short, a refresh stays a few milliseconds of work. At 2000 events (a
+ * day of ended runs) the replay cost grew with every run ended, four times a
+ * second per replica, and on a loaded host refreshes began to miss their
+ * deadline.
+ */
+const CONTINUE_AFTER_EVENTS = 250;
+const CONTINUE_AFTER_EVENTS_BEFORE = 2000;
 
 export async function tokenRegistryWorkflow(input: TokenRegistryInput): Promise<void> {
   const entries = new Map((input.entries ?? []).map((e) => [e.key, e]));
@@ -80,7 +90,8 @@ export async function tokenRegistryWorkflow(input: TokenRegistryInput): Promise<
     entries: [...entries.values()].filter((e) => e.v > since).map(({ key, below, at }) => ({ key, below, at })),
   }));
 
-  await condition(() => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > CONTINUE_AFTER_EVENTS);
+  const limit = patched('registry-short-history') ? CONTINUE_AFTER_EVENTS : CONTINUE_AFTER_EVENTS_BEFORE;
+  await condition(() => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > limit);
   await condition(allHandlersFinished);
   // Every token an old entry covers has expired by now (tokens live tokenTtlSeconds from their launch).
   const keepAfter = Date.now() - input.tokenTtlSeconds * 1000;

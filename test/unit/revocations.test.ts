@@ -1,0 +1,84 @@
+import pino from 'pino';
+import { RevocationView, type RevocationSource } from '../../src/gateway/revocations';
+import { loadConfig } from '../../src/config';
+import { tokenRegistryQueue, type RevocationsView } from '../../workflows/tokens/registry';
+
+/**
+ * A replica's view of the revocation list against a source whose answers
+ * the test releases by hand: a slow answer, a missing one, a revocation.
+ */
+class HeldSource implements RevocationSource {
+  asked = 0;
+  private pending: ((view: RevocationsView) => void)[] = [];
+  view: RevocationsView = { version: 0, entries: [] };
+
+  since(): Promise<RevocationsView> {
+    this.asked++;
+    return new Promise((resolve) => this.pending.push(resolve));
+  }
+
+  answer(): void {
+    const waiting = this.pending;
+    this.pending = [];
+    for (const resolve of waiting) resolve(this.view);
+  }
+}
+
+const claims = { run_id: 'run_a', agent_id: 'ag_a', gen: 1, exp: Math.floor(Date.now() / 1000) + 600 };
+const log = pino({ level: 'silent' });
+const views: RevocationView[] = [];
+afterEach(() => views.splice(0).forEach((v) => v.stop()));
+
+function viewOf(source: RevocationSource, waitMs: number): RevocationView {
+  const view = new RevocationView(source, { refreshMs: 50, staleMs: 500, waitMs, tokenTtlSeconds: 600 }, log);
+  views.push(view);
+  return view;
+}
+
+it('holds a call met by a stale list until the refresh under way answers, then judges it on the fresh list', async () => {
+  const source = new HeldSource();
+  const view = viewOf(source, 5000);
+  const starting = view.start();
+  // Nothing has answered yet: the list is stale and the call waits.
+  let verdict: string | undefined;
+  const checked = view.check(claims).then((v) => (verdict = v));
+  expect(view.verdict(claims)).toBe('unknown');
+  await new Promise((r) => setImmediate(r));
+  expect(verdict).toBeUndefined();
+  source.view = { version: 1, entries: [{ key: 'run_a/ag_a', below: 2, at: Date.now() }] };
+  source.answer();
+  await starting;
+  await checked;
+  // Judged on what the answer said: generation 1 was retired.
+  expect(verdict).toBe('revoked');
+  expect(await view.check({ ...claims, gen: 2 })).toBe('valid');
+});
+
+it('still fails closed: with no answer a call is refused as unknown once its wait is over', async () => {
+  const source = new HeldSource();
+  const view = viewOf(source, 100);
+  void view.start();
+  const began = performance.now();
+  expect(await view.check(claims)).toBe('unknown');
+  expect(performance.now() - began).toBeGreaterThanOrEqual(95);
+  expect(source.asked).toBe(1);
+});
+
+it('refuses at once when told not to wait, and releases waiting calls when stopped', async () => {
+  const source = new HeldSource();
+  expect(await viewOf(source, 0).check(claims)).toBe('unknown');
+  const view = viewOf(source, 60_000);
+  void view.start();
+  const checked = view.check(claims);
+  view.stop();
+  expect(await checked).toBe('unknown');
+});
+
+it("keeps the registry's queue apart from every queue a deployment may be given", () => {
+  // Once `<queue>-tokens`: the stack named `dipper-tokens` had its run workflows taken by another stack's registry worker.
+  for (const queue of ['dipper', 'dipper-tokens', 'team.a_1']) {
+    const registry = tokenRegistryQueue(loadConfig({ DIPPER_TASK_QUEUE: queue }).temporal.taskQueue);
+    expect(() => loadConfig({ DIPPER_TASK_QUEUE: registry })).toThrow(/DIPPER_TASK_QUEUE must be/);
+  }
+  expect(() => loadConfig({ DIPPER_TASK_QUEUE: '' })).toThrow(/DIPPER_TASK_QUEUE must be/);
+});
