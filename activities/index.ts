@@ -8,7 +8,7 @@ import type { DipperConfig, RuntimeChoice } from '../src/config';
 import { isTaskId, paths, TASK_ID, UnsafePathSegment } from '../src/paths';
 import type { SkillCatalog } from '../src/skills';
 import { runWorkflowId } from '../workflows/ids';
-import { reserveSpawnsUpdate } from '../workflows/run/messages';
+import { reserveSpawnsUpdate, type SpawnRelease } from '../workflows/run/messages';
 import type { Revocation } from '../workflows/tokens/registry';
 import { recordRevocation } from '../src/auth/revoke';
 import type { AgentIdentity, DipperEvent, LaunchSpec, PlanTask } from '../workflows/types';
@@ -64,9 +64,10 @@ export function createActivities(deps: ActivityDeps) {
     },
 
     /** Asks the run for room to spawn `count` agents; the run's refusal (quota_exceeded, run_ended) comes back as it is, never retried. */
-    async reserveSpawns({ runId, count }: { runId: string; count: number }): Promise<{ reservation_id: string }> {
+    async reserveSpawns({ runId, count, releases }: { runId: string; count: number; releases?: SpawnRelease[] }): Promise<{ reservation_id: string }> {
       try {
-        return await deps.client.workflow.getHandle(runWorkflowId(runId)).executeUpdate(reserveSpawnsUpdate, { args: [{ count }] });
+        const args = releases && releases.length > 0 ? { count, releases } : { count };
+        return await deps.client.workflow.getHandle(runWorkflowId(runId)).executeUpdate(reserveSpawnsUpdate, { args: [args] });
       } catch (err) {
         if (err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure && err.cause.type) {
           throw ApplicationFailure.create({ type: err.cause.type, message: err.cause.message, details: err.cause.details ?? undefined, nonRetryable: true });

@@ -118,6 +118,12 @@ export interface DipperConfig {
   /** Runs are cancelled this long after they start unless a run asks otherwise (0: never); the root is warned `runDeadlineWarningSeconds` before (at most a tenth of the run's time). */
   runDeadlineSeconds: number;
   runDeadlineWarningSeconds: number;
+  content: {
+    /** Content of a run is deleted this long after the run closed, or when Temporal purges the run if that comes first. */
+    retentionMs: number;
+    /** How often a worker looks for content to delete. */
+    sweepMs: number;
+  };
   revocation: {
     /** How often each gateway replica asks the token registry what changed. */
     refreshMs: number;
@@ -275,6 +281,10 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): DipperC
     allowedOrigins: (env.DIPPER_ALLOWED_ORIGINS ?? '').split(',').map((x) => x.trim().replace(/\/+$/, '')).filter(Boolean),
     tokenSecret: env.DIPPER_TOKEN_SECRET || undefined,
     previousTokenSecrets: (env.DIPPER_TOKEN_SECRET_PREVIOUS ?? '').split(',').map((x) => x.trim()).filter(Boolean),
+    content: {
+      retentionMs: int(env, 'DIPPER_CONTENT_RETENTION_HOURS', 72) * 3600 * 1000,
+      sweepMs: Math.max(1000, int(env, 'DIPPER_CONTENT_SWEEP_SECONDS', 3600) * 1000),
+    },
     revocation: {
       refreshMs: Math.max(50, int(env, 'DIPPER_REVOCATION_REFRESH_MS', 250)),
       staleMs: Math.max(500, int(env, 'DIPPER_REVOCATION_STALE_MS', 3000)),

@@ -23,6 +23,7 @@ export class UnsafePathSegment extends Error {
 /** Where a run's files live under the data folder; one place so every process agrees. */
 export const paths = {
   events: (dataDir: string) => path.join(dataDir, 'events.db'),
+  content: (dataDir: string) => path.join(dataDir, 'content.db'),
   run: (dataDir: string, runId: string) => path.join(dataDir, 'runs', safe(runId)),
   runWorkspace: (dataDir: string, runId: string) => path.join(paths.run(dataDir, runId), 'workspace'),
   teamWorkspace: (dataDir: string, runId: string, teamId: string) =>

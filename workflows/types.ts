@@ -1,4 +1,5 @@
 import type { Limits } from '../src/config';
+import type { Text } from './content';
 
 export type { Limits };
 
@@ -35,7 +36,8 @@ export interface InboxItem {
   kind: InboxKind;
   /** Sender agent id; null for system and human messages. */
   from: string | null;
-  content: string;
+  /** Large content is a reference into the content store; readers get the text. */
+  content: Text;
   ts: number;
 }
 
@@ -99,7 +101,7 @@ export interface ChildRecord {
   status: AgentStatus;
   review_pending: boolean;
   review_pending_ts: number | null;
-  summary: string;
+  summary: Text;
   termination_requested: boolean;
   terminate_posted: boolean;
 }

@@ -8,6 +8,7 @@ import type { Logger } from '../log';
 import { benchTools, toolsOf } from '../registry';
 import type { Caller } from '../registry/types';
 import type { SkillCatalog } from '../skills';
+import type { ContentKeeper } from './content';
 import { DeliveryBatcher } from './delivery';
 import { Wakeups } from './wakeups';
 import { bearer, errorHandler, isMcpPath, limitRate, revoked, unauthorized } from './http';
@@ -32,6 +33,7 @@ export interface GatewayDeps {
   team: TeamClient;
   skills: SkillCatalog;
   events: EventStore;
+  content: ContentKeeper;
   log: Logger;
 }
 
@@ -116,7 +118,7 @@ export function createApp(deps: GatewayDeps): express.Express {
         refuseOverRate(res, req.body, wait);
         return;
       }
-      const ctx = { caller: callerOf(res), team: deps.team, delivery, wakeups, skills: deps.skills, limits: config.limits };
+      const ctx = { caller: callerOf(res), team: deps.team, delivery, content: deps.content, wakeups, skills: deps.skills, limits: config.limits };
       const server = createMcpServer(surface, ctx, log);
       // Stateless: no session id, plain JSON answers, nothing kept after the response.
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
@@ -140,7 +142,7 @@ export function createApp(deps: GatewayDeps): express.Express {
     agentAuth,
     limitRate(agentRate, agentKey),
     express.json({ limit: BODY_LIMIT }),
-    runtimeRouter(deps.team, wakeups, polls, callerOf),
+    runtimeRouter(deps.team, deps.content, wakeups, polls, callerOf),
   );
   // The operator token has a bucket of its own, so agents cannot crowd out the person running them (nor the reverse).
   app.use(

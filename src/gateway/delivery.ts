@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { deliverMessagesUpdate, MAX_DELIVERY_BATCH, type DeliverInput, type DeliveryOutcome } from '../../workflows/agent/messages';
+import { stateBytes } from '../../workflows/content';
 import { callDeadline, underDeadline } from './deadline';
 import { unavailable } from './serviceErrors';
 import type { TeamClient } from './teamClient';
@@ -35,7 +36,7 @@ export class DeliveryBatcher {
   deliver(runId: string, to: string, input: DeliverInput): Promise<DeliveryOutcome> {
     const key = `${runId}/${to}`;
     return new Promise((resolve, reject) => {
-      const item = { input, bytes: Buffer.byteLength(input.content) + 256, deadline: callDeadline(), resolve, reject };
+      const item = { input, bytes: stateBytes(input.content) + 256, deadline: callDeadline(), resolve, reject };
       const queue = this.queues.get(key);
       if (queue) {
         queue.push(item);

@@ -1,3 +1,5 @@
+import { ContentStore } from '../../activities/contentStore';
+import { ContentKeeper } from './content';
 import { Client, Connection } from '@temporalio/client';
 import { createServer } from 'node:http';
 import { EventStore } from '../../activities/eventStore';
@@ -44,6 +46,7 @@ export async function startGateway(config: DipperConfig): Promise<GatewayHandle>
   });
   const client = new Client({ connection, namespace: config.temporal.namespace });
   const events = new EventStore(paths.events(config.dataDir));
+  const content = new ContentStore(paths.content(config.dataDir));
   const revocations = new RevocationView(
     // A slow answer still counts (it is dated when asked): cut off at 1 s, a loaded host whose Queries took longer never refreshed.
     new TemporalRevocationSource(client, config.temporal.taskQueue, Math.max(1000, config.revocation.staleMs - config.revocation.refreshMs)),
@@ -60,6 +63,7 @@ export async function startGateway(config: DipperConfig): Promise<GatewayHandle>
     team: new TeamClient(client, log, config.guards.callTimeoutMs, queryCapMs(config.temporal.stickyTimeoutMs)),
     skills: new SkillCatalog(config.skillsDir),
     events,
+    content: new ContentKeeper(content),
     log,
   });
   const server = createServer(serverOptions(config), app);
@@ -81,6 +85,7 @@ export async function startGateway(config: DipperConfig): Promise<GatewayHandle>
       await closed;
       revocations.stop();
       events.close();
+      content.close();
       await connection.close();
     },
   };

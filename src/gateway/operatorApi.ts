@@ -14,6 +14,7 @@ import { expiryOf, mintAgentToken } from '../auth/tokens';
 import { recordRevocation } from '../auth/revoke';
 import type { DipperConfig, Limits } from '../config';
 import type { SkillCatalog } from '../skills';
+import type { ContentKeeper } from './content';
 import { asHttpError, HttpError, parseBody } from './http';
 import { listRuns } from './runList';
 import { NotFound, type TeamClient } from './teamClient';
@@ -110,6 +111,7 @@ export interface OperatorDeps {
   team: TeamClient;
   skills: SkillCatalog;
   events: EventStore;
+  content: ContentKeeper;
 }
 
 /** Refuses an operator whose role is below what the route needs (src/auth/operators.ts). */
@@ -196,7 +198,7 @@ export function operatorRouter(deps: OperatorDeps): Router {
 
   router.get('/runs/:runId', needs('viewer'), async (req, res) => {
     const runId = runIdOf(req.params.runId);
-    res.json(await team.query(team.run(runId), runQuery).catch(notFound));
+    res.json(deps.content.resolve(await team.query(team.run(runId), runQuery).catch(notFound)));
   });
 
   router.get('/runs/:runId/agents', needs('viewer'), async (req, res) => {
@@ -249,7 +251,8 @@ export function operatorRouter(deps: OperatorDeps): Router {
   router.get('/runs/:runId/events', needs('viewer'), async (req, res) => {
     const runId = runIdOf(req.params.runId);
     const q = parseBody(eventsQuery, req.query);
-    const events = deps.events.list(runId, q);
+    // Reports and requests refer to their long details; an event reads whole, as it was recorded.
+    const events = deps.content.resolve(deps.events.list(runId, q));
     if (q.format === 'jsonl') {
       res.type('application/x-ndjson').send(events.map((e) => JSON.stringify(e)).join('\n') + (events.length ? '\n' : ''));
       return;

@@ -2,6 +2,7 @@ import { Router } from 'express';
 import { z } from 'zod';
 import { ackInboxUpdate, inboxQuery } from '../../workflows/agent/messages';
 import type { Caller } from '../registry/types';
+import type { ContentKeeper } from './content';
 import { asHttpError, HttpError, parseBody } from './http';
 import type { LongPolls } from './longPolls';
 import { NotFound, type TeamClient } from './teamClient';
@@ -35,6 +36,7 @@ const MAX_PAUSE_MS = 2000;
  */
 export function runtimeRouter(
   team: TeamClient,
+  content: ContentKeeper,
   wakeups: Wakeups,
   polls: LongPolls,
   callerOf: (res: import('express').Response) => Caller,
@@ -60,7 +62,7 @@ export function runtimeRouter(
         });
         if (view.items.length > 0 || view.status === 'terminated' || Date.now() >= deadline) {
           const last = view.items.at(-1)?.seq;
-          res.json({ messages: view.items, next_cursor: last ?? Math.max(q.cursor, view.acked_through), status: view.status });
+          res.json({ messages: content.resolve(view.items), next_cursor: last ?? Math.max(q.cursor, view.acked_through), status: view.status });
           return;
         }
         await wakeups.wait(caller.runId, caller.agentId, Math.min(pause, Math.max(0, deadline - Date.now())), stop);

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { Limits } from '../config';
 import type { SkillCatalog } from '../skills';
+import type { ContentKeeper } from '../gateway/content';
 import type { DeliveryBatcher } from '../gateway/delivery';
 import type { Wakeups } from '../gateway/wakeups';
 import type { TeamClient } from '../gateway/teamClient';
@@ -15,6 +16,8 @@ export interface ToolContext {
   caller: Caller;
   team: TeamClient;
   delivery: DeliveryBatcher;
+  /** Where long text goes before an Update, and comes back from after a read. */
+  content: ContentKeeper;
   /** Tells this gateway's long polls that an agent's inbox changed. */
   wakeups: Wakeups;
   skills: SkillCatalog;

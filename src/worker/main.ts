@@ -22,7 +22,7 @@ async function main(): Promise<void> {
     }),
   });
   const log = createLogger(config, 'worker');
-  const worker = await createDipperWorker(config, { workflowBundlePath: process.env.DIPPER_WORKFLOW_BUNDLE || undefined });
+  const worker = await createDipperWorker(config, { workflowBundlePath: process.env.DIPPER_WORKFLOW_BUNDLE || undefined, log });
   // Once, whatever the signals: SIGINT and SIGTERM can both arrive (a terminal's Ctrl-C, then a supervisor's stop).
   let stopping = false;
   for (const sig of ['SIGINT', 'SIGTERM'] as const) {

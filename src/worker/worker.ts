@@ -2,6 +2,7 @@ import { Client, Connection } from '@temporalio/client';
 import path from 'node:path';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../../activities';
+import { ContentStore } from '../../activities/contentStore';
 import { EventStore } from '../../activities/eventStore';
 import { AgentAccounts, checkAccountsSupport } from '../../activities/runtimes/accounts';
 import { CommandRuntime } from '../../activities/runtimes/command';
@@ -12,7 +13,9 @@ import { ensureTokenRegistry } from '../auth/revoke';
 import { loadOrCreateSecrets } from '../auth/secrets';
 import { isolatesAgents, temporalAddress, type DipperConfig } from '../config';
 import { paths } from '../paths';
+import type { Logger } from '../log';
 import { SkillCatalog } from '../skills';
+import { startContentSweeper } from './contentSweeper';
 
 export interface WorkerHandle {
   run(): Promise<void>;
@@ -25,7 +28,7 @@ export interface WorkerHandle {
  */
 export async function createDipperWorker(
   config: DipperConfig,
-  opts: { workflowBundlePath?: string; tuning?: Partial<WorkerOptions> } = {},
+  opts: { workflowBundlePath?: string; tuning?: Partial<WorkerOptions>; log?: Logger } = {},
 ): Promise<WorkerHandle> {
   const address = temporalAddress(config);
   const runtimes = [config.runtimes.default, ...Object.values(config.runtimes.bySkill)];
@@ -33,6 +36,7 @@ export async function createDipperWorker(
   const accounts = isolatesAgents(config.runtimes) ? new AgentAccounts(config.dataDir, checkAccountsSupport(runtimes, config.agentGroupIds, config.dataDir)) : undefined;
   const secrets = loadOrCreateSecrets(config);
   const events = new EventStore(paths.events(config.dataDir));
+  const content = new ContentStore(paths.content(config.dataDir));
   const clientConnection = await Connection.connect({ address });
   const client = new Client({ connection: clientConnection, namespace: config.temporal.namespace });
   const commands = new CommandRuntime((who, exit) => {
@@ -76,10 +80,12 @@ export async function createDipperWorker(
       try {
         // Beside polling: the new registry's first workflow task then runs on this worker.
         const ensured = ensureTokenRegistry(client, config).catch(() => undefined);
-        await Promise.all([worker.run(), registryWorker.run()]);
+        const stopSweeping = opts.log ? startContentSweeper(content, client, { retentionMs: config.content.retentionMs, everyMs: config.content.sweepMs }, opts.log) : undefined;
+        await Promise.all([worker.run(), registryWorker.run()]).finally(() => stopSweeping?.());
         await ensured;
       } finally {
         events.close();
+        content.close();
         await connection.close();
         await clientConnection.close();
       }

@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import { agentWorkflowId } from '../../workflows/ids';
-import { closeAll, connect, operator, startRun } from '../support/team';
+import { closeAll, connect, operator, spawn, startRun, task } from '../support/team';
 import { eventually } from '../support/clients';
 import { connectTemporal } from '../support/temporal';
 
@@ -44,3 +44,67 @@ it('takes fifteen review reports of the largest size in a burst, and records eve
   const again = await connect((await operator.launch(runId, rootId)).token);
   expect((await again.ok('list_peers', { scope: 'all' })).peers[0].status).toBe('review_pending');
 }, 60_000);
+
+async function executions(workflowId: string): Promise<number> {
+  let n = 0;
+  for await (const _ of client.workflow.list({ query: `WorkflowId = "${workflowId}"` })) n++;
+  return n;
+}
+
+/** Every item of an inbox from the start, following the cursor (one read hands over about 512 KiB). */
+async function wholeInbox(agent: { inbox: (cursor: number, waitMs: number) => Promise<{ messages: any[]; next_cursor: number }> }): Promise<any[]> {
+  const items: any[] = [];
+  for (let cursor = 0; ; ) {
+    const page = await agent.inbox(cursor, 0);
+    if (page.messages.length === 0) return items;
+    items.push(...page.messages);
+    cursor = page.next_cursor;
+  }
+}
+
+it('fills a leader with the largest reports and messages from its children, continues as new, and loses nothing', async () => {
+  const max = 256 * 1024;
+  const children = 8;
+  // A low continue-as-new threshold, so the leader moves on while it holds all of it.
+  const { root, runId, rootId } = await startRun({ continue_as_new_events: 100 });
+  const ids = Array.from({ length: children }, (_, i) => `w${i}`);
+  // Near the largest plan the limits allow (512 KiB): long task texts on every task.
+  await root.ok('declare_plan', { tasks: ids.map((id) => ({ ...task(id), task: `Build ${id}. `.padEnd(62 * 1024, 'p') })) });
+  const members = [];
+  for (const id of ids) members.push(await spawn(root, runId, id));
+  const body = (who: number, kind: string, i: number) => `[REVIEW REQUIRED] ${kind} ${who}.${i} `.padEnd(max, String.fromCharCode(97 + who));
+  await Promise.all(
+    members.map(async (m, who) => {
+      for (let i = 0; i < 2; i++) {
+        expect((await m.client.ok('send_message', { to: rootId, content: body(who, 'message', i) })).delivered).toBe(true);
+        await m.client.ok('signal_review', { detail: body(who, 'report', i) });
+      }
+    }),
+  );
+  // Ten megabytes sent its way; its state holds references only.
+  expect(await executions(agentWorkflowId(runId, rootId))).toBeGreaterThan(1);
+
+  const inbox = await wholeInbox(root);
+  const texts = inbox.map((item) => item.content as string);
+  for (let who = 0; who < children; who++) {
+    for (let i = 0; i < 2; i++) {
+      expect(texts.filter((t) => t === body(who, 'message', i))).toHaveLength(1);
+      expect(texts.filter((t) => t === body(who, 'report', i))).toHaveLength(1);
+    }
+  }
+  expect(inbox.filter((item) => item.kind === 'review_report')).toHaveLength(children * 2);
+  const pending = (await root.ok('list_pending_reviews')).items as any[];
+  expect(pending.map((p) => p.agent_id).sort()).toEqual(members.map((m) => m.agentId).sort());
+  // The summary is the report's first 2000 characters, read back from the store.
+  for (const p of pending) expect(p.summary).toBe(`${body(members.findIndex((m) => m.agentId === p.agent_id), 'report', 1).slice(0, 2000)}…`);
+  // Events are written in the background, a moment after the calls.
+  const reported = await eventually(async () => {
+    const events = await operator.events(runId, 'completion.reported');
+    return events.length >= children * 2 ? events : undefined;
+  });
+  expect(reported.map((e) => (e.data.detail as string).length)).toEqual(Array(children * 2).fill(max));
+  expect(await failedTasks(runId, rootId)).toEqual([]);
+  // The leader still answers and still acts.
+  await root.ok('terminate_child', { agent_id: members[0].agentId });
+  expect((await root.ok('list_pending_reviews')).items).toHaveLength(children - 1);
+}, 120_000);

@@ -11,6 +11,7 @@ import { runtimeGone } from './crash';
 import { installLeaderHandlers } from './leaderHandlers';
 import { statusToDirectory } from './statusReport';
 import { newId, type AgentState } from './state';
+import { excerpt, prefixed, type Text } from '../content';
 
 /** Tells the leader's mirror and the run's directory about a status change. */
 export async function notifyStatus(s: AgentState): Promise<void> {
@@ -25,8 +26,8 @@ async function tellLeader(s: AgentState, change: Omit<ChildChange, 'agent_id'>):
 
 /** What the leader keeps of a report for list_pending_reviews; the full text is in its inbox. */
 const SUMMARY_CHARS = 2000;
-function summaryOf(detail: string): string {
-  return detail.length > SUMMARY_CHARS ? `${detail.slice(0, SUMMARY_CHARS)}…` : detail;
+function summaryOf(detail: Text): Text {
+  return excerpt(detail, SUMMARY_CHARS);
 }
 
 export function installHandlers(s: AgentState, runTask: string): void {
@@ -115,7 +116,7 @@ export function installHandlers(s: AgentState, runTask: string): void {
 
   setHandler(
     m.requestTerminationUpdate,
-    async ({ detail }: { detail?: string }) => {
+    async ({ detail }: { detail?: Text }) => {
       s.requestTermination(detail);
       const directory = statusToDirectory(s);
       const text = detail ?? '(no detail given)';
@@ -128,13 +129,13 @@ export function installHandlers(s: AgentState, runTask: string): void {
       } else {
         await tellLeader(s, {
           patch: { termination_requested: true, summary: summaryOf(s.data.last_status_detail), status: s.status },
-          inbox: { kind: 'termination_request', content: `[TERMINATION REQUESTED] ${text}`, message_id: newId('msg') },
+          inbox: { kind: 'termination_request', content: prefixed('[TERMINATION REQUESTED] ', text), message_id: newId('msg') },
         });
       }
       await directory;
       return { recorded: true as const, termination_requested: true as const, leader_id: s.id.leaderId };
     },
-    { validator: (_input: { detail?: string }) => s.checkRequestTermination() },
+    { validator: (_input: { detail?: Text }) => s.checkRequestTermination() },
   );
 
   setHandler(m.terminateSignal, ({ force }) => {

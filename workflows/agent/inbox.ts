@@ -1,3 +1,6 @@
+import { stateBytes, textBytes, utf8Length, type Text } from '../content';
+
+export { utf8Length };
 import type { InboxItem, InboxKind } from '../types';
 
 export interface InboxData {
@@ -6,7 +9,7 @@ export interface InboxData {
   acked_through: number;
   /** Recently accepted message ids, so a retried delivery is not queued twice. */
   recent_ids: string[];
-  /** UTF-8 bytes of pending content; absent in older runs, then counted on load. */
+  /** Bytes pending content takes in workflow state (a stored text counts as its reference); absent in older runs, then counted on load. */
   pending_bytes?: number;
 }
 
@@ -14,21 +17,6 @@ export interface InboxData {
 const RECENT_IDS = 4096;
 /** One read hands over at most this much content (always at least one item). */
 const READ_BYTES = 512 * 1024;
-
-/** UTF-8 size of a string, counted in the workflow so no caller has to be trusted for it. */
-export function utf8Length(text: string): number {
-  let bytes = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 0x80) bytes += 1;
-    else if (c < 0x800) bytes += 2;
-    else if (c >= 0xd800 && c <= 0xdbff) {
-      bytes += 4;
-      i++;
-    } else bytes += 3;
-  }
-  return bytes;
-}
 
 export function emptyInbox(): InboxData {
   return { items: [], next_seq: 1, acked_through: 0, recent_ids: [] };
@@ -44,7 +32,7 @@ export class Inbox {
 
   constructor(readonly data: InboxData) {
     this.recent = new Set(data.recent_ids);
-    data.pending_bytes ??= data.items.reduce((sum, item) => sum + utf8Length(item.content), 0);
+    data.pending_bytes ??= data.items.reduce((sum, item) => sum + stateBytes(item.content), 0);
   }
 
   /** Messages waiting for acknowledgement, the number the inbox cap applies to. */
@@ -61,10 +49,10 @@ export class Inbox {
     return this.recent.has(messageId);
   }
 
-  push(kind: InboxKind, from: string | null, content: string, messageId: string, ts: number): InboxItem {
+  push(kind: InboxKind, from: string | null, content: Text, messageId: string, ts: number): InboxItem {
     const item: InboxItem = { seq: this.data.next_seq++, message_id: messageId, kind, from, content, ts };
     this.data.items.push(item);
-    this.data.pending_bytes = this.pendingBytes + utf8Length(content);
+    this.data.pending_bytes = this.pendingBytes + stateBytes(content);
     this.remember(messageId);
     return item;
   }
@@ -75,7 +63,8 @@ export class Inbox {
     let bytes = 0;
     for (const item of this.data.items) {
       if (item.seq <= from) continue;
-      bytes += utf8Length(item.content);
+      // What the reader receives once stored texts are filled in.
+      bytes += textBytes(item.content);
       if (out.length >= limit || (out.length > 0 && bytes > READ_BYTES)) break;
       out.push(item);
     }
@@ -89,7 +78,7 @@ export class Inbox {
     const done = this.data.items.filter((i) => i.seq <= through);
     this.data.items = this.data.items.filter((i) => i.seq > through);
     this.data.acked_through = through;
-    this.data.pending_bytes = this.pendingBytes - done.reduce((sum, item) => sum + utf8Length(item.content), 0);
+    this.data.pending_bytes = this.pendingBytes - done.reduce((sum, item) => sum + stateBytes(item.content), 0);
     return done;
   }
 

@@ -1,4 +1,5 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { Text } from '../content';
 import type { AgentIdentity, AgentStatus, ChildRecord, InboxItem, LaunchSpec, PlanTaskSpec } from '../types';
 
 // Updates: the caller needs an answer, and validators keep refused input out of history.
@@ -7,7 +8,8 @@ export interface DeliverInput {
   message_id: string;
   from_agent_id: string;
   from_run_id: string;
-  content: string;
+  /** Inline, or a reference the gateway stored (workflows/content.ts). */
+  content: Text;
 }
 /** One message's fate inside a batch: delivered, or the spec's refusal for it. */
 export type DeliveryOutcome =
@@ -30,12 +32,12 @@ export const ackInboxUpdate = defineUpdate<{ acked_through: number }, [AckInput]
 /** leader_id tells the gateway whose inbox just changed (null for the root); it is not part of the tool result. */
 export const signalReviewUpdate = defineUpdate<
   { recorded: true; review_pending: true; leader_id?: string | null },
-  [{ detail: string }]
+  [{ detail: Text }]
 >('signalReview');
 
 export const requestTerminationUpdate = defineUpdate<
   { recorded: true; termination_requested: true; leader_id?: string | null },
-  [{ detail?: string }]
+  [{ detail?: Text }]
 >(
   'requestTermination',
 );
@@ -99,7 +101,7 @@ export interface PendingReview {
   role: string;
   review_pending_ts: number | null;
   age_s: number | null;
-  summary: string;
+  summary: Text;
   name: string | null;
 }
 /** now is the caller's clock: inside a query, workflow time is the last task's time, not the present. */
@@ -122,7 +124,7 @@ export const launchQuery = defineQuery<LaunchView, []>('launch');
 export interface ChildChange {
   agent_id: string;
   patch: Partial<Pick<ChildRecord, 'status' | 'review_pending' | 'review_pending_ts' | 'summary' | 'termination_requested'>>;
-  inbox?: { kind: 'review_report' | 'termination_request' | 'system'; content: string; message_id: string };
+  inbox?: { kind: 'review_report' | 'termination_request' | 'system'; content: Text; message_id: string };
 }
 export const childChangedSignal = defineSignal<[ChildChange]>('childChanged');
 

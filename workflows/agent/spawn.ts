@@ -33,8 +33,13 @@ const quotaLocal = proxyLocalActivities<Activities>(quotaOptions);
 export async function reserveSpawns(s: AgentState, count: number): Promise<string | null> {
   if (!patched('spawn-quotas')) return null;
   const quota = patched('spawn-fewer-round-trips') ? quotaLocal : quotaRemote;
+  // Releases this leader sent whose signals may still be on their way: the run applies them before it judges.
+  const releases = s.data.released ?? [];
   try {
-    return (await quota.reserveSpawns({ runId: s.id.runId, count })).reservation_id;
+    const { reservation_id } = await quota.reserveSpawns({ runId: s.id.runId, count, ...(releases.length > 0 ? { releases } : {}) });
+    // Only those it carried: one given back meanwhile (a spawn running beside this one) waits for the next.
+    s.data.released = (s.data.released ?? []).filter((r) => !releases.includes(r));
+    return reservation_id;
   } catch (err) {
     const cause = err instanceof ActivityFailure ? err.cause : undefined;
     if (cause instanceof ApplicationFailure && (cause.type === 'quota_exceeded' || cause.type === 'run_ended')) {
@@ -50,10 +55,18 @@ export async function reserveSpawns(s: AgentState, count: number): Promise<strin
  * the command is in history the server delivers it (or the run has closed,
  * and nothing is left to release).
  */
+/** Enough for every spawn a leader can have in flight between two reservations that succeed. */
+const MAX_RELEASES_CARRIED = 32;
+
 export async function releaseSpawns(s: AgentState, reservation: string | null, spawned: number): Promise<void> {
   if (reservation === null) return;
   const sent = tell(runWorkflowId(s.id.runId), releaseSpawnsSignal, { reservation_id: reservation, spawned });
-  if (!patched('spawn-fewer-round-trips')) await sent;
+  if (!patched('spawn-fewer-round-trips')) {
+    await sent;
+    return;
+  }
+  // Not waited for: the next reservation carries it too, so this leader's next spawn never meets its own finished one.
+  s.data.released = [...(s.data.released ?? []), { reservation_id: reservation, spawned }].slice(-MAX_RELEASES_CARRIED);
 }
 
 export interface MemberSpec {

@@ -3,16 +3,18 @@ import { uuid4 } from '@temporalio/workflow';
 import { refuse } from '../errors';
 import { EventBuffer } from '../events';
 import type { AgentIdentity, AgentStatus, ChildRecord, DipperEvent, LaunchSpec, Limits, Plan, TeamRecord } from '../types';
-import { emptyInbox, Inbox, utf8Length, type InboxData } from './inbox';
+import { stateBytes, textBytes, type Text } from '../content';
+import { emptyInbox, Inbox, type InboxData } from './inbox';
+import { reviewDetailProblem } from './reviewDetail';
 import type { DeliverInput } from './messages';
 import { isFinished } from './plan';
 
 /** Everything an agent's workflow carries through continue-as-new. */
 export interface AgentData {
   inbox: InboxData;
-  review: { pending: boolean; ts: number | null; detail: string | null };
+  review: { pending: boolean; ts: number | null; detail: Text | null };
   termination_requested: boolean;
-  last_status_detail: string;
+  last_status_detail: Text;
   terminate: { posted: boolean; posted_at: number | null; consumed: boolean };
   plan: Plan | null;
   /** The team spawn_agent adds members to, created by the first spawn. */
@@ -22,6 +24,8 @@ export interface AgentData {
   crashes: number;
   /** Teams whose workspace went over budget; the leader is told once per team. Absent in older runs. */
   over_budget?: string[];
+  /** Reservations given back whose release signal the run may not have had yet; sent again with the next reservation. Absent in older runs. */
+  released?: { reservation_id: string; spawned: number }[];
   /** Answers of recent spawn_agent and create_team calls, for their retries (workflows/receipts.ts). Absent in older runs. */
   receipts?: ReceiptData;
   /** Crashed too often; no longer restarted. */
@@ -72,8 +76,6 @@ export function freshData(launch: LaunchSpec): AgentData {
 export function newId(prefix: string): string {
   return `${prefix}_${uuid4().replace(/-/g, '').slice(0, 12)}`;
 }
-
-const ENVELOPE = /\[(review required|iteration ready)\]/i;
 
 /**
  * The agent's state and the rules over it. Methods named check* refuse bad
@@ -138,7 +140,7 @@ export class AgentState {
     }
     // Pending content lives in the workflow's state, which Temporal keeps under 2 MiB per payload.
     const budget = this.limits.inboxBytes ?? 1024 * 1024;
-    if (this.inbox.pendingBytes + utf8Length(input.content) > budget) {
+    if (this.inbox.pendingBytes + stateBytes(input.content) > budget) {
       throw refuse('inbox_full', `The inbox of "${this.id.agentId}" holds its ${budget} bytes of pending content.`, {
         field: 'to',
         cap_bytes: budget,
@@ -152,7 +154,7 @@ export class AgentState {
     this.inbox.push('message', input.from_agent_id, input.content, input.message_id, Date.now());
     this.events.emit(
       'send_message',
-      { message_id: input.message_id, to: this.id.agentId, bytes: utf8Length(input.content) },
+      { message_id: input.message_id, to: this.id.agentId, bytes: textBytes(input.content) },
       input.from_agent_id,
     );
     if (input.from_agent_id !== this.id.leaderId) return false;
@@ -179,23 +181,14 @@ export class AgentState {
 
   // signal_review and request_termination
 
-  checkSignalReview(detail: string): void {
+  checkSignalReview(detail: Text): void {
     this.checkAlive();
-    if (detail.trim() === '') {
-      throw refuse('envelope_missing', 'detail is empty; describe the deliverables inside a [REVIEW REQUIRED] envelope.', {
-        field: 'detail',
-        reason: 'detail_empty',
-      });
-    }
-    if (!ENVELOPE.test(detail)) {
-      throw refuse('envelope_missing', 'detail must contain [REVIEW REQUIRED] or [ITERATION READY].', {
-        field: 'detail',
-        reason: 'envelope_missing',
-      });
-    }
+    // A stored detail was checked by the gateway before it was stored.
+    const problem = typeof detail === 'string' ? reviewDetailProblem(detail) : null;
+    if (problem) throw refuse('envelope_missing', problem.message, { field: 'detail', reason: problem.reason });
   }
 
-  signalReview(detail: string): void {
+  signalReview(detail: Text): void {
     const superseded = this.data.review.pending;
     this.data.review = { pending: true, ts: Date.now(), detail };
     this.data.last_status_detail = detail;
@@ -215,7 +208,7 @@ export class AgentState {
     }
   }
 
-  requestTermination(detail: string | undefined): void {
+  requestTermination(detail: Text | undefined): void {
     this.data.termination_requested = true;
     if (detail) this.data.last_status_detail = detail;
     this.events.emit('status', { state: 'termination_requested', detail: detail ?? null });

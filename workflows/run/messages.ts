@@ -1,4 +1,5 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { Text } from '../content';
 import type { PeerEntry } from '../types';
 
 /** An agent registers (entry) or reports a change (patch) to the run's directory. */
@@ -14,7 +15,7 @@ export const peerChangedSignal = defineSignal<[PeerChange]>('peerChanged');
 /** The root has no leader: its review or termination request waits here for a human. */
 export interface RootReport {
   kind: 'review' | 'termination';
-  detail: string;
+  detail: Text;
   ts: number;
 }
 export const rootReportSignal = defineSignal<[RootReport]>('rootReport');
@@ -70,6 +71,12 @@ export const runQuery = defineQuery<RunView, []>('run');
  * concurrent spawns and the spawn rate are the run's to count. Refused with
  * `quota_exceeded` (which quota, its limit, and when to retry if waiting helps).
  */
-export const reserveSpawnsUpdate = defineUpdate<{ reservation_id: string }, [{ count: number }]>('reserveSpawns');
+/** A reservation given back by the caller, whose release signal may not have arrived yet. */
+export interface SpawnRelease {
+  reservation_id: string;
+  spawned: number;
+}
+/** `releases` (absent in older histories) are applied first, so a leader's own finished spawn never counts against its next. */
+export const reserveSpawnsUpdate = defineUpdate<{ reservation_id: string }, [{ count: number; releases?: SpawnRelease[] }]>('reserveSpawns');
 /** The spawn finished (`spawned` of the reserved count started); its slots in flight are free again. */
 export const releaseSpawnsSignal = defineSignal<[{ reservation_id: string; spawned: number }]>('releaseSpawns');

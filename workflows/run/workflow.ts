@@ -112,15 +112,20 @@ export async function runWorkflow(input: RunInput): Promise<void> {
   const quota = () => (data.quota ??= freshQuota(input.limits, dir.size, Date.now()));
   setHandler(
     m.reserveSpawnsUpdate,
-    ({ count }) => {
+    ({ count, releases }) => {
+      for (const r of releases ?? []) release(quota(), r.reservation_id, r.spawned);
       const reservationId = uuid4();
       reserve(quota(), input.limits, reservationId, count, Date.now());
       return { reservation_id: reservationId };
     },
     {
-      validator: ({ count }) => {
+      validator: ({ count, releases }) => {
         if (data.status !== 'active') throw refuse('run_ended', 'The run has ended; nothing more can be spawned in it.');
-        checkReservation(data.quota ?? freshQuota(input.limits, dir.size, Date.now()), input.limits, count, Date.now());
+        // Judged as the handler would act: the caller's releases first, on a copy (a validator changes nothing).
+        const q = data.quota ?? freshQuota(input.limits, dir.size, Date.now());
+        const after = { ...q, in_flight: { ...q.in_flight } };
+        for (const r of releases ?? []) release(after, r.reservation_id, r.spawned);
+        checkReservation(after, input.limits, count, Date.now());
       },
     },
   );

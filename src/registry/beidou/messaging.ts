@@ -19,15 +19,19 @@ export const sendMessage = beidouTool({
   async handler({ to, content }, ctx) {
     checkBytes('content', content, ctx.limits.maxContentBytes);
     const messageId = randomUUID();
+    const kept = ctx.content.keep(ctx.caller.runId, content);
     const input = {
       message_id: messageId,
       from_agent_id: ctx.caller.agentId,
       from_run_id: ctx.caller.runId,
-      content,
+      content: kept,
     };
     try {
-      const outcome = await ctx.delivery.deliver(ctx.caller.runId, to, input);
-      if (!outcome.delivered) throw new ToolError(outcome.code, outcome.message, outcome.extra);
+      const outcome = await ctx.content.around([kept], () => ctx.delivery.deliver(ctx.caller.runId, to, input));
+      if (!outcome.delivered) {
+        ctx.content.forget(kept);
+        throw new ToolError(outcome.code, outcome.message, outcome.extra);
+      }
       return { delivered: true as const, message_id: messageId };
     } catch (err) {
       if (!(err instanceof NotFound)) throw err;

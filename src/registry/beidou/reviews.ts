@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { pendingReviewsQuery, requestTerminationUpdate, signalReviewUpdate } from '../../../workflows/agent/messages';
+import { reviewDetailProblem } from '../../../workflows/agent/reviewDetail';
+import { ToolError } from '../errors';
 import { beidouTool, callerHandle, checkBytes } from './common';
 
 export const signalReview = beidouTool({
@@ -17,7 +19,11 @@ export const signalReview = beidouTool({
   output: z.object({ recorded: z.literal(true), review_pending: z.literal(true) }),
   async handler({ detail }, ctx) {
     checkBytes('detail', detail ?? '', ctx.limits.maxContentBytes);
-    const { leader_id } = await ctx.team.update(callerHandle(ctx), signalReviewUpdate, [{ detail: detail ?? '' }]);
+    // Checked before a long detail is stored, so a refused call keeps nothing; the workflow checks short ones again.
+    const problem = reviewDetailProblem(detail ?? '');
+    if (problem) throw new ToolError('envelope_missing', problem.message, { field: 'detail', reason: problem.reason });
+    const kept = ctx.content.keep(ctx.caller.runId, detail ?? '');
+    const { leader_id } = await ctx.content.around([kept], () => ctx.team.update(callerHandle(ctx), signalReviewUpdate, [{ detail: kept }]));
     // The report is in the leader's inbox now: its runtime's long poll on this gateway can look at once.
     if (leader_id) ctx.wakeups.wake(ctx.caller.runId, leader_id);
     return { recorded: true as const, review_pending: true as const };
@@ -34,7 +40,10 @@ export const requestTermination = beidouTool({
   output: z.object({ recorded: z.literal(true), termination_requested: z.literal(true) }),
   async handler({ detail }, ctx) {
     if (detail !== undefined) checkBytes('detail', detail, ctx.limits.maxContentBytes);
-    const { leader_id } = await ctx.team.update(callerHandle(ctx), requestTerminationUpdate, [detail === undefined ? {} : { detail }]);
+    const kept = detail === undefined ? undefined : ctx.content.keep(ctx.caller.runId, detail);
+    const { leader_id } = await ctx.content.around([kept], () =>
+      ctx.team.update(callerHandle(ctx), requestTerminationUpdate, [kept === undefined ? {} : { detail: kept }]),
+    );
     if (leader_id) ctx.wakeups.wake(ctx.caller.runId, leader_id);
     return { recorded: true as const, termination_requested: true as const };
   },
@@ -58,6 +67,6 @@ export const listPendingReviews = beidouTool({
   input: z.strictObject({}),
   output: z.array(pendingReview),
   async handler(_input, ctx) {
-    return ctx.team.query(callerHandle(ctx), pendingReviewsQuery, { now: Date.now() });
+    return ctx.content.resolve(await ctx.team.query(callerHandle(ctx), pendingReviewsQuery, { now: Date.now() }));
   },
 });

@@ -1,0 +1,87 @@
+import Database from 'better-sqlite3';
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { StoredText } from '../workflows/content';
+
+/**
+ * Large text (message bodies, review details) kept outside workflow state.
+ * A gateway writes it before the Update that refers to it; workflows hold
+ * only `{content_ref, bytes}`; readers swap references back for text. Each
+ * piece belongs to a run and goes some time after its run ended.
+ *
+ * SQLite on one host today, beside the event log; a shared database can
+ * stand behind the same methods when gateways and workers spread out.
+ * Content goes with its run (src/worker/contentSweeper.ts).
+ */
+export class ContentStore {
+  private readonly db: Database.Database;
+  private readonly insert: Database.Statement;
+  private readonly select: Database.Statement;
+
+  constructor(file: string) {
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    this.db = new Database(file);
+    this.db.pragma('journal_mode = WAL');
+    // A write lost to a power cut whose Update never ran costs nothing; one whose Update ran is lost with it
+    // only if the OS lost the page cache too. NORMAL keeps a put off the disk's flush path.
+    this.db.pragma('synchronous = NORMAL');
+    this.db.pragma('busy_timeout = 5000');
+    this.db.exec(`CREATE TABLE IF NOT EXISTS content (
+      ref TEXT PRIMARY KEY,
+      run_id TEXT NOT NULL,
+      bytes INTEGER NOT NULL,
+      text TEXT NOT NULL,
+      created_at INTEGER NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS content_by_run ON content (run_id, created_at);`);
+    this.insert = this.db.prepare('INSERT INTO content (ref, run_id, bytes, text, created_at) VALUES (?, ?, ?, ?, ?)');
+    this.select = this.db.prepare('SELECT ref, text FROM content WHERE ref = ?');
+  }
+
+  put(runId: string, text: string): StoredText {
+    const ref = `ct_${randomUUID().replace(/-/g, '')}`;
+    const bytes = Buffer.byteLength(text);
+    this.insert.run(ref, runId, bytes, text, Date.now());
+    return { content_ref: ref, bytes };
+  }
+
+  /** The texts of the refs that exist; a ref that is gone (swept, or never written) is absent from the map. */
+  get(refs: Iterable<string>): Map<string, string> {
+    const out = new Map<string, string>();
+    for (const ref of new Set(refs)) {
+      const row = this.select.get(ref) as { ref: string; text: string } | undefined;
+      if (row) out.set(row.ref, row.text);
+    }
+    return out;
+  }
+
+  /** Content no Update refers to (the one that would have was refused). */
+  drop(refs: Iterable<string>): void {
+    const del = this.db.prepare('DELETE FROM content WHERE ref = ?');
+    this.db.transaction((all: string[]) => all.forEach((r) => del.run(r)))([...refs]);
+  }
+
+  /** Runs that have content: what a sweep looks at. */
+  runs(): string[] {
+    return (this.db.prepare('SELECT DISTINCT run_id FROM content').all() as { run_id: string }[]).map((r) => r.run_id);
+  }
+
+  /** Deletes every piece of a run's content; returns how many went. */
+  dropRun(runId: string): number {
+    return this.db.prepare('DELETE FROM content WHERE run_id = ?').run(runId).changes;
+  }
+
+  /** Pieces and bytes kept for a run (for tests and the operator). */
+  usage(runId: string): { pieces: number; bytes: number } {
+    const row = this.db.prepare('SELECT COUNT(*) AS pieces, COALESCE(SUM(bytes), 0) AS bytes FROM content WHERE run_id = ?').get(runId) as {
+      pieces: number;
+      bytes: number;
+    };
+    return row;
+  }
+
+  close(): void {
+    this.db.close();
+  }
+}

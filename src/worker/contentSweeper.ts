@@ -1,0 +1,55 @@
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { ContentStore } from '../../activities/contentStore';
+import { runWorkflowId } from '../../workflows/ids';
+import { safeMessage, type Logger } from '../log';
+
+export interface SweepOptions {
+  /** Content of a run is kept this long after the run closed (and never past Temporal purging the run). */
+  retentionMs: number;
+}
+
+/**
+ * Content goes with its run: once Temporal has purged the run (namespace
+ * retention), or `retentionMs` after the run closed, whichever comes first.
+ * A run whose state cannot be learned now keeps its content until a later
+ * sweep can tell. Returns the runs whose content went.
+ */
+export async function sweepContent(store: ContentStore, client: Client, opts: SweepOptions, now = Date.now()): Promise<string[]> {
+  const gone: string[] = [];
+  for (const runId of store.runs()) {
+    try {
+      const run = await client.workflow.getHandle(runWorkflowId(runId)).describe();
+      const closed = run.closeTime?.getTime();
+      if (closed === undefined || now - closed < opts.retentionMs) continue;
+    } catch (err) {
+      if (!(err instanceof WorkflowNotFoundError)) continue;
+    }
+    store.dropRun(runId);
+    gone.push(runId);
+  }
+  return gone;
+}
+
+/** Sweeps every `everyMs` in the background of a worker; each worker may, since a sweep deletes only what no run needs. */
+export function startContentSweeper(store: ContentStore, client: Client, opts: SweepOptions & { everyMs: number }, log: Logger): () => void {
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  const tick = async () => {
+    try {
+      const gone = await sweepContent(store, client, opts);
+      if (gone.length > 0) log.info({ runs: gone.length }, 'removed the content of ended runs');
+    } catch (err) {
+      log.warn({ err: safeMessage(err) }, 'content sweep failed; trying again later');
+    }
+    if (!stopped) {
+      timer = setTimeout(() => void tick(), opts.everyMs);
+      timer.unref();
+    }
+  };
+  timer = setTimeout(() => void tick(), Math.min(opts.everyMs, 60_000));
+  timer.unref();
+  return () => {
+    stopped = true;
+    clearTimeout(timer);
+  };
+}

@@ -1,0 +1,85 @@
+import type { Client } from '@temporalio/client';
+import { ContentStore } from '../../activities/contentStore';
+import { CONTENT_GONE } from '../../src/gateway/content';
+import { paths } from '../../src/paths';
+import { sweepContent } from '../../src/worker/contentSweeper';
+import { INLINE_TEXT_BYTES } from '../../workflows/content';
+import { runWorkflowId } from '../../workflows/ids';
+import { eventually } from '../support/clients';
+import { approve, closeAll, env, eventsOf, operator, spawn, startRun, task } from '../support/team';
+import { connectTemporal } from '../support/temporal';
+
+/**
+ * Long text lives in the content store, not in workflow state: what goes
+ * in, what a refused call leaves behind (nothing), and when it goes.
+ */
+let store: ContentStore;
+let temporal: { client: Client; close: () => Promise<void> };
+beforeAll(async () => {
+  store = new ContentStore(paths.content(env.dataDir));
+  temporal = await connectTemporal();
+});
+afterAll(async () => {
+  await closeAll();
+  store.close();
+  await temporal.close();
+});
+
+const max = 256 * 1024;
+
+it('keeps short text inline and stores long text, once per call', async () => {
+  const { root, runId, rootId } = await startRun();
+  await root.ok('declare_plan', { tasks: [task('a')] });
+  const child = await spawn(root, runId, 'a');
+  await child.client.ok('send_message', { to: rootId, content: 'x'.repeat(INLINE_TEXT_BYTES) });
+  expect(store.usage(runId).pieces).toBe(0);
+  await child.client.ok('signal_review', { detail: '[REVIEW REQUIRED] '.padEnd(INLINE_TEXT_BYTES + 1, 'y') });
+  expect(store.usage(runId)).toEqual({ pieces: 1, bytes: INLINE_TEXT_BYTES + 1 });
+});
+
+it('keeps nothing of a long text whose call was refused', async () => {
+  const { root, runId, rootId } = await startRun();
+  await root.ok('declare_plan', { tasks: [task('a'), task('b')] });
+  const [a, b] = [await spawn(root, runId, 'a'), await spawn(root, runId, 'b')];
+  await approve(root, b);
+  const long = (what: string) => `[REVIEW REQUIRED] ${what} `.padEnd(max, 'z');
+  const stored = store.usage(runId).pieces;
+
+  // Refused by the gateway before anything is stored, by the workflow after it was: neither keeps the text.
+  expect((await a.client.fail('send_message', { to: 'ag_000000000000', content: long('nobody') })).code).toBe('unknown_recipient');
+  expect((await a.client.fail('send_message', { to: b.agentId, content: long('ended') })).code).toBe('recipient_terminated');
+  expect((await a.client.fail('signal_review', { detail: 'no envelope '.padEnd(max, 'z') })).code).toBe('envelope_missing');
+  expect((await b.client.fail('signal_review', { detail: long('after the end') })).code).toBe('agent_terminated');
+  expect((await root.fail('send_message', { to: a.agentId, content: `${'x'.repeat(max)}!` })).code).toBe('invalid_input');
+  expect(store.usage(runId).pieces).toBe(stored);
+
+  // The same calls, accepted, keep theirs.
+  await a.client.ok('send_message', { to: rootId, content: long('kept') });
+  expect(store.usage(runId).pieces).toBe(stored + 1);
+});
+
+it("deletes a run's content once the run has closed and its retention passed, and readers are told it went", async () => {
+  const ended = await startRun();
+  const open = await startRun();
+  for (const run of [ended, open]) await run.root.ok('signal_review', { detail: '[REVIEW REQUIRED] '.padEnd(max, 'r') });
+  // Its event is written in the background; it is read back after the sweep.
+  await eventsOf(ended.runId, 'completion.reported');
+  expect(store.usage(ended.runId).pieces).toBe(1);
+  expect((await operator.request('POST', `/runs/${ended.runId}/cancel`, {})).status).toBe(200);
+  // The run workflow closes once its agents have ended.
+  await eventually(async () => ((await temporal.client.workflow.getHandle(runWorkflowId(ended.runId)).describe()).closeTime ? true : undefined), 30_000);
+
+  // Within the retention period, nothing goes; an open run's content never does.
+  const keptFor = 3600_000;
+  expect(await sweepContent(store, temporal.client, { retentionMs: keptFor })).not.toContain(ended.runId);
+  expect(store.usage(ended.runId).pieces).toBe(1);
+  const later = Date.now() + keptFor + 1000;
+  const swept = await sweepContent(store, temporal.client, { retentionMs: keptFor }, later);
+  expect(swept).toContain(ended.runId);
+  expect(swept).not.toContain(open.runId);
+  expect(store.usage(ended.runId).pieces).toBe(0);
+  expect(store.usage(open.runId).pieces).toBe(1);
+
+  expect((await operator.events(ended.runId, 'completion.reported'))[0].data.detail).toBe(CONTENT_GONE);
+  expect(((await eventsOf(open.runId, 'completion.reported'))[0].data.detail as string).length).toBe(max);
+});
