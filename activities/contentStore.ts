@@ -2,7 +2,10 @@ import Database from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { StoredText } from '../workflows/content';
+import { isStored, readAs, type StoredText } from '../workflows/content';
+
+/** What a reader sees of text whose run's retention has passed. */
+export const CONTENT_GONE = '[content no longer kept: its run ended and the retention period passed]';
 
 /**
  * Large text (message bodies, review details) kept outside workflow state.
@@ -56,6 +59,14 @@ export class ContentStore {
     return out;
   }
 
+  /** A copy of `value` (a Query's answer, an event, a launch spec) with every stored text replaced by its words. */
+  resolve<T>(value: T): T {
+    const refs: string[] = [];
+    collect(value, refs);
+    if (refs.length === 0) return value;
+    return replace(value, this.get(refs)) as T;
+  }
+
   /** Content no Update refers to (the one that would have was refused). */
   drop(refs: Iterable<string>): void {
     const del = this.db.prepare('DELETE FROM content WHERE ref = ?');
@@ -84,4 +95,25 @@ export class ContentStore {
   close(): void {
     this.db.close();
   }
+}
+
+function collect(value: unknown, into: string[]): void {
+  if (isStored(value)) {
+    into.push(value.content_ref);
+    return;
+  }
+  if (Array.isArray(value)) for (const v of value) collect(v, into);
+  else if (value !== null && typeof value === 'object') for (const v of Object.values(value)) collect(v, into);
+}
+
+function replace(value: unknown, texts: Map<string, string>): unknown {
+  if (isStored(value)) {
+    const text = texts.get(value.content_ref);
+    return text === undefined ? CONTENT_GONE : readAs(value as StoredText, text);
+  }
+  if (Array.isArray(value)) return value.map((v) => replace(v, texts));
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, replace(v, texts)]));
+  }
+  return value;
 }

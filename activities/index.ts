@@ -18,7 +18,8 @@ import type { EventStore } from './eventStore';
 import { AccountProblem, runAs, type AgentAccounts } from './runtimes/accounts';
 import { agentEnv } from './runtimes/agentEnv';
 import { TooManyProcesses, type CommandRuntime } from './runtimes/command';
-import { buildPayload, type LaunchPayload } from './runtimes/payload';
+import { buildPayload, type LaunchPayload, type ReadLaunch } from './runtimes/payload';
+import type { ContentStore } from './contentStore';
 import { launchBody, postWebhook, stopBody } from './runtimes/webhook';
 
 export interface ActivityDeps {
@@ -27,6 +28,8 @@ export interface ActivityDeps {
   /** Reaches the token registry (workflows/tokens/registry.ts). */
   client: Client;
   events: EventStore;
+  /** Long texts the workflows refer to (plan tasks, launch messages). */
+  content: ContentStore;
   skills: SkillCatalog;
   commands: CommandRuntime;
   /** Set when a runtime runs agents as another OS user: workspaces then get groups, agents accounts. */
@@ -147,7 +150,8 @@ export function createActivities(deps: ActivityDeps) {
         const file = paths.plan(config.dataDir, input.runId, input.agentId, input.planId);
         await fs.mkdir(path.dirname(file), { recursive: true });
         const tmp = `${file}.tmp`;
-        await fs.writeFile(tmp, JSON.stringify({ plan_id: input.planId, owner: input.agentId, tasks: input.tasks }, null, 2));
+        // The record holds the words, not the store's references: it is read by people and outlives the store's retention.
+        await fs.writeFile(tmp, JSON.stringify({ plan_id: input.planId, owner: input.agentId, tasks: deps.content.resolve(input.tasks) }, null, 2));
         await fs.rename(tmp, file);
         return file;
       });
@@ -175,7 +179,7 @@ export function createActivities(deps: ActivityDeps) {
       const payload = buildPayload(
         { publicUrl: config.publicUrl, tokenSecret: deps.tokenSecret, tokenTtlSeconds: config.tokenTtlSeconds },
         input.identity,
-        input.launch,
+        deps.content.resolve(input.launch) as ReadLaunch,
         body,
         input.mode,
         { gen: input.generation ?? 0, issuedAt: input.issuedAt ?? Date.now() },

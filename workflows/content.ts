@@ -43,6 +43,12 @@ export function isStored(text: unknown): text is StoredText {
   return typeof text === 'object' && text !== null && typeof (text as StoredText).content_ref === 'string' && typeof (text as StoredText).bytes === 'number';
 }
 
+/** The same words: equal strings, or the same stored piece (a gateway stores equal texts of one call once). */
+export function sameText(a: Text, b: Text): boolean {
+  if (typeof a === 'string' || typeof b === 'string') return a === b;
+  return a.content_ref === b.content_ref && a.chars === b.chars && a.prefix === b.prefix;
+}
+
 /** Bytes of the text itself, wherever it lives. */
 export function textBytes(text: Text): number {
   return typeof text === 'string' ? utf8Length(text) : text.bytes;

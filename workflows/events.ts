@@ -67,6 +67,16 @@ export class EventBuffer {
     return true;
   }
 
+  /**
+   * Unwritten events have outgrown what continue-as-new may carry: the
+   * event log has been unreachable for a while. Calls that would add more
+   * are refused until it is back (checked in Update validators only, which
+   * replay does not run), so state stays bounded and nothing is dropped.
+   */
+  backedUp(): boolean {
+    return !this.fitsCarry();
+  }
+
   emit(type: string, data: Record<string, unknown> = {}, agentId: string | null = this.agentId): void {
     this.pending.push({ event_id: uuid4(), run_id: this.runId, agent_id: agentId, type, ts: Date.now(), data });
   }
@@ -132,7 +142,9 @@ export function historyFull(input: { limits: { continueAsNewEvents?: number } })
   return info.continueAsNewSuggested || info.historyLength > (input.limits.continueAsNewEvents ?? 8000);
 }
 
-const background = proxyActivities<Activities>({ startToCloseTimeout: '30s' });
+// Retried for ever (events are never dropped), but at least every 5 s: after an outage of the event log the backlog
+// goes out within seconds of its return, not up to the default 100 s later, and the calls it held back are taken again.
+const background = proxyActivities<Activities>({ startToCloseTimeout: '30s', retry: { maximumInterval: '5s' } });
 const inline = proxyLocalActivities<Activities>({ startToCloseTimeout: '15s' });
 
 /**

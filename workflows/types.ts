@@ -47,8 +47,9 @@ export interface PlanTaskSpec {
   id: string;
   role: string;
   skill: string;
-  task: string;
-  description?: string;
+  /** Long task texts and descriptions are references into the content store. */
+  task: Text;
+  description?: Text;
   model?: string;
   depends_on?: string[];
 }
@@ -86,8 +87,8 @@ export interface AgentIdentity {
 
 /** What the runtime adapter is given to start the agent. Tokens are minted by the activity, never stored here. */
 export interface LaunchSpec {
-  firstMessage: string;
-  roleDescription: string;
+  firstMessage: Text;
+  roleDescription: Text;
   rules: string[];
 }
 
@@ -109,7 +110,7 @@ export interface ChildRecord {
 export interface TeamRecord {
   team_id: string;
   name: string;
-  task?: string;
+  task?: Text;
   rules: string[];
   members: string[];
 }

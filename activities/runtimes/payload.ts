@@ -27,10 +27,13 @@ export interface PayloadDeps {
   tokenTtlSeconds: number;
 }
 
+/** A launch spec whose stored texts have been read back (ContentStore.resolve). */
+export type ReadLaunch = { [K in keyof LaunchSpec]: K extends 'rules' ? string[] : string };
+
 export function buildPayload(
   deps: PayloadDeps,
   id: AgentIdentity,
-  launch: LaunchSpec,
+  launch: ReadLaunch,
   skillBody: string,
   mode: LaunchPayload['mode'],
   /** The launch the token belongs to: its generation and when it was made. */

@@ -1,10 +1,9 @@
 import type { ContentStore } from '../../activities/contentStore';
-import { INLINE_TEXT_BYTES, isStored, readAs, type StoredText, type Text } from '../../workflows/content';
+import { INLINE_TEXT_BYTES, isStored, type Text } from '../../workflows/content';
 import { ToolError } from '../registry/errors';
-import { NotFound } from './teamClient';
+import { NotFound, WorkflowRefusal } from './teamClient';
 
-/** What a reader sees of text whose run's retention has passed. */
-export const CONTENT_GONE = '[content no longer kept: its run ended and the retention period passed]';
+export { CONTENT_GONE } from '../../activities/contentStore';
 
 /**
  * The gateway's side of the content store: large text goes in before the
@@ -17,6 +16,24 @@ export class ContentKeeper {
   /** Small text stays inline (no write on the hot path); larger text is stored and referred to. */
   keep(runId: string, text: string): Text {
     return Buffer.byteLength(text) > INLINE_TEXT_BYTES ? this.store.put(runId, text) : text;
+  }
+
+  /** Like `keep` for several texts of one call: equal texts are stored once and get the same reference (so the workflow can compare them). */
+  keeper(runId: string): { keep: (text: string) => Text; kept: Text[] } {
+    const byText = new Map<string, Text>();
+    const kept: Text[] = [];
+    return {
+      kept,
+      keep: (text: string) => {
+        let t = byText.get(text);
+        if (t === undefined) {
+          t = this.keep(runId, text);
+          byText.set(text, t);
+          kept.push(t);
+        }
+        return t;
+      },
+    };
   }
 
   /** Drops what `keep` stored for a call that was refused or never reached its workflow. */
@@ -35,38 +52,13 @@ export class ContentKeeper {
     try {
       return await call();
     } catch (err) {
-      if (err instanceof NotFound || (err instanceof ToolError && !err.retryable)) this.forget(...texts);
+      if (err instanceof NotFound || err instanceof WorkflowRefusal || (err instanceof ToolError && !err.retryable)) this.forget(...texts);
       throw err;
     }
   }
 
   /** A copy of `value` (a Query's answer, an event) with every stored text replaced by its words. */
   resolve<T>(value: T): T {
-    const refs: string[] = [];
-    collect(value, refs);
-    if (refs.length === 0) return value;
-    const texts = this.store.get(refs);
-    return replace(value, texts) as T;
+    return this.store.resolve(value);
   }
-}
-
-function collect(value: unknown, into: string[]): void {
-  if (isStored(value)) {
-    into.push(value.content_ref);
-    return;
-  }
-  if (Array.isArray(value)) for (const v of value) collect(v, into);
-  else if (value !== null && typeof value === 'object') for (const v of Object.values(value)) collect(v, into);
-}
-
-function replace(value: unknown, texts: Map<string, string>): unknown {
-  if (isStored(value)) {
-    const text = texts.get(value.content_ref);
-    return text === undefined ? CONTENT_GONE : readAs(value as StoredText, text);
-  }
-  if (Array.isArray(value)) return value.map((v) => replace(v, texts));
-  if (value !== null && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, replace(v, texts)]));
-  }
-  return value;
 }

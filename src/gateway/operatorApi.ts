@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Router, type NextFunction, type Response } from 'express';
 import { z } from 'zod';
-import { buildPayload } from '../../activities/runtimes/payload';
+import { buildPayload, type ReadLaunch } from '../../activities/runtimes/payload';
 import type { EventStore } from '../../activities/eventStore';
 import { launchQuery } from '../../workflows/agent/messages';
 import { slug } from '../../workflows/agent/leader';
@@ -147,7 +147,8 @@ export function operatorRouter(deps: OperatorDeps): Router {
     const role = body.root_role ?? 'root';
     const input: RunInput = {
       runId,
-      task: body.task,
+      // Every agent of the run carries the task: a long one is stored once and referred to.
+      task: deps.content.keep(runId, body.task),
       root: { agentId, name: `${slug(role)}-${agentId.slice(3, 7)}`, role, skill },
       limits: runLimits(config.limits, body.limits),
       ...deadlineOf(body.deadline_seconds ?? config.runDeadlineSeconds, config.runDeadlineWarningSeconds),
@@ -222,7 +223,7 @@ export function operatorRouter(deps: OperatorDeps): Router {
     const payload = buildPayload(
       { publicUrl: config.publicUrl, tokenSecret: deps.tokenSecret, tokenTtlSeconds: config.tokenTtlSeconds },
       spec.identity,
-      spec.launch,
+      deps.content.resolve(spec.launch) as ReadLaunch,
       body,
       'first',
       { gen: spec.generation, issuedAt: spec.issuedAt },

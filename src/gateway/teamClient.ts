@@ -18,6 +18,9 @@ import { keepsFailing } from './workflowHealth';
 /** The workflow behind a call does not exist (or has closed); callers turn this into their own code. */
 export class NotFound extends Error {}
 
+/** The owning workflow refused the call: it changed nothing. `unavailable` refusals (retry shortly) are retryable. */
+export class WorkflowRefusal extends ToolError {}
+
 const MAX_ATTEMPTS = 12;
 
 /**
@@ -202,7 +205,7 @@ export class TeamClient {
     // (`internal` from a disk activity, an error class name such as `Error`) is internal (docs/decisions.md, ids).
     if (err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure && isRefusal(err.cause.type)) {
       const extra = (err.cause.details?.[0] ?? {}) as Record<string, unknown>;
-      return new ToolError(err.cause.type, err.cause.message, extra);
+      return new WorkflowRefusal(err.cause.type, err.cause.message, extra, err.cause.type === 'unavailable');
     }
     const text = err instanceof Error ? err.message : '';
     if (/workflow execution already completed|not found/i.test(text)) return new NotFound(what);

@@ -69,6 +69,7 @@ export async function createDipperWorker(
       tokenSecret: secrets.tokenSecret,
       client,
       events,
+      content,
       skills: new SkillCatalog(config.skillsDir),
       commands,
       accounts,

@@ -46,3 +46,45 @@ it('records a background loop\'s failures and keeps the agent answering', async 
   const failedTasks = (history.events ?? []).filter((e) => e.workflowTaskFailedEventAttributes);
   expect(failedTasks.map((e) => e.workflowTaskFailedEventAttributes?.failure?.message)).toEqual([]);
 }, 60_000);
+
+describe('an event log that cannot be written', () => {
+  let down: Stack;
+  beforeAll(async () => {
+    down = await startStack('eventsdown', 28860, { DIPPER_FAULTS: 'recordEvents' });
+  }, 60_000);
+  afterAll(async () => down?.stop());
+
+  it('holds back calls that would add events, keeps reads answering, and loses nothing once it is back', async () => {
+    const res = await down.operator.request('POST', '/runs', { task: 'Report while the log is down.' });
+    const { run_id: runId, root } = res.json;
+    const lead = await AgentClient.connect(down.gatewayUrl, root.agent_token);
+    clients.push(lead);
+    // Each report leaves about 1.2 KB of unwritten events in the root's workflow; past what continue-as-new may carry, calls are refused.
+    const detail = (i: number) => `[REVIEW REQUIRED] report ${i} `.padEnd(1000, '.');
+    let accepted = 0;
+    let refusal: any;
+    while (!refusal && accepted < 400) {
+      const out = await lead.call('signal_review', { detail: detail(accepted) });
+      if (out.isError) refusal = out.error;
+      else accepted++;
+    }
+    expect(refusal).toMatchObject({ code: 'unavailable', retryable: true });
+    expect(accepted).toBeGreaterThan(50);
+    // Reads do not add events: they go on.
+    expect((await lead.ok('list_peers', { scope: 'all' })).peers).toHaveLength(1);
+    expect(await down.operator.events(runId)).toEqual([]);
+
+    // The log comes back (a worker without the fault): the backlog is written and calls are taken again.
+    delete down.env.DIPPER_FAULTS;
+    await down.restartWorker();
+    await eventually(async () => ((await lead.call('signal_review', { detail: detail(accepted) })).isError ? undefined : true), 60_000, 500);
+    accepted++;
+    const reported = await eventually(async () => {
+      const events = await down.operator.events(runId, 'completion.reported');
+      return events.length >= accepted ? events : undefined;
+    }, 30_000, 200);
+    expect(new Set(reported.map((e) => e.data.detail)).size).toBe(accepted);
+    const history = await temporal.client.workflow.getHandle(agentWorkflowId(runId, root.agent_id)).fetchHistory();
+    expect((history.events ?? []).filter((e) => e.workflowTaskFailedEventAttributes)).toEqual([]);
+  }, 120_000);
+});

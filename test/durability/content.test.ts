@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import type { Client } from '@temporalio/client';
 import { ContentStore } from '../../activities/contentStore';
 import { CONTENT_GONE } from '../../src/gateway/content';
@@ -82,4 +83,44 @@ it("deletes a run's content once the run has closed and its retention passed, an
 
   expect((await operator.events(ended.runId, 'completion.reported'))[0].data.detail).toBe(CONTENT_GONE);
   expect(((await eventsOf(open.runId, 'completion.reported'))[0].data.detail as string).length).toBe(max);
+});
+
+it('stores long run tasks, plans and team charters once, and every reader gets the words', async () => {
+  const long = (what: string, n = 100 * 1024) => `${what}: `.padEnd(n, what[0]);
+  const runTask = long('Ship the whole product', 200 * 1024);
+  const { root, runId } = await startRun(undefined, runTask);
+  expect((await operator.request('GET', `/runs/${runId}`)).json.task).toBe(runTask);
+  const before = store.usage(runId).pieces;
+  expect(before).toBe(1);
+
+  // A plan of long task texts and descriptions: the child's launch and the plan file hold the words.
+  const plan = await root.ok('declare_plan', {
+    tasks: [
+      { ...task('a'), task: long('alpha task'), description: long('alpha role') },
+      { ...task('b'), task: long('beta task'), description: long('beta role') },
+    ],
+  });
+  const child = await spawn(root, runId, 'a');
+  expect(child.launch.first_message).toMatch(/^\[TASK ASSIGNMENT\]\nplan_task_id: a\n/);
+  expect(child.launch.first_message.endsWith(`[/TASK ASSIGNMENT]\n\n${long('alpha task')}`)).toBe(true);
+  expect(child.launch.skill_body).toContain(long('alpha role'));
+  const file = JSON.parse(fs.readFileSync(plan.plan_path, 'utf8'));
+  expect(file.tasks.map((t: any) => [t.task, t.description])).toEqual([
+    [long('alpha task'), long('alpha role')],
+    [long('beta task'), long('beta role')],
+  ]);
+  expect(store.usage(runId).pieces).toBe(before + 4);
+
+  // Equal long descriptions are one stored piece, so the workflow still sees they are equal; the refusal keeps nothing.
+  const twins = { name: 'twins', task: long('charter'), roles: [0, 1].map((i) => ({ role: `r${i}`, skill: 'worker', description: long('same job') })) };
+  expect((await root.fail('create_team', twins)).code).toBe('duplicate_member_descriptions');
+  expect(store.usage(runId).pieces).toBe(before + 4);
+
+  // A retry of the same create_team (its answer lost) is the same call, although its texts are stored again.
+  const team = { ...twins, roles: [0, 1].map((i) => ({ role: `r${i}`, skill: 'worker', description: long(`job ${i}`) })) };
+  const first = await root.ok('create_team', team);
+  expect(await root.ok('create_team', team)).toEqual(first);
+  const member = await operator.launch(runId, first.members[1].agent_id);
+  expect(member.first_message).toBe(runTask);
+  expect(member.skill_body).toContain(long('job 1'));
 });

@@ -30,7 +30,7 @@ function summaryOf(detail: Text): Text {
   return excerpt(detail, SUMMARY_CHARS);
 }
 
-export function installHandlers(s: AgentState, runTask: string): void {
+export function installHandlers(s: AgentState, runTask: Text): void {
   // Messaging and the runtime's inbox
 
   setHandler(
@@ -59,6 +59,7 @@ export function installHandlers(s: AgentState, runTask: string): void {
         if (messages.length === 0 || messages.length > m.MAX_DELIVERY_BATCH) {
           throw refuse('invalid_input', `A delivery carries 1 to ${m.MAX_DELIVERY_BATCH} messages.`, { field: 'messages' });
         }
+        s.checkEventsWritable();
       },
     },
   );
@@ -111,7 +112,7 @@ export function installHandlers(s: AgentState, runTask: string): void {
       await directory;
       return { recorded: true as const, review_pending: true as const, leader_id: s.id.leaderId };
     },
-    { validator: ({ detail }) => s.checkSignalReview(detail) },
+    { validator: ({ detail }) => (s.checkSignalReview(detail), s.checkEventsWritable()) },
   );
 
   setHandler(
@@ -135,7 +136,7 @@ export function installHandlers(s: AgentState, runTask: string): void {
       await directory;
       return { recorded: true as const, termination_requested: true as const, leader_id: s.id.leaderId };
     },
-    { validator: (_input: { detail?: Text }) => s.checkRequestTermination() },
+    { validator: (_input: { detail?: Text }) => (s.checkRequestTermination(), s.checkEventsWritable()) },
   );
 
   setHandler(m.terminateSignal, ({ force }) => {

@@ -1,3 +1,4 @@
+import { sameText } from '../content';
 import { refuse } from '../errors';
 import type { ChildRecord, PlanTask, PlanTaskSpec } from '../types';
 import type { CreateTeamInput, UpdatePlanTaskInput } from './messages';
@@ -76,7 +77,7 @@ export function checkCreateTeam(s: AgentState, input: CreateTeamInput): void {
   checkDepth(s);
   const roles = input.roles;
   const first = roles[0];
-  const allSame = roles.length > 1 && roles.every((r) => r.skill === first.skill && r.description === first.description);
+  const allSame = roles.length > 1 && roles.every((r) => r.skill === first.skill && sameText(r.description, first.description));
   if (allSame && !input.consensus) {
     throw refuse(
       'duplicate_member_descriptions',

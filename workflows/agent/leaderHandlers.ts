@@ -1,3 +1,4 @@
+import type { Text } from '../content';
 import { ApplicationFailure, patched, proxyLocalActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import { refuse } from '../errors';
@@ -27,7 +28,7 @@ function answered(s: AgentState, key: string): boolean {
 }
 
 /** Handlers for what an agent does as a leader: its plan, its teams, its children. */
-export function installLeaderHandlers(s: AgentState, runTask: string): void {
+export function installLeaderHandlers(s: AgentState, runTask: Text): void {
   setHandler(m.childChangedSignal, (change) => {
     const child = leader.childRecord(s, change.agent_id);
     if (!child) return;
@@ -57,7 +58,7 @@ export function installLeaderHandlers(s: AgentState, runTask: string): void {
         s.planBusy = false;
       }
     },
-    { validator: ({ tasks }) => leader.checkDeclarePlan(s, tasks) },
+    { validator: ({ tasks }) => (leader.checkDeclarePlan(s, tasks), s.checkEventsWritable()) },
   );
 
   setHandler(
@@ -74,7 +75,7 @@ export function installLeaderHandlers(s: AgentState, runTask: string): void {
         s.planBusy = false;
       }
     },
-    { validator: () => leader.checkRemovePlan(s) },
+    { validator: () => (leader.checkRemovePlan(s), s.checkEventsWritable()) },
   );
 
   setHandler(m.listReadyQuery, () => (s.data.plan ? { ready: readyIds(s.data.plan.tasks) } : null));
@@ -118,7 +119,7 @@ export function installLeaderHandlers(s: AgentState, runTask: string): void {
         s.spawnBusy = false;
       }
     },
-    { validator: ({ task_id }) => void leader.checkSpawn(s, task_id) },
+    { validator: ({ task_id }) => void (leader.checkSpawn(s, task_id), s.checkEventsWritable()) },
   );
 
   setHandler(
@@ -126,7 +127,7 @@ export function installLeaderHandlers(s: AgentState, runTask: string): void {
     async (input) => {
       // The same call sent again (its answer was lost) gets the same team, not a second one.
       const receipts = receiptsOf(s);
-      const key = callKey('create_team', input);
+      const key = input.call_key ?? callKey('create_team', input);
       const kept = receipts?.find(key, Date.now());
       if (kept !== undefined) return kept as m.CreateTeamResult;
       const allOrNothing = patched('members-all-or-nothing');
@@ -182,7 +183,13 @@ export function installLeaderHandlers(s: AgentState, runTask: string): void {
         await releaseSpawns(s, reservation, spawned);
       }
     },
-    { validator: (input) => void (answered(s, callKey('create_team', input)) || leader.checkCreateTeam(s, input)) },
+    {
+      validator: (input) => {
+        if (answered(s, input.call_key ?? callKey('create_team', input))) return;
+        leader.checkCreateTeam(s, input);
+        s.checkEventsWritable();
+      },
+    },
   );
 
   setHandler(
@@ -198,13 +205,13 @@ export function installLeaderHandlers(s: AgentState, runTask: string): void {
       await Promise.all([tell(agentWorkflowId(s.id.runId, agent_id), m.terminateSignal, { force }), statusToDirectory(s, agent_id, 'terminating')]);
       return { sentinel_posted: true };
     },
-    { validator: ({ agent_id, force }) => leader.checkTerminateChild(s, agent_id, force) },
+    { validator: ({ agent_id, force }) => (leader.checkTerminateChild(s, agent_id, force), s.checkEventsWritable()) },
   );
 
   setHandler(
     m.updatePlanTaskUpdate,
     (input) => ({ task_id: input.task_id, status: input.status, newly_ready: leader.updatePlanTask(s, input) }),
-    { validator: (input) => void leader.checkUpdatePlanTask(s, input) },
+    { validator: (input) => void (leader.checkUpdatePlanTask(s, input), s.checkEventsWritable()) },
   );
 
   setHandler(m.pendingReviewsQuery, ({ now }) => leader.pendingReviews(s, now));

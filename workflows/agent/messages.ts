@@ -62,10 +62,16 @@ export const spawnAgentUpdate = defineUpdate<SpawnResult, [{ task_id: string }]>
 
 export interface CreateTeamInput {
   name: string;
-  task: string;
-  roles: { role: string; skill: string; model?: string; description: string }[];
+  task: Text;
+  roles: { role: string; skill: string; model?: string; description: Text }[];
   rules?: string[];
   consensus?: boolean;
+  /**
+   * What makes two calls the same call, worked out by the gateway from the
+   * words sent (a retry stores its texts again, under new references).
+   * Absent from older gateways: then the input itself is the key.
+   */
+  call_key?: string;
 }
 export interface CreateTeamResult {
   team_id: string;

@@ -1,3 +1,4 @@
+import { prefixed, type Text } from '../content';
 import { ActivityFailure, ApplicationFailure, ParentClosePolicy, patched, proxyActivities, proxyLocalActivities, startChild } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import { agentWorkflowId, runWorkflowId } from '../ids';
@@ -73,14 +74,14 @@ export interface MemberSpec {
   role: string;
   skill: string;
   model?: string;
-  description: string;
+  description: Text;
   planTaskId?: string;
   /** The task text; for plan tasks it follows the [TASK ASSIGNMENT] block. */
-  task: string;
+  task: Text;
   rules: string[];
 }
 
-export async function newTeam(s: AgentState, name: string, rules: string[], task?: string): Promise<TeamRec> {
+export async function newTeam(s: AgentState, name: string, rules: string[], task?: Text): Promise<TeamRec> {
   const teamId = newId('tm');
   const workspacePath = await local.provisionTeamWorkspace({ runId: s.id.runId, teamId, leaderId: s.id.agentId });
   const team: TeamRec = { team_id: teamId, name, rules, members: [], workspace_path: workspacePath, ...(task ? { task } : {}) };
@@ -93,8 +94,8 @@ export async function newTeam(s: AgentState, name: string, rules: string[], task
   return team;
 }
 
-export function assignmentMessage(planTaskId: string, artifactsPath: string, task: string): string {
-  return `[TASK ASSIGNMENT]\nplan_task_id: ${planTaskId}\nartifacts_path: ${artifactsPath}\n[/TASK ASSIGNMENT]\n\n${task}`;
+export function assignmentMessage(planTaskId: string, artifactsPath: string, task: Text): Text {
+  return prefixed(`[TASK ASSIGNMENT]\nplan_task_id: ${planTaskId}\nartifacts_path: ${artifactsPath}\n[/TASK ASSIGNMENT]\n\n`, task);
 }
 
 /**
@@ -103,7 +104,7 @@ export function assignmentMessage(planTaskId: string, artifactsPath: string, tas
  * calls, which need the spawn result first, so the directory always hears
  * of the registration before any report.
  */
-export async function launchMember(s: AgentState, team: TeamRec, spec: MemberSpec, runTask: string, presetId?: string): Promise<string> {
+export async function launchMember(s: AgentState, team: TeamRec, spec: MemberSpec, runTask: Text, presetId?: string): Promise<string> {
   const agentId = presetId ?? newId('ag');
   const depth = s.id.depth + 1;
   const artifactsPath = spec.planTaskId

@@ -111,6 +111,15 @@ export class AgentState {
     return this.id.leaderId === null;
   }
 
+  /** Refuses a call that would add events while the event log cannot take them (EventBuffer.backedUp). For validators only. */
+  checkEventsWritable(): void {
+    if (this.events.backedUp()) {
+      throw refuse('unavailable', 'Dipper cannot record events right now (its event log is unreachable), so this call changed nothing. Retry shortly.', {
+        retry_after_ms: 2000,
+      });
+    }
+  }
+
   /** A terminated agent (or one whose run ended) keeps its record but may change nothing more. */
   checkAlive(): void {
     if (this.status === 'terminated') {

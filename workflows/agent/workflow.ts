@@ -1,3 +1,4 @@
+import type { Text } from '../content';
 import {
   allHandlersFinished,
   condition,
@@ -24,7 +25,7 @@ export interface AgentInput {
   identity: AgentIdentity;
   limits: Limits;
   /** The originating user task of the run; create_team members receive it as their first message. */
-  runTask: string;
+  runTask: Text;
   /** What the runtime is started with; ignored once data is carried over. */
   launch: LaunchSpec;
   /** State carried through continue-as-new. */

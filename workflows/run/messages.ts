@@ -56,7 +56,8 @@ export interface RunView {
   run_id: string;
   status: RunStatus;
   root_ready: boolean;
-  task: string;
+  /** Read back by the gateway when it is a reference. */
+  task: Text;
   root_agent_id: string;
   agent_count: number;
   created_at: number;

@@ -1,3 +1,4 @@
+import type { Text } from '../content';
 import {
   allHandlersFinished,
   condition,
@@ -26,7 +27,8 @@ import * as m from './messages';
 
 export interface RunInput {
   runId: string;
-  task: string;
+  /** Long tasks are a reference into the content store (every agent of the run carries the task). */
+  task: Text;
   root: { agentId: string; name: string; role: string; skill: string };
   limits: Limits;
   /** The run is cancelled this long after it starts (absent or 0: no deadline); the root is warned `deadlineWarningSeconds` before. */
@@ -254,6 +256,6 @@ async function startRoot(input: RunInput, data: RunData, events: EventBuffer): P
     ],
   });
   data.root_ready = true;
-  events.emit('run_started', { task_bytes: input.task.length, root_agent_id: root.agentId });
+  events.emit('run_started', { task_bytes: typeof input.task === 'string' ? input.task.length : input.task.bytes, root_agent_id: root.agentId });
   events.emit('agent_spawned', { agent_id: root.agentId, name: root.name, role: root.role, skill: root.skill, depth: 0 }, root.agentId);
 }

@@ -38,7 +38,10 @@ export const declarePlan = beidouTool({
     }
     checkBytes('tasks', JSON.stringify(tasks), MAX_PLAN_BYTES);
     if (tasks.length > 0) await checkSkills(ctx, tasks, 'tasks');
-    return ctx.team.update(callerHandle(ctx), declarePlanUpdate, [{ tasks }]);
+    // Long task texts and descriptions go to the content store; the plan in the leader's state refers to them.
+    const call = ctx.content.keeper(ctx.caller.runId);
+    const stored = tasks.map((t) => ({ ...t, task: call.keep(t.task), ...(t.description === undefined ? {} : { description: call.keep(t.description) }) }));
+    return ctx.content.around(call.kept, () => ctx.team.update(callerHandle(ctx), declarePlanUpdate, [{ tasks: stored }]));
   },
 });
 

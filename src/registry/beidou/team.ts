@@ -1,3 +1,4 @@
+import { callKey } from '../../../workflows/receipts';
 import { z } from 'zod';
 import { createTeamUpdate, spawnAgentUpdate, terminateChildUpdate } from '../../../workflows/agent/messages';
 import { peerQuery } from '../../../workflows/run/messages';
@@ -60,7 +61,11 @@ export const createTeam = beidouTool({
     input.roles.forEach((r, i) => checkBytes(`roles[${i}].description`, r.description, ctx.limits.maxContentBytes));
     checkBytes('roles', JSON.stringify(input.roles), ROLES_BYTES);
     await checkSkills(ctx, input.roles, 'roles');
-    return ctx.team.update(callerHandle(ctx), createTeamUpdate, [input]);
+    // The same call sent again is known by its words, not by the references its texts get when stored again.
+    const key = callKey('create_team', input);
+    const call = ctx.content.keeper(ctx.caller.runId);
+    const stored = { ...input, task: call.keep(input.task), roles: input.roles.map((r) => ({ ...r, description: call.keep(r.description) })), call_key: key };
+    return ctx.content.around(call.kept, () => ctx.team.update(callerHandle(ctx), createTeamUpdate, [stored]));
   },
 });
 
