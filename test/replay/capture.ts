@@ -24,37 +24,40 @@ async function main(): Promise<void> {
     throw new Error('usage: DIPPER_GATEWAY=... DIPPER_OPERATOR_TOKEN=... TEMPORAL_ADDRESS=... capture.ts <label>');
   }
   const operator = new Operator({ gatewayUrl, operatorToken });
-  const run = await operator.startRun('Record a history of every tool.');
+  // Texts over 1 KiB go to the content store (since v7): the run's task, a plan task, messages, reports, a charter.
+  const long = (text: string) => `${text} `.padEnd(3000, '.');
+  const run = await operator.startRun(long('Record a history of every tool.'));
   const root = await AgentClient.connect(gatewayUrl, run.root.agent_token);
   const agent = async (id: string) => AgentClient.connect(gatewayUrl, (await operator.launch(run.run_id, id)).token);
   const task = (id: string, deps: string[] = []) => ({ id, role: id, skill: 'worker', task: `Do ${id}.`, depends_on: deps });
 
   await root.ok('declare_plan', { tasks: [task('a'), task('b', ['a']), task('c')] });
   await root.ok('remove_plan');
-  await root.ok('declare_plan', { tasks: [task('a'), task('b', ['a']), task('c'), task('d')] });
+  await root.ok('declare_plan', { tasks: [task('a'), task('b', ['a']), { ...task('c'), task: long('Do c.'), description: long('The c part.') }, task('d')] });
   const a = await root.ok('spawn_agent', { task_id: 'a' });
   const c = await root.ok('spawn_agent', { task_id: 'c' });
   const childA = await agent(a.agent_id);
   const childC = await agent(c.agent_id);
   await childA.ok('send_message', { to: run.root.agent_id, content: 'hello' });
+  await childA.ok('send_message', { to: run.root.agent_id, content: long('hello at length') });
   await childA.ok('list_peers', { scope: 'all' });
   await childA.ok('signal_review', { detail: '[REVIEW REQUIRED] v1' });
   await root.ok('send_message', { to: a.agent_id, content: 'rework please' });
-  await childA.ok('signal_review', { detail: '[REVIEW REQUIRED] v2' });
+  await childA.ok('signal_review', { detail: long('[REVIEW REQUIRED] v2') });
   await root.ok('list_pending_reviews');
   await root.ok('terminate_child', { agent_id: a.agent_id });
   const inboxA = await childA.inbox(0, 0);
   await childA.ack(inboxA.messages.at(-1).seq);
   await root.ok('list_ready');
-  await childC.ok('request_termination', { detail: 'done' });
+  await childC.ok('request_termination', { detail: long('done') });
   await root.ok('terminate_child', { agent_id: c.agent_id, force: true });
   await root.ok('update_plan_task', { task_id: 'd', status: 'done', note: 'by hand' });
   const b = await root.ok('spawn_agent', { task_id: 'b' });
   await root.ok('create_team', {
     name: 'side',
-    task: 'side work',
+    task: long('side work'),
     roles: [
-      { role: 'x', skill: 'worker', description: 'X part.' },
+      { role: 'x', skill: 'worker', description: long('X part.') },
       { role: 'y', skill: 'worker', description: 'Y part.' },
     ],
   });
