@@ -54,3 +54,13 @@ export function serviceStatus(err: ToolError): number | undefined {
 export function retryAfterSeconds(ms: number): string {
   return String(Math.max(1, Math.ceil(ms / 1000)));
 }
+
+/** A step of the call (an activity: a disk write, a lookup) failed on every attempt inside the workflow. */
+export function stepFailed(): ToolError {
+  return new ToolError(
+    'unavailable',
+    'A step of this call failed on every attempt (a disk write or lookup on a Dipper worker). Retry shortly.',
+    { retry_after_ms: OUTAGE_RETRY_MS },
+    true,
+  );
+}

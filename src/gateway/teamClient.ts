@@ -6,13 +6,13 @@ import {
   WorkflowUpdateRPCTimeoutOrCancelledError,
   type WorkflowHandle,
 } from '@temporalio/client';
-import { ApplicationFailure, type QueryDefinition, type UpdateDefinition } from '@temporalio/common';
+import { ActivityFailure, ApplicationFailure, type QueryDefinition, type UpdateDefinition } from '@temporalio/common';
 import { agentWorkflowId, runWorkflowId } from '../../workflows/ids';
 import { QUERY_COLD, QUERY_REFUSED, wakeSignal } from '../../workflows/interceptors';
 import { safeMessage, type Logger } from '../log';
 import { internalError, ToolError } from '../registry/errors';
 import { callDeadline } from './deadline';
-import { needsRepair, unavailable } from './serviceErrors';
+import { needsRepair, stepFailed, unavailable } from './serviceErrors';
 import { keepsFailing } from './workflowHealth';
 
 /** The workflow behind a call does not exist (or has closed); callers turn this into their own code. */
@@ -201,6 +201,16 @@ export class TeamClient {
 
   private async failure(err: unknown, what: string, workflowId: string | undefined, diagnosisDeadline: number): Promise<Error> {
     if (err instanceof WorkflowNotFoundError) return new NotFound(what);
+    // A step of the call (an activity: a disk write, a lookup) failed every attempt with a failure that a retry might
+    // get past. Nothing is wrong with the call: `unavailable`, not a refusal (its type is the activity's, never a spec
+    // code) and not `internal`, which says Dipper has a bug. Workflow refusals are never retryable (workflows/errors.ts).
+    if (err instanceof WorkflowUpdateFailedError) {
+      const cause = err.cause instanceof ActivityFailure ? err.cause.cause : err.cause;
+      if (cause instanceof ApplicationFailure && !cause.nonRetryable) {
+        this.log.warn({ call: what, err: safeMessage(cause) }, 'a step of the call failed on every attempt');
+        return stepFailed();
+      }
+    }
     // Only a workflow's refusal (a spec code such as unknown_task) is shown; an activity's own failure
     // (`internal` from a disk activity, an error class name such as `Error`) is internal (docs/decisions.md, ids).
     if (err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure && isRefusal(err.cause.type)) {

@@ -50,9 +50,22 @@ it('records a background loop\'s failures and keeps the agent answering', async 
 describe('an event log that cannot be written', () => {
   let down: Stack;
   beforeAll(async () => {
-    down = await startStack('eventsdown', 28860, { DIPPER_FAULTS: 'recordEvents' });
+    // The plan file cannot be written either: a step inside a tool call that fails every attempt.
+    down = await startStack('eventsdown', 28860, { DIPPER_FAULTS: 'recordEvents,writePlanFile' });
   }, 60_000);
   afterAll(async () => down?.stop());
+
+  it('answers a call whose own step keeps failing with a retryable unavailable, soon, and keeps nothing of it', async () => {
+    const res = await down.operator.request('POST', '/runs', { task: 'Plan while the disk fails.' });
+    const lead = await AgentClient.connect(down.gatewayUrl, res.json.root.agent_token);
+    clients.push(lead);
+    const began = Date.now();
+    const refused = await lead.fail('declare_plan', { tasks: [{ id: 'a', role: 'a-role', skill: 'worker', task: 'Do a.', depends_on: [] }] });
+    expect(refused).toMatchObject({ code: 'unavailable', retryable: true, retry_after_ms: expect.any(Number), message: expect.stringMatching(/^A step of this call/) });
+    // Its attempts take about 3 s, well inside the call's 15 s deadline: the answer is the step's, not a timeout's.
+    expect(Date.now() - began).toBeLessThan(10_000);
+    expect((await lead.fail('list_ready', {})).code).toBe('no_active_plan');
+  }, 60_000);
 
   it('holds back calls that would add events, keeps reads answering, and loses nothing once it is back', async () => {
     const res = await down.operator.request('POST', '/runs', { task: 'Report while the log is down.' });

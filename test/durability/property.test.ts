@@ -6,7 +6,8 @@ import { connectTemporal } from '../support/temporal';
 
 /**
  * Random sequences of beidou calls, by random agents of one run, with
- * inputs up to the largest sizes the limits allow, while the workers'
+ * inputs up to the largest sizes the limits allow (messages, reports,
+ * requests, plans, team charters and descriptions), while the workers'
  * background activities fail some of the time (DIPPER_FAULTS). Whatever the
  * sequence, no call answers `internal`, every agent of the run still
  * answers, and no workflow task of the run ever failed. fast-check prints
@@ -37,32 +38,36 @@ afterAll(async () => {
 type Size = 'small' | 'max';
 type Step =
   | { kind: 'send'; from: number; to: number; size: Size }
-  | { kind: 'declare'; by: number; tasks: number }
+  | { kind: 'declare'; by: number; tasks: number; size: Size }
   | { kind: 'remove'; by: number }
   | { kind: 'spawn'; by: number; task: number }
   | { kind: 'review'; by: number; size: Size }
-  | { kind: 'request'; by: number }
+  | { kind: 'request'; by: number; size: Size }
   | { kind: 'terminate'; by: number; child: number; force: boolean }
   | { kind: 'settle'; by: number; task: number }
-  | { kind: 'team'; by: number; members: number }
+  | { kind: 'team'; by: number; members: number; size: Size }
   | { kind: 'read'; by: number };
 
 const who = fc.nat({ max: 7 });
 const size = fc.constantFrom<Size>('small', 'small', 'small', 'max');
 const step: fc.Arbitrary<Step> = fc.oneof(
   fc.record({ kind: fc.constant('send' as const), from: who, to: who, size }),
-  fc.record({ kind: fc.constant('declare' as const), by: who, tasks: fc.integer({ min: 1, max: 4 }) }),
+  fc.record({ kind: fc.constant('declare' as const), by: who, tasks: fc.integer({ min: 1, max: 4 }), size }),
   fc.record({ kind: fc.constant('remove' as const), by: who }),
   fc.record({ kind: fc.constant('spawn' as const), by: who, task: fc.nat({ max: 3 }) }),
   fc.record({ kind: fc.constant('review' as const), by: who, size }),
-  fc.record({ kind: fc.constant('request' as const), by: who }),
+  fc.record({ kind: fc.constant('request' as const), by: who, size }),
   fc.record({ kind: fc.constant('terminate' as const), by: who, child: who, force: fc.boolean() }),
   fc.record({ kind: fc.constant('settle' as const), by: who, task: fc.nat({ max: 3 }) }),
-  fc.record({ kind: fc.constant('team' as const), by: who, members: fc.integer({ min: 1, max: 3 }) }),
+  fc.record({ kind: fc.constant('team' as const), by: who, members: fc.integer({ min: 1, max: 3 }), size }),
   fc.record({ kind: fc.constant('read' as const), by: who }),
 );
 
-const text = (s: Size, label: string) => (s === 'max' ? `${label} `.padEnd(MAX, 'x') : label);
+const text = (s: Size, label: string, max = MAX) => (s === 'max' ? `${label} `.padEnd(max, 'x') : label);
+/** A plan's JSON may take 512 KiB: four tasks of 116 KiB each come near it. */
+const PLAN_TASK_MAX = 116 * 1024;
+/** Member descriptions of one create_team share 512 KiB. */
+const ROLE_MAX = 150 * 1024;
 
 /** The agents of one run the test can act as: the root first, then every agent spawned, in order. */
 class Team {
@@ -109,7 +114,13 @@ async function apply(team: Team, s: Step, n: number): Promise<void> {
       return;
     case 'declare':
       await team.call(s.by, 'declare_plan', {
-        tasks: ids.slice(0, s.tasks).map((id, i) => ({ id, role: `${id}-role`, skill: 'worker', task: `Do ${id}.`, depends_on: i > 0 && n % 2 ? [ids[i - 1]] : [] })),
+        tasks: ids.slice(0, s.tasks).map((id, i) => ({
+          id,
+          role: `${id}-role`,
+          skill: 'worker',
+          task: text(s.size, `Do ${id}.`, PLAN_TASK_MAX),
+          depends_on: i > 0 && n % 2 ? [ids[i - 1]] : [],
+        })),
       });
       return;
     case 'remove':
@@ -124,7 +135,7 @@ async function apply(team: Team, s: Step, n: number): Promise<void> {
       await team.call(s.by, 'signal_review', { detail: text(s.size, `[REVIEW REQUIRED] step ${n}`) });
       return;
     case 'request':
-      await team.call(s.by, 'request_termination', { detail: `step ${n}` });
+      await team.call(s.by, 'request_termination', { detail: text(s.size, `step ${n}`) });
       return;
     case 'terminate':
       await team.call(s.by, 'terminate_child', { agent_id: team.pick(s.child).id, ...(s.force ? { force: true } : {}) });
@@ -133,8 +144,8 @@ async function apply(team: Team, s: Step, n: number): Promise<void> {
       await team.call(s.by, 'update_plan_task', { task_id: ids[s.task], status: n % 2 ? 'done' : 'failed' });
       return;
     case 'team': {
-      const roles = Array.from({ length: s.members }, (_, i) => ({ role: `r${n}-${i}`, skill: 'worker', description: `Part ${i} of step ${n}.` }));
-      const made = await team.call(s.by, 'create_team', { name: `team-${n}`, task: 'Coordinate.', roles });
+      const roles = Array.from({ length: s.members }, (_, i) => ({ role: `r${n}-${i}`, skill: 'worker', description: text(s.size, `Part ${i} of step ${n}.`, ROLE_MAX) }));
+      const made = await team.call(s.by, 'create_team', { name: `team-${n}`, task: text(s.size, 'Coordinate.'), roles });
       for (const m of made?.members ?? []) await team.join(m.agent_id);
       return;
     }

@@ -12,7 +12,8 @@ import { callKey, Receipts } from '../receipts';
 import { newId, type AgentState } from './state';
 import { statusToDirectory } from './statusReport';
 
-const local = proxyLocalActivities<Activities>({ startToCloseTimeout: '15s', retry: { maximumAttempts: 5 } });
+// Inside a tool call: five attempts within about 3 s, so a failing step answers well inside the call's deadline.
+const local = proxyLocalActivities<Activities>({ startToCloseTimeout: '15s', retry: { maximumAttempts: 5, initialInterval: '200ms' } });
 /** A member's own check just before it starts: quick, since a failure undoes the whole team. */
 const memberCheck = proxyLocalActivities<Activities>({ startToCloseTimeout: '5s', retry: { maximumAttempts: 2, initialInterval: '200ms' } });
 

@@ -13,7 +13,8 @@ import { newId, type AgentData, type AgentState } from './state';
 
 export type TeamRec = AgentData['teams'][number];
 
-const local = proxyLocalActivities<Activities>({ startToCloseTimeout: '15s', retry: { maximumAttempts: 5 } });
+// Inside a tool call: five attempts within about 3 s, so a failing step answers well inside the call's deadline.
+const local = proxyLocalActivities<Activities>({ startToCloseTimeout: '15s', retry: { maximumAttempts: 5, initialInterval: '200ms' } });
 
 const quotaOptions = { startToCloseTimeout: '15s', retry: { maximumAttempts: 5, initialInterval: '200ms' } } as const;
 /** Histories from before `spawn-fewer-round-trips` reserved with a regular activity. */
