@@ -1,4 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
+import { declarePlanUpdate, spawnAgentUpdate } from '../../workflows/agent/messages';
 import { agentWorkflowId, runWorkflowId } from '../../workflows/ids';
 import { closeAll, env, spawn, startRun, task } from '../support/team';
 
@@ -52,6 +53,37 @@ describe('continue-as-new', () => {
       expect(await executions(client, runWorkflowId(runId))).toBeGreaterThan(1);
       const peers = (await root.ok('list_peers', { scope: 'children' })).peers;
       expect(peers).toEqual([expect.objectContaining({ agent_id: child.agentId })]);
+    } finally {
+      await connection.close();
+    }
+  });
+});
+
+describe('an Update sent again after continue-as-new', () => {
+  it('gets the answer the previous run gave, and is not applied twice', async () => {
+    const connection = await Connection.connect({ address: env.temporalAddress });
+    const client = new Client({ connection, namespace: env.namespace });
+    try {
+      const { root, runId, rootId } = await startRun({ continue_as_new_events: 100 });
+      const workflowId = agentWorkflowId(runId, rootId);
+      const handle = client.workflow.getHandle(workflowId);
+      // As a gateway sends them: its own update ids, the same id again when an answer was lost.
+      const plan = { tasks: [task('a'), task('b')] };
+      const declared = await handle.executeUpdate(declarePlanUpdate, { args: [plan], updateId: 'declare-once' });
+      const spawned = await handle.executeUpdate(spawnAgentUpdate, { args: [{ task_id: 'a' }], updateId: 'spawn-once' });
+
+      // The workflow moves on to a new run before the answers' senders try again.
+      for (let i = 0; (await executions(client, workflowId)) < 2; i++) {
+        if (i > 100) throw new Error('the root never continued as new');
+        await root.ok('signal_review', { detail: `[ITERATION READY] filler ${i}` });
+      }
+      expect(await handle.executeUpdate(declarePlanUpdate, { args: [plan], updateId: 'declare-once' })).toEqual(declared);
+      expect(await handle.executeUpdate(spawnAgentUpdate, { args: [{ task_id: 'a' }], updateId: 'spawn-once' })).toEqual(spawned);
+      // Once: one child, and a new call with the same input is judged as a new call.
+      expect((await root.ok('list_peers', { scope: 'children' })).peers.map((p: any) => p.agent_id)).toEqual([spawned.agent_id]);
+      await expect(handle.executeUpdate(declarePlanUpdate, { args: [plan], updateId: 'declare-twice' })).rejects.toMatchObject({
+        cause: { type: 'plan_already_declared' },
+      });
     } finally {
       await connection.close();
     }

@@ -1,3 +1,4 @@
+import { setUpdateOnce } from '../appliedUpdates';
 import type { ApplicationFailure } from '@temporalio/common';
 import { setHandler, workflowInfo } from '@temporalio/workflow';
 import { refuse } from '../errors';
@@ -92,7 +93,8 @@ export function installHandlers(s: AgentState, runTask: Text): void {
 
   // Reviews and termination, the child's side
 
-  setHandler(
+  setUpdateOnce(
+    s.applied,
     m.signalReviewUpdate,
     async ({ detail }) => {
       s.signalReview(detail);
@@ -115,7 +117,8 @@ export function installHandlers(s: AgentState, runTask: Text): void {
     { validator: ({ detail }) => (s.checkSignalReview(detail), s.checkEventsWritable()) },
   );
 
-  setHandler(
+  setUpdateOnce(
+    s.applied,
     m.requestTerminationUpdate,
     async ({ detail }: { detail?: Text }) => {
       s.requestTermination(detail);

@@ -1,3 +1,4 @@
+import { setUpdateOnce } from '../appliedUpdates';
 import type { Text } from '../content';
 import { ApplicationFailure, patched, proxyLocalActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
@@ -39,7 +40,8 @@ export function installLeaderHandlers(s: AgentState, runTask: Text): void {
     }
   });
 
-  setHandler(
+  setUpdateOnce(
+    s.applied,
     m.declarePlanUpdate,
     async ({ tasks }) => {
       s.planBusy = true;
@@ -62,7 +64,8 @@ export function installLeaderHandlers(s: AgentState, runTask: Text): void {
     { validator: ({ tasks }) => (leader.checkDeclarePlan(s, tasks), s.checkEventsWritable()) },
   );
 
-  setHandler(
+  setUpdateOnce(
+    s.applied,
     m.removePlanUpdate,
     async () => {
       const plan = s.data.plan!;
@@ -81,7 +84,8 @@ export function installLeaderHandlers(s: AgentState, runTask: Text): void {
 
   setHandler(m.listReadyQuery, () => (s.data.plan ? { ready: readyIds(s.data.plan.tasks) } : null));
 
-  setHandler(
+  setUpdateOnce(
+    s.applied,
     m.spawnAgentUpdate,
     async ({ task_id }) => {
       // Sent again after a lost answer, a spawn meets the spec's own rule: the task is no longer ready (task_not_pending).
@@ -193,7 +197,8 @@ export function installLeaderHandlers(s: AgentState, runTask: Text): void {
     },
   );
 
-  setHandler(
+  setUpdateOnce(
+    s.applied,
     m.terminateChildUpdate,
     async ({ agent_id, force }) => {
       const child = leader.childOf(s, agent_id);
@@ -209,7 +214,8 @@ export function installLeaderHandlers(s: AgentState, runTask: Text): void {
     { validator: ({ agent_id, force }) => (leader.checkTerminateChild(s, agent_id, force), s.checkEventsWritable()) },
   );
 
-  setHandler(
+  setUpdateOnce(
+    s.applied,
     m.updatePlanTaskUpdate,
     (input) => ({ task_id: input.task_id, status: input.status, newly_ready: leader.updatePlanTask(s, input) }),
     { validator: (input) => void (leader.checkUpdatePlanTask(s, input), s.checkEventsWritable()) },

@@ -1,3 +1,4 @@
+import type { AppliedUpdate, AppliedUpdates } from '../appliedUpdates';
 import type { ReceiptData } from '../receipts';
 import { uuid4 } from '@temporalio/workflow';
 import { refuse } from '../errors';
@@ -26,6 +27,8 @@ export interface AgentData {
   over_budget?: string[];
   /** Reservations given back whose release signal the run may not have had yet; sent again with the next reservation. Absent in older runs. */
   released?: { reservation_id: string; spawned: number }[];
+  /** Updates of the last minute of the previous run, set as it continued as new (workflows/appliedUpdates.ts). */
+  applied_updates?: AppliedUpdate[];
   /** Answers of recent spawn_agent and create_team calls, for their retries (workflows/receipts.ts). Absent in older runs. */
   receipts?: ReceiptData;
   /** Crashed too often; no longer restarted. */
@@ -85,6 +88,8 @@ export function newId(prefix: string): string {
 export class AgentState {
   readonly inbox: Inbox;
   readonly events: EventBuffer;
+  /** Set for workflows started since `updates-carried`: Updates applied here and in the previous run. */
+  applied: AppliedUpdates | null = null;
   spawnBusy = false;
   createTeamBusy = false;
   planBusy = false;

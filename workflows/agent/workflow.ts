@@ -1,3 +1,4 @@
+import { AppliedUpdates } from '../appliedUpdates';
 import type { Text } from '../content';
 import {
   allHandlersFinished,
@@ -66,6 +67,8 @@ async function endSubtree(s: AgentState): Promise<void> {
  */
 export async function agentWorkflow(input: AgentInput): Promise<void> {
   const s = new AgentState(input.identity, input.limits, input.data ?? freshData(input.launch));
+  // Decided first, before any handler is set: an Update the previous run applied is not applied again.
+  if (patched('updates-carried')) s.applied = new AppliedUpdates(s.data.applied_updates);
   let reported: AgentStatus = input.reported ?? 'active';
   let runtimeStopped = s.status === 'terminated';
   installHandlers(s, input.runTask);
@@ -138,7 +141,8 @@ export async function agentWorkflow(input: AgentInput): Promise<void> {
       // Older histories drained before continuing; now unwritten events travel in data, when they fit.
       if (inBackground) await condition(readyToContinue(s.events));
       else await settle(s, record);
-      await continueAsNew<typeof agentWorkflow>({ ...input, data: s.data, reported });
+      const data = s.applied ? { ...s.data, applied_updates: s.applied.forCarry(Date.now()) } : s.data;
+      await continueAsNew<typeof agentWorkflow>({ ...input, data, reported });
     }
   }
 }
