@@ -243,7 +243,9 @@ export function operatorRouter(deps: OperatorDeps): Router {
     const body = parseBody(decisionBody, req.body);
     try {
       const who = res.locals.operator as OperatorIdentity;
-      res.json(await team.update(team.run(runId), rootDecisionUpdate, [{ ...body, operator: who.name }]));
+      // The root keeps the words in its inbox until it reads them: a long text is stored, as an agent's message is.
+      const text = body.text === undefined ? undefined : deps.content.keep(runId, body.text);
+      res.json(await deps.content.around([text], () => team.update(team.run(runId), rootDecisionUpdate, [{ ...body, ...(text === undefined ? {} : { text }), operator: who.name }])));
     } catch (err) {
       notFound(asHttpError(err, 409));
     }

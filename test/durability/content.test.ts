@@ -124,3 +124,18 @@ it('stores long run tasks, plans and team charters once, and every reader gets t
   expect(member.first_message).toBe(runTask);
   expect(member.skill_body).toContain(long('job 1'));
 });
+
+it("stores a human's long rework text for the root, who reads it whole", async () => {
+  const { root, runId } = await startRun();
+  await root.ok('signal_review', { detail: '[REVIEW REQUIRED] first draft' });
+  const text = 'Redo the second half. '.padEnd(200 * 1024, 'r');
+  const before = store.usage(runId).pieces;
+  const decided = await operator.request('POST', `/runs/${runId}/root/decision`, { kind: 'review', verdict: 'rework', text });
+  expect(decided.status).toBe(200);
+  expect(store.usage(runId).pieces).toBe(before + 1);
+  const item = await eventually(async () => (await root.inbox(0, 0)).messages.find((m: any) => m.kind === 'system'));
+  expect(item.content).toBe(`rework: ${text}`);
+  // A decision refused (nothing pending any more) keeps nothing.
+  expect((await operator.request('POST', `/runs/${runId}/root/decision`, { kind: 'review', verdict: 'rework', text })).status).toBe(409);
+  expect(store.usage(runId).pieces).toBe(before + 1);
+});

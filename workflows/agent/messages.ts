@@ -137,7 +137,7 @@ export const childChangedSignal = defineSignal<[ChildChange]>('childChanged');
 export const terminateSignal = defineSignal<[{ force: boolean }]>('terminate');
 
 /** A message from outside the agent graph (the human gateway, the operator). */
-export const systemMessageSignal = defineSignal<[{ message_id: string; content: string }]>('systemMessage');
+export const systemMessageSignal = defineSignal<[{ message_id: string; content: Text }]>('systemMessage');
 
 export const runtimeExitedSignal = defineSignal<[{ code: number | null; signal: string | null; stderr_tail: string[]; pid?: number }]>(
   'runtimeExited',

@@ -23,7 +23,8 @@ export const rootReportSignal = defineSignal<[RootReport]>('rootReport');
 export interface RootDecision {
   kind: 'review' | 'termination';
   verdict: 'approve' | 'rework';
-  text?: string;
+  /** The human's words to the root; a long text is a reference into the content store. */
+  text?: Text;
   /** The name of the operator who decided (absent in decisions made before operators had names). */
   operator?: string;
 }

@@ -1,4 +1,4 @@
-import type { Text } from '../content';
+import { prefixed, type Text } from '../content';
 import {
   allHandlersFinished,
   condition,
@@ -96,7 +96,7 @@ export async function runWorkflow(input: RunInput): Promise<void> {
         events.emit(verdict === 'approve' ? 'completion.approved' : 'completion.rework', { kind, by: 'user', ...(operator ? { operator } : {}) }, root.agentId);
       }
       if (verdict === 'rework') {
-        await tell(rootWorkflowId, systemMessageSignal, { message_id: uuid4(), content: `rework: ${text ?? ''}` });
+        await tell(rootWorkflowId, systemMessageSignal, { message_id: uuid4(), content: prefixed('rework: ', text ?? '') });
       }
       if (verdict === 'approve' && kind === 'termination') data.status = 'completed';
       else await tell(rootWorkflowId, humanAnsweredSignal, { kind });
