@@ -20,6 +20,7 @@ import { agentEnv } from './runtimes/agentEnv';
 import { TooManyProcesses, type CommandRuntime } from './runtimes/command';
 import { buildPayload, type LaunchPayload, type ReadLaunch } from './runtimes/payload';
 import type { ContentStore } from './contentStore';
+import type { StoredText } from '../workflows/content';
 import { launchBody, postWebhook, stopBody } from './runtimes/webhook';
 
 export interface ActivityDeps {
@@ -77,6 +78,11 @@ export function createActivities(deps: ActivityDeps) {
         }
         throw err;
       }
+    },
+
+    /** Texts an agent moves out of its state before it continues as new (workflows/agent/spill.ts). */
+    async keepTexts({ runId, texts }: { runId: string; texts: string[] }): Promise<StoredText[]> {
+      return texts.map((text) => deps.content.put(runId, text));
     },
 
     async skillExists({ skill }: { skill: string }): Promise<boolean> {

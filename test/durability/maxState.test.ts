@@ -108,3 +108,27 @@ it('fills a leader with the largest reports and messages from its children, cont
   await root.ok('terminate_child', { agent_id: members[0].agentId });
   expect((await root.ok('list_pending_reviews')).items).toHaveLength(children - 1);
 }, 120_000);
+
+it('moves short texts out of a state too large to carry before it continues as new, and loses none of them', async () => {
+  const { root, runId, rootId } = await startRun({ continue_as_new_events: 150 });
+  await root.ok('declare_plan', { tasks: ['s0', 's1', 's2', 's3'].map((id) => task(id)) });
+  const senders = [];
+  for (const id of ['s0', 's1', 's2', 's3']) senders.push(await spawn(root, runId, id));
+  // 800 messages of 1000 bytes: each short enough to stay inline, together far past what the root should carry.
+  const body = (who: number, i: number) => `message ${who}.${i} `.padEnd(1000, String.fromCharCode(97 + who));
+  await Promise.all(senders.map(async (m, who) => {
+    for (let i = 0; i < 200; i++) await m.client.ok('send_message', { to: rootId, content: body(who, i) });
+  }));
+  for (let i = 0; (await executions(agentWorkflowId(runId, rootId))) < 2; i++) {
+    if (i > 100) throw new Error('the root never continued as new');
+    await root.ok('signal_review', { detail: `[ITERATION READY] ${i}` });
+  }
+  const texts = (await wholeInbox(root)).filter((item) => item.kind === 'message').map((item) => item.content);
+  expect(texts).toHaveLength(800);
+  expect(new Set(texts)).toEqual(new Set(senders.flatMap((_, who) => Array.from({ length: 200 }, (__, i) => body(who, i)))));
+  expect(await failedTasks(runId, rootId)).toEqual([]);
+  // The root's carried state refers to them: its new run started small.
+  const current = await client.workflow.getHandle(agentWorkflowId(runId, rootId)).fetchHistory();
+  const started = current.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0]?.data?.length ?? 0;
+  expect(started).toBeLessThan(300 * 1024);
+}, 120_000);

@@ -45,6 +45,11 @@ export class Inbox {
     return this.data.pending_bytes ?? 0;
   }
 
+  /** Counts the budget again after texts moved to the content store (workflows/agent/spill.ts). */
+  recount(): void {
+    this.data.pending_bytes = this.data.items.reduce((sum, item) => sum + stateBytes(item.content), 0);
+  }
+
   has(messageId: string): boolean {
     return this.recent.has(messageId);
   }

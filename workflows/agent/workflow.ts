@@ -1,3 +1,4 @@
+import { spillBeforeContinuing } from './spill';
 import { AppliedUpdates } from '../appliedUpdates';
 import type { Text } from '../content';
 import {
@@ -69,6 +70,7 @@ export async function agentWorkflow(input: AgentInput): Promise<void> {
   const s = new AgentState(input.identity, input.limits, input.data ?? freshData(input.launch));
   // Decided first, before any handler is set: an Update the previous run applied is not applied again.
   if (patched('updates-carried')) s.applied = new AppliedUpdates(s.data.applied_updates);
+  const spill = patched('state-spill');
   let reported: AgentStatus = input.reported ?? 'active';
   let runtimeStopped = s.status === 'terminated';
   installHandlers(s, input.runTask);
@@ -138,6 +140,8 @@ export async function agentWorkflow(input: AgentInput): Promise<void> {
       return;
     }
     if (historyFull(input)) {
+      // Texts first (it waits on an activity, during which calls may come in), then the handlers' end.
+      if (spill) await spillBeforeContinuing(s);
       // Older histories drained before continuing; now unwritten events travel in data, when they fit.
       if (inBackground) await condition(readyToContinue(s.events));
       else await settle(s, record);
