@@ -30,6 +30,8 @@ export interface Limits {
   workspaceCheckSeconds: number;
   /** Agents one run may hold, the root and terminated ones included (absent in runs started before quotas). */
   maxAgentsPerRun?: number;
+  /** Direct children one leader may have, terminated ones included: their records are the leader's state (absent in older runs). */
+  maxChildrenPerLeader?: number;
   /** Spawns of one run in progress at once. */
   maxConcurrentSpawns?: number;
   /** Sustained spawns per second in one run, and the burst above it. */
@@ -305,6 +307,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): DipperC
       workspaceBudgetBytes: int(env, 'DIPPER_WORKSPACE_BUDGET_BYTES', defaultLimits.workspaceBudgetBytes),
       workspaceCheckSeconds: int(env, 'DIPPER_WORKSPACE_CHECK_SECONDS', defaultLimits.workspaceCheckSeconds),
       maxAgentsPerRun: Math.max(1, int(env, 'DIPPER_MAX_AGENTS_PER_RUN', defaultLimits.maxAgentsPerRun!)),
+      maxChildrenPerLeader: Math.max(1, int(env, 'DIPPER_MAX_CHILDREN_PER_LEADER', defaultLimits.maxChildrenPerLeader!)),
       maxConcurrentSpawns: Math.max(1, int(env, 'DIPPER_MAX_CONCURRENT_SPAWNS', defaultLimits.maxConcurrentSpawns!)),
       spawnsPerSecond: int(env, 'DIPPER_SPAWNS_PER_SECOND', defaultLimits.spawnsPerSecond!),
       spawnBurst: Math.max(1, int(env, 'DIPPER_SPAWN_BURST', defaultLimits.spawnBurst!)),

@@ -17,6 +17,7 @@ export const defaultLimits: Limits = {
   workspaceBudgetBytes: 500 * 1024 * 1024,
   workspaceCheckSeconds: 60,
   maxAgentsPerRun: 2000,
+  maxChildrenPerLeader: 1000,
   maxConcurrentSpawns: 100,
   spawnsPerSecond: 20,
   spawnBurst: 100,

@@ -25,15 +25,19 @@ const MAX_ATTEMPTS = 12;
 
 /**
  * Refusals that say the update was never applied, so sending it again is
- * safe: the recipient has too many updates in flight, or the server handed
- * it to a workflow task that finished without looking at it.
+ * safe: the recipient has too many updates in flight, the server handed it
+ * to a workflow task that finished without looking at it, or the server
+ * refused the workflow task that carried it.
  */
 function isRetryable(err: unknown): boolean {
   if (err instanceof WorkflowUpdateRPCTimeoutOrCancelledError) return true;
   const e = err as { code?: number; cause?: { code?: number; message?: string; type?: string }; message?: string };
   if (e.cause?.type === 'UnprocessedUpdate') return true;
   const text = `${e.message ?? ''} ${e.cause?.message ?? ''}`;
-  return e.code === 8 || e.cause?.code === 8 || /too many outstanding|resource ?exhausted|wasn't processed by worker/i.test(text);
+  // "unexpected workflow task failure": the server refused the workflow task that carried the update (a message it
+  // could not match, seen when updates race a continue-as-new), so the update was never applied; the server's own
+  // words for it are "most likely a transient error which will be resolved automatically by retries".
+  return e.code === 8 || e.cause?.code === 8 || /too many outstanding|resource ?exhausted|wasn't processed by worker|unexpected workflow task failure/i.test(text);
 }
 
 /**
@@ -225,10 +229,17 @@ export class TeamClient {
         this.log.error({ call: what, workflow: workflowId }, 'workflow task keeps failing; the workflow needs repair');
         return needsRepair(AGENT_OF.exec(workflowId)?.[1]);
       }
-      this.log.warn({ call: what, err: safeMessage(err) }, 'temporal did not answer in time');
+      this.log.warn({ call: what, err: safeMessage(err), cause: safeMessage(innermost(err)) }, 'temporal did not answer in time');
       return unavailable();
     }
     this.log.error({ call: what, err: safeMessage(err) }, 'temporal call failed');
     return internalError();
   }
+}
+
+/** The deepest cause: a client error's own message ("Workflow Update failed") says less than the gRPC status under it. */
+function innermost(err: unknown): unknown {
+  let e = err;
+  for (let depth = 0; depth < 5 && e instanceof Error && e.cause !== undefined; depth++) e = e.cause;
+  return e;
 }

@@ -87,12 +87,12 @@ it('fills a leader with the largest reports and messages from its children, cont
   const inbox = await wholeInbox(root);
   const texts = inbox.map((item) => item.content as string);
   for (let who = 0; who < children; who++) {
-    for (let i = 0; i < 2; i++) {
-      expect(texts.filter((t) => t === body(who, 'message', i))).toHaveLength(1);
-      expect(texts.filter((t) => t === body(who, 'report', i))).toHaveLength(1);
-    }
+    for (let i = 0; i < 2; i++) expect(texts.filter((t) => t === body(who, 'message', i))).toHaveLength(1);
+    // A child's second report supersedes its first while the leader has not read it: one report per child waits.
+    expect(texts.filter((t) => t === body(who, 'report', 1))).toHaveLength(1);
+    expect(texts.filter((t) => t === body(who, 'report', 0))).toHaveLength(0);
   }
-  expect(inbox.filter((item) => item.kind === 'review_report')).toHaveLength(children * 2);
+  expect(inbox.filter((item) => item.kind === 'review_report')).toHaveLength(children);
   const pending = (await root.ok('list_pending_reviews')).items as any[];
   expect(pending.map((p) => p.agent_id).sort()).toEqual(members.map((m) => m.agentId).sort());
   // The summary is the report's first 2000 characters, read back from the store.
@@ -127,8 +127,14 @@ it('moves short texts out of a state too large to carry before it continues as n
   expect(texts).toHaveLength(800);
   expect(new Set(texts)).toEqual(new Set(senders.flatMap((_, who) => Array.from({ length: 200 }, (__, i) => body(who, i)))));
   expect(await failedTasks(runId, rootId)).toEqual([]);
-  // The root's carried state refers to them: its new run started small.
-  const current = await client.workflow.getHandle(agentWorkflowId(runId, rootId)).fetchHistory();
-  const started = current.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0]?.data?.length ?? 0;
-  expect(started).toBeLessThan(300 * 1024);
+  // Every hand-over stayed near the threshold (512 K characters) although 800 KB of text was waiting, because texts moved out.
+  let largest = 0;
+  let moves = 0;
+  for await (const wf of client.workflow.list({ query: `WorkflowId = "${agentWorkflowId(runId, rootId)}"` })) {
+    const history = await client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory();
+    largest = Math.max(largest, history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0]?.data?.length ?? 0);
+    moves += (history.events ?? []).filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'keepTexts').length;
+  }
+  expect(moves).toBeGreaterThan(0);
+  expect(largest).toBeLessThan(600 * 1024);
 }, 120_000);

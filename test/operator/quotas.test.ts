@@ -34,6 +34,18 @@ it('refuses the spawn past the run\'s agent limit, and the task stays ready', as
   expect(await root.fail('create_team', team('more', 1))).toMatchObject({ code: 'quota_exceeded', quota: 'agents_per_run' });
 });
 
+it('refuses a leader more direct children than it may keep records of, by spawn or by team', async () => {
+  const { runId, root } = await runWith({ max_children_per_leader: 2 });
+  await root.ok('declare_plan', { tasks: [task('a'), task('b'), task('c')] });
+  await root.ok('spawn_agent', { task_id: 'a' });
+  expect(await root.fail('create_team', team('two', 2))).toMatchObject({ code: 'quota_exceeded', quota: 'children_per_leader', limit: 2, current: 1 });
+  await root.ok('spawn_agent', { task_id: 'b' });
+  expect(await root.fail('spawn_agent', { task_id: 'c' })).toMatchObject({ code: 'quota_exceeded', quota: 'children_per_leader', current: 2 });
+  // Refused before anything happened: the task is still ready, the run holds three agents.
+  expect((await root.ok('list_ready', {})).ready).toEqual(['c']);
+  expect(await agentCount(runId)).toBe(3);
+});
+
 it('refuses spawns faster than the run\'s rate with a retry time, and lets them through after it', async () => {
   const { runId, root } = await runWith({ spawns_per_second: 0.5, spawn_burst: 1 });
   await root.ok('declare_plan', { tasks: [task('a'), task('b')] });

@@ -45,6 +45,14 @@ export class Inbox {
     return this.data.pending_bytes ?? 0;
   }
 
+  /** Drops the unacknowledged items of one kind from one sender (superseded by a newer one). */
+  drop(from: string, kind: InboxKind): void {
+    const gone = this.data.items.filter((i) => i.from === from && i.kind === kind);
+    if (gone.length === 0) return;
+    this.data.items = this.data.items.filter((i) => !(i.from === from && i.kind === kind));
+    this.data.pending_bytes = this.pendingBytes - gone.reduce((sum, item) => sum + stateBytes(item.content), 0);
+  }
+
   /** Counts the budget again after texts moved to the content store (workflows/agent/spill.ts). */
   recount(): void {
     this.data.pending_bytes = this.data.items.reduce((sum, item) => sum + stateBytes(item.content), 0);

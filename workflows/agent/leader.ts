@@ -71,6 +71,25 @@ export function checkSpawn(s: AgentState, taskId: string): PlanTask {
   return task;
 }
 
+/**
+ * Room for `count` more direct children. Each child's record is part of the
+ * leader's state, carried through continue-as-new; with this cap the
+ * records stay a few hundred kilobytes at most. Checked in validators only
+ * (replay does not run them), so older histories are not judged by it.
+ */
+export function checkChildrenRoom(s: AgentState, count: number): void {
+  const limit = s.limits.maxChildrenPerLeader;
+  if (limit === undefined) return;
+  const current = Object.keys(s.data.children).length;
+  if (current + count > limit) {
+    throw refuse('quota_exceeded', `You lead ${current} agents and may lead ${limit}; ${count} more would pass it.`, {
+      quota: 'children_per_leader',
+      limit,
+      current,
+    });
+  }
+}
+
 export function checkCreateTeam(s: AgentState, input: CreateTeamInput): void {
   s.checkAlive();
   if (s.createTeamBusy) throw refuse('concurrent_create_team', 'Another create_team of yours is still in flight.');

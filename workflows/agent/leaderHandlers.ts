@@ -31,11 +31,15 @@ function answered(s: AgentState, key: string): boolean {
 
 /** Handlers for what an agent does as a leader: its plan, its teams, its children. */
 export function installLeaderHandlers(s: AgentState, runTask: Text): void {
+  // A child's new report or request supersedes the one its leader has not read yet (the spec: call again to
+  // supersede), so a child that reports in a loop holds at most one of each in its leader's inbox.
+  const supersede = patched('reports-supersede');
   setHandler(m.childChangedSignal, (change) => {
     const child = leader.childRecord(s, change.agent_id);
     if (!child) return;
     Object.assign(child, change.patch);
     if (change.inbox && !s.inbox.has(change.inbox.message_id)) {
+      if (supersede && change.inbox.kind !== 'system') s.inbox.drop(change.agent_id, change.inbox.kind);
       s.inbox.push(change.inbox.kind, change.agent_id, change.inbox.content, change.inbox.message_id, Date.now());
     }
   });
@@ -124,7 +128,7 @@ export function installLeaderHandlers(s: AgentState, runTask: Text): void {
         s.spawnBusy = false;
       }
     },
-    { validator: ({ task_id }) => void (leader.checkSpawn(s, task_id), s.checkEventsWritable()) },
+    { validator: ({ task_id }) => void (leader.checkSpawn(s, task_id), leader.checkChildrenRoom(s, 1), s.checkEventsWritable()) },
   );
 
   setHandler(
@@ -192,6 +196,7 @@ export function installLeaderHandlers(s: AgentState, runTask: Text): void {
       validator: (input) => {
         if (answered(s, input.call_key ?? callKey('create_team', input))) return;
         leader.checkCreateTeam(s, input);
+        leader.checkChildrenRoom(s, input.roles.length);
         s.checkEventsWritable();
       },
     },
