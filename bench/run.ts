@@ -11,7 +11,7 @@ import { failures, figuresTable, memoryTable, renderReport, type MemoryLine } fr
 import { fanInScenario } from './scenarios/fanIn';
 import { listPeersScenario } from './scenarios/listPeers';
 import { noopScenario } from './scenarios/noop';
-import { sendMessageScenario } from './scenarios/sendMessage';
+import { sendLongMessageScenario, sendMessageScenario } from './scenarios/sendMessage';
 import { spawnAgentScenario } from './scenarios/spawnAgent';
 import { temporalQueryScenario } from './scenarios/temporalQuery';
 import { temporalUpdateScenario } from './scenarios/temporalUpdate';
@@ -82,6 +82,7 @@ async function main(argv: string[]): Promise<number> {
     await scenario('bare Update floor', () => temporalUpdateScenario(ctx));
     await scenario('bare Query floor', () => temporalQueryScenario(ctx));
     await scenario('send_message', () => sendMessageScenario(ctx));
+    await scenario('send_message, long', () => sendLongMessageScenario(ctx));
     await scenario('list_peers, 10 agents', () => listPeersScenario(ctx, 10));
     await scenario('spawn_agent', () => spawnAgentScenario(ctx));
     await scenario('fan-in', () => fanInScenario(ctx));

@@ -8,3 +8,12 @@ export async function sendMessageScenario(ctx: BenchContext): Promise<void> {
     root.call('send_message', { to: memberIds[0], content: `Benchmark message ${i}.` }),
   );
 }
+
+/** The same with a 16 KiB body, which the gateway writes to the content store before the Update (the workflow holds a reference). */
+export async function sendLongMessageScenario(ctx: BenchContext): Promise<void> {
+  const row = ctx.row('send_message, 16 KiB body (content store)', ['noop', 'update']);
+  const { root, memberIds } = await ctx.agents.startRun(2);
+  await sequential(row, ctx.counts.warmup, ctx.counts.send, (i) =>
+    root.call('send_message', { to: memberIds[0], content: `Benchmark message ${i}. `.padEnd(16 * 1024, 'x') }),
+  );
+}
