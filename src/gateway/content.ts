@@ -1,6 +1,5 @@
 import type { ContentStore } from '../../activities/contentStore';
 import { INLINE_TEXT_BYTES, isStored, type Text } from '../../workflows/content';
-import { ToolError } from '../registry/errors';
 import { NotFound, WorkflowRefusal } from './teamClient';
 
 export { CONTENT_GONE } from '../../activities/contentStore';
@@ -52,7 +51,8 @@ export class ContentKeeper {
     try {
       return await call();
     } catch (err) {
-      if (err instanceof NotFound || err instanceof WorkflowRefusal || (err instanceof ToolError && !err.retryable)) this.forget(...texts);
+      // Only when the workflow said no, or is not there: after needs_repair or no answer, an Update may have been taken.
+      if (err instanceof NotFound || err instanceof WorkflowRefusal) this.forget(...texts);
       throw err;
     }
   }

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { ContentStore } from '../../activities/contentStore';
 import { CONTENT_GONE, ContentKeeper } from '../../src/gateway/content';
+import { ToolError } from '../../src/registry/errors';
 import { emptyInbox, Inbox } from '../../workflows/agent/inbox';
 import { excerpt, INLINE_TEXT_BYTES, prefixed, REF_STATE_BYTES, stateBytes, textBytes } from '../../workflows/content';
 
@@ -37,11 +38,14 @@ it('stores only text above the inline size, and reads every stored text back in 
 
 it('drops what a refused call stored, keeps what a call with no answer stored, and says when content is gone', async () => {
   const refused = keeper.keep('run_a', 'r'.repeat(5000));
-  const { ToolError } = await import('../../src/registry/errors');
-  await expect(keeper.around([refused], () => Promise.reject(new ToolError('inbox_full', 'full')))).rejects.toThrow('full');
+  const { WorkflowRefusal } = await import('../../src/gateway/teamClient');
+  const { needsRepair } = await import('../../src/gateway/serviceErrors');
+  await expect(keeper.around([refused], () => Promise.reject(new WorkflowRefusal('inbox_full', 'full')))).rejects.toThrow('full');
   expect(store.usage('run_a').pieces).toBe(0);
   const unknown = keeper.keep('run_a', 'u'.repeat(5000));
   await expect(keeper.around([unknown], () => Promise.reject(new ToolError('unavailable', 'later', {}, true)))).rejects.toThrow('later');
+  // A workflow that needs repair may have taken the Update before its task began to fail.
+  await expect(keeper.around([unknown], () => Promise.reject(needsRepair('ag_a')))).rejects.toThrow(/repair/);
   expect(store.usage('run_a')).toEqual({ pieces: 1, bytes: 5000 });
 
   expect(store.dropRun('run_a')).toBe(1);
