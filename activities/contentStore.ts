@@ -17,7 +17,35 @@ export const CONTENT_GONE = '[content no longer kept: its run ended and the rete
  * stand behind the same methods when gateways and workers spread out.
  * Content goes with its run (src/worker/contentSweeper.ts).
  */
-export class ContentStore {
+export interface ContentStore {
+  put(runId: string, text: string): Promise<StoredText>;
+  /** The texts of the refs that exist; a ref that is gone (swept, or never written) is absent from the map. */
+  get(refs: Iterable<string>): Promise<Map<string, string>>;
+  /** Content no Update refers to (the one that would have was refused). */
+  drop(refs: Iterable<string>): Promise<void>;
+  /** Runs that have content: what a sweep looks at. */
+  runs(): Promise<string[]>;
+  /** Deletes every piece of a run's content; returns how many went. */
+  dropRun(runId: string): Promise<number>;
+  /** Pieces and bytes kept for a run (for tests and the operator). */
+  usage(runId: string): Promise<{ pieces: number; bytes: number }>;
+  close(): Promise<void>;
+}
+
+/** A copy of `value` (a Query's answer, an event, a launch spec) with every stored text replaced by its words. */
+export async function resolveTexts<T>(store: ContentStore, value: T): Promise<T> {
+  const refs: string[] = [];
+  collect(value, refs);
+  if (refs.length === 0) return value;
+  return replace(value, await store.get(refs)) as T;
+}
+
+/** A ref for a new piece of content. */
+export function newContentRef(): string {
+  return `ct_${randomUUID().replace(/-/g, '')}`;
+}
+
+export class SqliteContentStore implements ContentStore {
   private readonly db: Database.Database;
   private readonly insert: Database.Statement;
   private readonly select: Database.Statement;
@@ -42,15 +70,14 @@ export class ContentStore {
     this.select = this.db.prepare('SELECT ref, text FROM content WHERE ref = ?');
   }
 
-  put(runId: string, text: string): StoredText {
-    const ref = `ct_${randomUUID().replace(/-/g, '')}`;
+  async put(runId: string, text: string): Promise<StoredText> {
+    const ref = newContentRef();
     const bytes = Buffer.byteLength(text);
     this.insert.run(ref, runId, bytes, text, Date.now());
     return { content_ref: ref, bytes };
   }
 
-  /** The texts of the refs that exist; a ref that is gone (swept, or never written) is absent from the map. */
-  get(refs: Iterable<string>): Map<string, string> {
+  async get(refs: Iterable<string>): Promise<Map<string, string>> {
     const out = new Map<string, string>();
     for (const ref of new Set(refs)) {
       const row = this.select.get(ref) as { ref: string; text: string } | undefined;
@@ -59,32 +86,20 @@ export class ContentStore {
     return out;
   }
 
-  /** A copy of `value` (a Query's answer, an event, a launch spec) with every stored text replaced by its words. */
-  resolve<T>(value: T): T {
-    const refs: string[] = [];
-    collect(value, refs);
-    if (refs.length === 0) return value;
-    return replace(value, this.get(refs)) as T;
-  }
-
-  /** Content no Update refers to (the one that would have was refused). */
-  drop(refs: Iterable<string>): void {
+  async drop(refs: Iterable<string>): Promise<void> {
     const del = this.db.prepare('DELETE FROM content WHERE ref = ?');
     this.db.transaction((all: string[]) => all.forEach((r) => del.run(r)))([...refs]);
   }
 
-  /** Runs that have content: what a sweep looks at. */
-  runs(): string[] {
+  async runs(): Promise<string[]> {
     return (this.db.prepare('SELECT DISTINCT run_id FROM content').all() as { run_id: string }[]).map((r) => r.run_id);
   }
 
-  /** Deletes every piece of a run's content; returns how many went. */
-  dropRun(runId: string): number {
+  async dropRun(runId: string): Promise<number> {
     return this.db.prepare('DELETE FROM content WHERE run_id = ?').run(runId).changes;
   }
 
-  /** Pieces and bytes kept for a run (for tests and the operator). */
-  usage(runId: string): { pieces: number; bytes: number } {
+  async usage(runId: string): Promise<{ pieces: number; bytes: number }> {
     const row = this.db.prepare('SELECT COUNT(*) AS pieces, COALESCE(SUM(bytes), 0) AS bytes FROM content WHERE run_id = ?').get(runId) as {
       pieces: number;
       bytes: number;
@@ -92,7 +107,7 @@ export class ContentStore {
     return row;
   }
 
-  close(): void {
+  async close(): Promise<void> {
     this.db.close();
   }
 }

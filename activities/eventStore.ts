@@ -8,12 +8,26 @@ export interface StoredEvent extends DipperEvent {
   seq: number;
 }
 
+export interface ListOptions {
+  after?: number;
+  limit?: number;
+  type?: string;
+}
+
 /**
  * The append-only event log. Workflows hand events to an activity, and an
  * activity may run twice, so each event carries an id minted in the
  * workflow and a repeat is ignored: the log records every event once.
+ * SQLite on one host (below); PostgreSQL when Dipper spans hosts
+ * (activities/postgres.ts).
  */
-export class EventStore {
+export interface EventStore {
+  append(events: DipperEvent[]): Promise<void>;
+  list(runId: string, opts?: ListOptions): Promise<StoredEvent[]>;
+  close(): Promise<void>;
+}
+
+export class SqliteEventStore implements EventStore {
   private readonly db: Database.Database;
   private readonly insert: Database.Statement;
 
@@ -37,14 +51,14 @@ export class EventStore {
     );
   }
 
-  append(events: DipperEvent[]): void {
+  async append(events: DipperEvent[]): Promise<void> {
     const tx = this.db.transaction((batch: DipperEvent[]) => {
       for (const e of batch) this.insert.run({ ...e, data: JSON.stringify(e.data) });
     });
     tx(events);
   }
 
-  list(runId: string, opts: { after?: number; limit?: number; type?: string } = {}): StoredEvent[] {
+  async list(runId: string, opts: ListOptions = {}): Promise<StoredEvent[]> {
     const rows = this.db
       .prepare(
         `SELECT seq, event_id, run_id, agent_id, type, ts, data FROM events
@@ -56,7 +70,7 @@ export class EventStore {
     return rows.map((r) => ({ ...r, data: JSON.parse(r.data) }));
   }
 
-  close(): void {
+  async close(): Promise<void> {
     this.db.close();
   }
 }

@@ -19,7 +19,7 @@ import { AccountProblem, runAs, type AgentAccounts } from './runtimes/accounts';
 import { agentEnv } from './runtimes/agentEnv';
 import { TooManyProcesses, type CommandRuntime } from './runtimes/command';
 import { buildPayload, type LaunchPayload, type ReadLaunch } from './runtimes/payload';
-import type { ContentStore } from './contentStore';
+import { resolveTexts, type ContentStore } from './contentStore';
 import type { StoredText } from '../workflows/content';
 import { launchBody, postWebhook, stopBody } from './runtimes/webhook';
 
@@ -60,7 +60,7 @@ export function createActivities(deps: ActivityDeps) {
 
   return withFaults(config.faults, {
     async recordEvents(events: DipperEvent[]): Promise<void> {
-      deps.events.append(events);
+      await deps.events.append(events);
     },
 
     async revokeTokens(revocation: Revocation): Promise<void> {
@@ -82,7 +82,9 @@ export function createActivities(deps: ActivityDeps) {
 
     /** Texts an agent moves out of its state before it continues as new (workflows/agent/spill.ts). */
     async keepTexts({ runId, texts }: { runId: string; texts: string[] }): Promise<StoredText[]> {
-      return texts.map((text) => deps.content.put(runId, text));
+      const stored: StoredText[] = [];
+      for (const text of texts) stored.push(await deps.content.put(runId, text));
+      return stored;
     },
 
     async skillExists({ skill }: { skill: string }): Promise<boolean> {
@@ -157,7 +159,7 @@ export function createActivities(deps: ActivityDeps) {
         await fs.mkdir(path.dirname(file), { recursive: true });
         const tmp = `${file}.tmp`;
         // The record holds the words, not the store's references: it is read by people and outlives the store's retention.
-        await fs.writeFile(tmp, JSON.stringify({ plan_id: input.planId, owner: input.agentId, tasks: deps.content.resolve(input.tasks) }, null, 2));
+        await fs.writeFile(tmp, JSON.stringify({ plan_id: input.planId, owner: input.agentId, tasks: await resolveTexts(deps.content, input.tasks) }, null, 2));
         await fs.rename(tmp, file);
         return file;
       });
@@ -185,7 +187,7 @@ export function createActivities(deps: ActivityDeps) {
       const payload = buildPayload(
         { publicUrl: config.publicUrl, tokenSecret: deps.tokenSecret, tokenTtlSeconds: config.tokenTtlSeconds },
         input.identity,
-        deps.content.resolve(input.launch) as ReadLaunch,
+        (await resolveTexts(deps.content, input.launch)) as ReadLaunch,
         body,
         input.mode,
         { gen: input.generation ?? 0, issuedAt: input.issuedAt ?? Date.now() },

@@ -120,6 +120,8 @@ export interface DipperConfig {
   /** Runs are cancelled this long after they start unless a run asks otherwise (0: never); the root is warned `runDeadlineWarningSeconds` before (at most a tenth of the run's time). */
   runDeadlineSeconds: number;
   runDeadlineWarningSeconds: number;
+  /** PostgreSQL for the event log and the content store (Dipper on more than one host); absent: SQLite files in the data folder. */
+  databaseUrl?: string;
   content: {
     /** Content of a run is deleted this long after the run closed, or when Temporal purges the run if that comes first. */
     retentionMs: number;
@@ -283,6 +285,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): DipperC
     allowedOrigins: (env.DIPPER_ALLOWED_ORIGINS ?? '').split(',').map((x) => x.trim().replace(/\/+$/, '')).filter(Boolean),
     tokenSecret: env.DIPPER_TOKEN_SECRET || undefined,
     previousTokenSecrets: (env.DIPPER_TOKEN_SECRET_PREVIOUS ?? '').split(',').map((x) => x.trim()).filter(Boolean),
+    databaseUrl: env.DIPPER_DATABASE_URL || undefined,
     content: {
       retentionMs: int(env, 'DIPPER_CONTENT_RETENTION_HOURS', 72) * 3600 * 1000,
       sweepMs: Math.max(1000, int(env, 'DIPPER_CONTENT_SWEEP_SECONDS', 3600) * 1000),

@@ -1,4 +1,4 @@
-import type { ContentStore } from '../../activities/contentStore';
+import { resolveTexts, type ContentStore } from '../../activities/contentStore';
 import { INLINE_TEXT_BYTES, isStored, type Text } from '../../workflows/content';
 import { NotFound, WorkflowRefusal } from './teamClient';
 
@@ -13,20 +13,21 @@ export class ContentKeeper {
   constructor(private readonly store: ContentStore) {}
 
   /** Small text stays inline (no write on the hot path); larger text is stored and referred to. */
-  keep(runId: string, text: string): Text {
+  async keep(runId: string, text: string): Promise<Text> {
     return Buffer.byteLength(text) > INLINE_TEXT_BYTES ? this.store.put(runId, text) : text;
   }
 
   /** Like `keep` for several texts of one call: equal texts are stored once and get the same reference (so the workflow can compare them). */
-  keeper(runId: string): { keep: (text: string) => Text; kept: Text[] } {
+  keeper(runId: string): { keep: (text: string) => Promise<Text>; kept: Text[] } {
     const byText = new Map<string, Text>();
     const kept: Text[] = [];
     return {
       kept,
-      keep: (text: string) => {
+      // One at a time, so equal texts share their first copy.
+      keep: async (text: string) => {
         let t = byText.get(text);
         if (t === undefined) {
-          t = this.keep(runId, text);
+          t = await this.keep(runId, text);
           byText.set(text, t);
           kept.push(t);
         }
@@ -36,9 +37,9 @@ export class ContentKeeper {
   }
 
   /** Drops what `keep` stored for a call that was refused or never reached its workflow. */
-  forget(...texts: (Text | undefined)[]): void {
+  async forget(...texts: (Text | undefined)[]): Promise<void> {
     const refs = texts.filter(isStored).map((t) => t.content_ref);
-    if (refs.length > 0) this.store.drop(refs);
+    if (refs.length > 0) await this.store.drop(refs);
   }
 
   /**
@@ -52,13 +53,13 @@ export class ContentKeeper {
       return await call();
     } catch (err) {
       // Only when the workflow said no, or is not there: after needs_repair or no answer, an Update may have been taken.
-      if (err instanceof NotFound || err instanceof WorkflowRefusal) this.forget(...texts);
+      if (err instanceof NotFound || err instanceof WorkflowRefusal) await this.forget(...texts);
       throw err;
     }
   }
 
   /** A copy of `value` (a Query's answer, an event) with every stored text replaced by its words. */
-  resolve<T>(value: T): T {
-    return this.store.resolve(value);
+  resolve<T>(value: T): Promise<T> {
+    return resolveTexts(this.store, value);
   }
 }

@@ -1,12 +1,10 @@
-import { ContentStore } from '../../activities/contentStore';
 import { ContentKeeper } from './content';
 import { Client, Connection } from '@temporalio/client';
 import { createServer } from 'node:http';
-import { EventStore } from '../../activities/eventStore';
+import { openStores } from '../../activities/stores';
 import { loadOrCreateSecrets } from '../auth/secrets';
 import { temporalAddress, type DipperConfig } from '../config';
 import { createLogger } from '../log';
-import { paths } from '../paths';
 import { SkillCatalog } from '../skills';
 import { createApp } from './app';
 import { loadOperators } from '../auth/operators';
@@ -45,8 +43,8 @@ export async function startGateway(config: DipperConfig): Promise<GatewayHandle>
     channelArgs: { 'grpc.initial_reconnect_backoff_ms': 500, 'grpc.max_reconnect_backoff_ms': 5000 },
   });
   const client = new Client({ connection, namespace: config.temporal.namespace });
-  const events = new EventStore(paths.events(config.dataDir));
-  const content = new ContentStore(paths.content(config.dataDir));
+  const stores = await openStores(config);
+  const { events, content } = stores;
   const revocations = new RevocationView(
     // A slow answer still counts (it is dated when asked): cut off at 1 s, a loaded host whose Queries took longer never refreshed.
     new TemporalRevocationSource(client, config.temporal.taskQueue, Math.max(1000, config.revocation.staleMs - config.revocation.refreshMs)),
@@ -84,8 +82,7 @@ export async function startGateway(config: DipperConfig): Promise<GatewayHandle>
       server.closeAllConnections();
       await closed;
       revocations.stop();
-      events.close();
-      content.close();
+      await stores.close();
       await connection.close();
     },
   };

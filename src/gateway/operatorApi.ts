@@ -150,7 +150,7 @@ export function operatorRouter(deps: OperatorDeps): Router {
     const input: RunInput = {
       runId,
       // Every agent of the run carries the task: a long one is stored once and referred to.
-      task: deps.content.keep(runId, body.task),
+      task: await deps.content.keep(runId, body.task),
       root: { agentId, name: `${slug(role)}-${agentId.slice(3, 7)}`, role, skill },
       limits: runLimits(config.limits, body.limits),
       ...deadlineOf(body.deadline_seconds ?? config.runDeadlineSeconds, config.runDeadlineWarningSeconds),
@@ -201,7 +201,7 @@ export function operatorRouter(deps: OperatorDeps): Router {
 
   router.get('/runs/:runId', needs('viewer'), async (req, res) => {
     const runId = runIdOf(req.params.runId);
-    res.json(deps.content.resolve(await team.query(team.run(runId), runQuery).catch(notFound)));
+    res.json(await deps.content.resolve(await team.query(team.run(runId), runQuery).catch(notFound)));
   });
 
   router.get('/runs/:runId/agents', needs('viewer'), async (req, res) => {
@@ -225,7 +225,7 @@ export function operatorRouter(deps: OperatorDeps): Router {
     const payload = buildPayload(
       { publicUrl: config.publicUrl, tokenSecret: deps.tokenSecret, tokenTtlSeconds: config.tokenTtlSeconds },
       spec.identity,
-      deps.content.resolve(spec.launch) as ReadLaunch,
+      (await deps.content.resolve(spec.launch)) as ReadLaunch,
       body,
       'first',
       { gen: spec.generation, issuedAt: spec.issuedAt },
@@ -246,7 +246,7 @@ export function operatorRouter(deps: OperatorDeps): Router {
     try {
       const who = res.locals.operator as OperatorIdentity;
       // The root keeps the words in its inbox until it reads them: a long text is stored, as an agent's message is.
-      const text = body.text === undefined ? undefined : deps.content.keep(runId, body.text);
+      const text = body.text === undefined ? undefined : await deps.content.keep(runId, body.text);
       res.json(await deps.content.around([text], () => team.update(team.run(runId), rootDecisionUpdate, [{ ...body, ...(text === undefined ? {} : { text }), operator: who.name }])));
     } catch (err) {
       notFound(asHttpError(err, 409));
@@ -257,7 +257,7 @@ export function operatorRouter(deps: OperatorDeps): Router {
     const runId = runIdOf(req.params.runId);
     const q = parseBody(eventsQuery, req.query);
     // Reports and requests refer to their long details; an event reads whole, as it was recorded.
-    const events = deps.content.resolve(deps.events.list(runId, q));
+    const events = await deps.content.resolve(await deps.events.list(runId, q));
     if (q.format === 'jsonl') {
       res.type('application/x-ndjson').send(events.map((e) => JSON.stringify(e)).join('\n') + (events.length ? '\n' : ''));
       return;

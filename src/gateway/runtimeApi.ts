@@ -62,7 +62,7 @@ export function runtimeRouter(
         });
         if (view.items.length > 0 || view.status === 'terminated' || Date.now() >= deadline) {
           const last = view.items.at(-1)?.seq;
-          res.json({ messages: content.resolve(view.items), next_cursor: last ?? Math.max(q.cursor, view.acked_through), status: view.status });
+          res.json({ messages: await content.resolve(view.items), next_cursor: last ?? Math.max(q.cursor, view.acked_through), status: view.status });
           return;
         }
         await wakeups.wait(caller.runId, caller.agentId, Math.min(pause, Math.max(0, deadline - Date.now())), stop);

@@ -16,7 +16,7 @@ export interface SweepOptions {
  */
 export async function sweepContent(store: ContentStore, client: Client, opts: SweepOptions, now = Date.now()): Promise<string[]> {
   const gone: string[] = [];
-  for (const runId of store.runs()) {
+  for (const runId of await store.runs()) {
     try {
       const run = await client.workflow.getHandle(runWorkflowId(runId)).describe();
       const closed = run.closeTime?.getTime();
@@ -24,7 +24,7 @@ export async function sweepContent(store: ContentStore, client: Client, opts: Sw
     } catch (err) {
       if (!(err instanceof WorkflowNotFoundError)) continue;
     }
-    store.dropRun(runId);
+    await store.dropRun(runId);
     gone.push(runId);
   }
   return gone;

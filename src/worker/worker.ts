@@ -2,8 +2,7 @@ import { Client, Connection } from '@temporalio/client';
 import path from 'node:path';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../../activities';
-import { ContentStore } from '../../activities/contentStore';
-import { EventStore } from '../../activities/eventStore';
+import { openStores } from '../../activities/stores';
 import { AgentAccounts, checkAccountsSupport } from '../../activities/runtimes/accounts';
 import { CommandRuntime } from '../../activities/runtimes/command';
 import { runtimeExitedSignal } from '../../workflows/agent/messages';
@@ -12,7 +11,6 @@ import { tokenRegistryQueue } from '../../workflows/tokens/registry';
 import { ensureTokenRegistry } from '../auth/revoke';
 import { loadOrCreateSecrets } from '../auth/secrets';
 import { isolatesAgents, temporalAddress, type DipperConfig } from '../config';
-import { paths } from '../paths';
 import type { Logger } from '../log';
 import { SkillCatalog } from '../skills';
 import { startContentSweeper } from './contentSweeper';
@@ -35,8 +33,8 @@ export async function createDipperWorker(
   // Checked before anything starts: a host that cannot switch users says so once, not at every launch.
   const accounts = isolatesAgents(config.runtimes) ? new AgentAccounts(config.dataDir, checkAccountsSupport(runtimes, config.agentGroupIds, config.dataDir)) : undefined;
   const secrets = loadOrCreateSecrets(config);
-  const events = new EventStore(paths.events(config.dataDir));
-  const content = new ContentStore(paths.content(config.dataDir));
+  const stores = await openStores(config);
+  const { events, content } = stores;
   const clientConnection = await Connection.connect({ address });
   const client = new Client({ connection: clientConnection, namespace: config.temporal.namespace });
   const commands = new CommandRuntime((who, exit) => {
@@ -85,8 +83,7 @@ export async function createDipperWorker(
         await Promise.all([worker.run(), registryWorker.run()]).finally(() => stopSweeping?.());
         await ensured;
       } finally {
-        events.close();
-        content.close();
+        await stores.close();
         await connection.close();
         await clientConnection.close();
       }

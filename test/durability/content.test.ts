@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import type { Client } from '@temporalio/client';
-import { ContentStore } from '../../activities/contentStore';
+import { SqliteContentStore } from '../../activities/contentStore';
 import { CONTENT_GONE } from '../../src/gateway/content';
 import { paths } from '../../src/paths';
 import { sweepContent } from '../../src/worker/contentSweeper';
@@ -14,15 +14,15 @@ import { connectTemporal } from '../support/temporal';
  * Long text lives in the content store, not in workflow state: what goes
  * in, what a refused call leaves behind (nothing), and when it goes.
  */
-let store: ContentStore;
+let store: SqliteContentStore;
 let temporal: { client: Client; close: () => Promise<void> };
 beforeAll(async () => {
-  store = new ContentStore(paths.content(env.dataDir));
+  store = new SqliteContentStore(paths.content(env.dataDir));
   temporal = await connectTemporal();
 });
 afterAll(async () => {
   await closeAll();
-  store.close();
+  await store.close();
   await temporal.close();
 });
 
@@ -33,9 +33,9 @@ it('keeps short text inline and stores long text, once per call', async () => {
   await root.ok('declare_plan', { tasks: [task('a')] });
   const child = await spawn(root, runId, 'a');
   await child.client.ok('send_message', { to: rootId, content: 'x'.repeat(INLINE_TEXT_BYTES) });
-  expect(store.usage(runId).pieces).toBe(0);
+  expect((await store.usage(runId)).pieces).toBe(0);
   await child.client.ok('signal_review', { detail: '[REVIEW REQUIRED] '.padEnd(INLINE_TEXT_BYTES + 1, 'y') });
-  expect(store.usage(runId)).toEqual({ pieces: 1, bytes: INLINE_TEXT_BYTES + 1 });
+  expect((await store.usage(runId))).toEqual({ pieces: 1, bytes: INLINE_TEXT_BYTES + 1 });
 });
 
 it('keeps nothing of a long text whose call was refused', async () => {
@@ -44,7 +44,7 @@ it('keeps nothing of a long text whose call was refused', async () => {
   const [a, b] = [await spawn(root, runId, 'a'), await spawn(root, runId, 'b')];
   await approve(root, b);
   const long = (what: string) => `[REVIEW REQUIRED] ${what} `.padEnd(max, 'z');
-  const stored = store.usage(runId).pieces;
+  const stored = (await store.usage(runId)).pieces;
 
   // Refused by the gateway before anything is stored, by the workflow after it was: neither keeps the text.
   expect((await a.client.fail('send_message', { to: 'ag_000000000000', content: long('nobody') })).code).toBe('unknown_recipient');
@@ -52,11 +52,11 @@ it('keeps nothing of a long text whose call was refused', async () => {
   expect((await a.client.fail('signal_review', { detail: 'no envelope '.padEnd(max, 'z') })).code).toBe('envelope_missing');
   expect((await b.client.fail('signal_review', { detail: long('after the end') })).code).toBe('agent_terminated');
   expect((await root.fail('send_message', { to: a.agentId, content: `${'x'.repeat(max)}!` })).code).toBe('invalid_input');
-  expect(store.usage(runId).pieces).toBe(stored);
+  expect((await store.usage(runId)).pieces).toBe(stored);
 
   // The same calls, accepted, keep theirs.
   await a.client.ok('send_message', { to: rootId, content: long('kept') });
-  expect(store.usage(runId).pieces).toBe(stored + 1);
+  expect((await store.usage(runId)).pieces).toBe(stored + 1);
 });
 
 it("deletes a run's content once the run has closed and its retention passed, and readers are told it went", async () => {
@@ -65,7 +65,7 @@ it("deletes a run's content once the run has closed and its retention passed, an
   for (const run of [ended, open]) await run.root.ok('signal_review', { detail: '[REVIEW REQUIRED] '.padEnd(max, 'r') });
   // Its event is written in the background; it is read back after the sweep.
   await eventsOf(ended.runId, 'completion.reported');
-  expect(store.usage(ended.runId).pieces).toBe(1);
+  expect((await store.usage(ended.runId)).pieces).toBe(1);
   expect((await operator.request('POST', `/runs/${ended.runId}/cancel`, {})).status).toBe(200);
   // The run workflow closes once its agents have ended.
   await eventually(async () => ((await temporal.client.workflow.getHandle(runWorkflowId(ended.runId)).describe()).closeTime ? true : undefined), 30_000);
@@ -73,13 +73,13 @@ it("deletes a run's content once the run has closed and its retention passed, an
   // Within the retention period, nothing goes; an open run's content never does.
   const keptFor = 3600_000;
   expect(await sweepContent(store, temporal.client, { retentionMs: keptFor })).not.toContain(ended.runId);
-  expect(store.usage(ended.runId).pieces).toBe(1);
+  expect((await store.usage(ended.runId)).pieces).toBe(1);
   const later = Date.now() + keptFor + 1000;
   const swept = await sweepContent(store, temporal.client, { retentionMs: keptFor }, later);
   expect(swept).toContain(ended.runId);
   expect(swept).not.toContain(open.runId);
-  expect(store.usage(ended.runId).pieces).toBe(0);
-  expect(store.usage(open.runId).pieces).toBe(1);
+  expect((await store.usage(ended.runId)).pieces).toBe(0);
+  expect((await store.usage(open.runId)).pieces).toBe(1);
 
   expect((await operator.events(ended.runId, 'completion.reported'))[0].data.detail).toBe(CONTENT_GONE);
   expect(((await eventsOf(open.runId, 'completion.reported'))[0].data.detail as string).length).toBe(max);
@@ -90,7 +90,7 @@ it('stores long run tasks, plans and team charters once, and every reader gets t
   const runTask = long('Ship the whole product', 200 * 1024);
   const { root, runId } = await startRun(undefined, runTask);
   expect((await operator.request('GET', `/runs/${runId}`)).json.task).toBe(runTask);
-  const before = store.usage(runId).pieces;
+  const before = (await store.usage(runId)).pieces;
   expect(before).toBe(1);
 
   // A plan of long task texts and descriptions: the child's launch and the plan file hold the words.
@@ -109,12 +109,12 @@ it('stores long run tasks, plans and team charters once, and every reader gets t
     [long('alpha task'), long('alpha role')],
     [long('beta task'), long('beta role')],
   ]);
-  expect(store.usage(runId).pieces).toBe(before + 4);
+  expect((await store.usage(runId)).pieces).toBe(before + 4);
 
   // Equal long descriptions are one stored piece, so the workflow still sees they are equal; the refusal keeps nothing.
   const twins = { name: 'twins', task: long('charter'), roles: [0, 1].map((i) => ({ role: `r${i}`, skill: 'worker', description: long('same job') })) };
   expect((await root.fail('create_team', twins)).code).toBe('duplicate_member_descriptions');
-  expect(store.usage(runId).pieces).toBe(before + 4);
+  expect((await store.usage(runId)).pieces).toBe(before + 4);
 
   // A retry of the same create_team (its answer lost) is the same call, although its texts are stored again.
   const team = { ...twins, roles: [0, 1].map((i) => ({ role: `r${i}`, skill: 'worker', description: long(`job ${i}`) })) };
@@ -129,13 +129,13 @@ it("stores a human's long rework text for the root, who reads it whole", async (
   const { root, runId } = await startRun();
   await root.ok('signal_review', { detail: '[REVIEW REQUIRED] first draft' });
   const text = 'Redo the second half. '.padEnd(200 * 1024, 'r');
-  const before = store.usage(runId).pieces;
+  const before = (await store.usage(runId)).pieces;
   const decided = await operator.request('POST', `/runs/${runId}/root/decision`, { kind: 'review', verdict: 'rework', text });
   expect(decided.status).toBe(200);
-  expect(store.usage(runId).pieces).toBe(before + 1);
+  expect((await store.usage(runId)).pieces).toBe(before + 1);
   const item = await eventually(async () => (await root.inbox(0, 0)).messages.find((m: any) => m.kind === 'system'));
   expect(item.content).toBe(`rework: ${text}`);
   // A decision refused (nothing pending any more) keeps nothing.
   expect((await operator.request('POST', `/runs/${runId}/root/decision`, { kind: 'review', verdict: 'rework', text })).status).toBe(409);
-  expect(store.usage(runId).pieces).toBe(before + 1);
+  expect((await store.usage(runId)).pieces).toBe(before + 1);
 });

@@ -1,55 +1,55 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ContentStore } from '../../activities/contentStore';
+import { SqliteContentStore } from '../../activities/contentStore';
 import { CONTENT_GONE, ContentKeeper } from '../../src/gateway/content';
 import { ToolError } from '../../src/registry/errors';
 import { emptyInbox, Inbox } from '../../workflows/agent/inbox';
 import { excerpt, INLINE_TEXT_BYTES, prefixed, REF_STATE_BYTES, stateBytes, textBytes } from '../../workflows/content';
 
 let dir: string;
-let store: ContentStore;
+let store: SqliteContentStore;
 let keeper: ContentKeeper;
 beforeEach(() => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dipper-content-'));
-  store = new ContentStore(path.join(dir, 'content.db'));
+  store = new SqliteContentStore(path.join(dir, 'content.db'));
   keeper = new ContentKeeper(store);
 });
-afterEach(() => {
-  store.close();
+afterEach(async () => {
+  await store.close();
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-it('stores only text above the inline size, and reads every stored text back in place', () => {
+it('stores only text above the inline size, and reads every stored text back in place', async () => {
   const short = 'é'.repeat(INLINE_TEXT_BYTES / 2);
   const long = `${'é'.repeat(INLINE_TEXT_BYTES / 2)}!`;
-  expect(keeper.keep('run_a', short)).toBe(short);
-  const kept = keeper.keep('run_a', long);
+  expect(await keeper.keep('run_a', short)).toBe(short);
+  const kept = await keeper.keep('run_a', long);
   expect(kept).toEqual({ content_ref: expect.stringMatching(/^ct_[0-9a-f]{32}$/), bytes: INLINE_TEXT_BYTES + 1 });
   expect(textBytes(kept)).toBe(INLINE_TEXT_BYTES + 1);
   expect(stateBytes(kept)).toBe(REF_STATE_BYTES);
 
   const view = { items: [{ content: kept }, { content: short }], summary: excerpt(kept, 3), request: prefixed('[TERMINATION REQUESTED] ', kept) };
-  expect(keeper.resolve(view)).toEqual({ items: [{ content: long }, { content: short }], summary: 'ééé…', request: `[TERMINATION REQUESTED] ${long}` });
+  expect(await keeper.resolve(view)).toEqual({ items: [{ content: long }, { content: short }], summary: 'ééé…', request: `[TERMINATION REQUESTED] ${long}` });
   // Inline text is cut and prefixed the same way.
   expect(excerpt('abcdef', 3)).toBe('abc…');
   expect(prefixed('> ', 'hi')).toBe('> hi');
 });
 
 it('drops what a refused call stored, keeps what a call with no answer stored, and says when content is gone', async () => {
-  const refused = keeper.keep('run_a', 'r'.repeat(5000));
+  const refused = await keeper.keep('run_a', 'r'.repeat(5000));
   const { WorkflowRefusal } = await import('../../src/gateway/teamClient');
   const { needsRepair } = await import('../../src/gateway/serviceErrors');
   await expect(keeper.around([refused], () => Promise.reject(new WorkflowRefusal('inbox_full', 'full')))).rejects.toThrow('full');
-  expect(store.usage('run_a').pieces).toBe(0);
-  const unknown = keeper.keep('run_a', 'u'.repeat(5000));
+  expect((await store.usage('run_a')).pieces).toBe(0);
+  const unknown = await keeper.keep('run_a', 'u'.repeat(5000));
   await expect(keeper.around([unknown], () => Promise.reject(new ToolError('unavailable', 'later', {}, true)))).rejects.toThrow('later');
   // A workflow that needs repair may have taken the Update before its task began to fail.
   await expect(keeper.around([unknown], () => Promise.reject(needsRepair('ag_a')))).rejects.toThrow(/repair/);
-  expect(store.usage('run_a')).toEqual({ pieces: 1, bytes: 5000 });
+  expect(await store.usage('run_a')).toEqual({ pieces: 1, bytes: 5000 });
 
-  expect(store.dropRun('run_a')).toBe(1);
-  expect(keeper.resolve({ detail: unknown })).toEqual({ detail: CONTENT_GONE });
+  expect(await store.dropRun('run_a')).toBe(1);
+  expect(await keeper.resolve({ detail: unknown })).toEqual({ detail: CONTENT_GONE });
 });
 
 it('counts a stored text in an inbox at the size of its reference, and hands it over by its real size', () => {

@@ -19,7 +19,7 @@ export const sendMessage = beidouTool({
   async handler({ to, content }, ctx) {
     checkBytes('content', content, ctx.limits.maxContentBytes);
     const messageId = randomUUID();
-    const kept = ctx.content.keep(ctx.caller.runId, content);
+    const kept = await ctx.content.keep(ctx.caller.runId, content);
     const input = {
       message_id: messageId,
       from_agent_id: ctx.caller.agentId,
@@ -29,7 +29,7 @@ export const sendMessage = beidouTool({
     try {
       const outcome = await ctx.content.around([kept], () => ctx.delivery.deliver(ctx.caller.runId, to, input));
       if (!outcome.delivered) {
-        ctx.content.forget(kept);
+        await ctx.content.forget(kept);
         throw new ToolError(outcome.code, outcome.message, outcome.extra);
       }
       return { delivered: true as const, message_id: messageId };

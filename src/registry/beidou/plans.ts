@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { PlanTaskSpec } from '../../../workflows/types';
 import { declarePlanUpdate, listReadyQuery, removePlanUpdate, updatePlanTaskUpdate } from '../../../workflows/agent/messages';
 import { invalidInput, ToolError } from '../errors';
 import { beidouTool, callerHandle, checkBytes, checkSkills, id, taskId } from './common';
@@ -40,7 +41,8 @@ export const declarePlan = beidouTool({
     if (tasks.length > 0) await checkSkills(ctx, tasks, 'tasks');
     // Long task texts and descriptions go to the content store; the plan in the leader's state refers to them.
     const call = ctx.content.keeper(ctx.caller.runId);
-    const stored = tasks.map((t) => ({ ...t, task: call.keep(t.task), ...(t.description === undefined ? {} : { description: call.keep(t.description) }) }));
+    const stored: PlanTaskSpec[] = [];
+    for (const t of tasks) stored.push({ ...t, task: await call.keep(t.task), ...(t.description === undefined ? {} : { description: await call.keep(t.description) }) });
     return ctx.content.around(call.kept, () => ctx.team.update(callerHandle(ctx), declarePlanUpdate, [{ tasks: stored }]));
   },
 });

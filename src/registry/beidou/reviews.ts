@@ -22,7 +22,7 @@ export const signalReview = beidouTool({
     // Checked before a long detail is stored, so a refused call keeps nothing; the workflow checks short ones again.
     const problem = reviewDetailProblem(detail ?? '');
     if (problem) throw new ToolError('envelope_missing', problem.message, { field: 'detail', reason: problem.reason });
-    const kept = ctx.content.keep(ctx.caller.runId, detail ?? '');
+    const kept = await ctx.content.keep(ctx.caller.runId, detail ?? '');
     const { leader_id } = await ctx.content.around([kept], () => ctx.team.update(callerHandle(ctx), signalReviewUpdate, [{ detail: kept }]));
     // The report is in the leader's inbox now: its runtime's long poll on this gateway can look at once.
     if (leader_id) ctx.wakeups.wake(ctx.caller.runId, leader_id);
@@ -40,7 +40,7 @@ export const requestTermination = beidouTool({
   output: z.object({ recorded: z.literal(true), termination_requested: z.literal(true) }),
   async handler({ detail }, ctx) {
     if (detail !== undefined) checkBytes('detail', detail, ctx.limits.maxContentBytes);
-    const kept = detail === undefined ? undefined : ctx.content.keep(ctx.caller.runId, detail);
+    const kept = detail === undefined ? undefined : await ctx.content.keep(ctx.caller.runId, detail);
     const { leader_id } = await ctx.content.around([kept], () =>
       ctx.team.update(callerHandle(ctx), requestTerminationUpdate, [kept === undefined ? {} : { detail: kept }]),
     );

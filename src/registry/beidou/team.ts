@@ -64,7 +64,10 @@ export const createTeam = beidouTool({
     // The same call sent again is known by its words, not by the references its texts get when stored again.
     const key = callKey('create_team', input);
     const call = ctx.content.keeper(ctx.caller.runId);
-    const stored = { ...input, task: call.keep(input.task), roles: input.roles.map((r) => ({ ...r, description: call.keep(r.description) })), call_key: key };
+    const task = await call.keep(input.task);
+    const roles = [];
+    for (const r of input.roles) roles.push({ ...r, description: await call.keep(r.description) });
+    const stored = { ...input, task, roles, call_key: key };
     return ctx.content.around(call.kept, () => ctx.team.update(callerHandle(ctx), createTeamUpdate, [stored]));
   },
 });

@@ -1,0 +1,134 @@
+import { Pool } from 'pg';
+import type { StoredText } from '../workflows/content';
+import type { DipperEvent } from '../workflows/types';
+import { newContentRef, type ContentStore } from './contentStore';
+import type { EventStore, ListOptions, StoredEvent } from './eventStore';
+
+/**
+ * The event log and the content store in PostgreSQL, for Dipper on more
+ * than one host (DIPPER_DATABASE_URL): every gateway and worker reaches
+ * the same tables through a server instead of a shared file.
+ */
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS dipper_events (
+  seq BIGSERIAL PRIMARY KEY,
+  event_id TEXT NOT NULL UNIQUE,
+  run_id TEXT NOT NULL,
+  agent_id TEXT,
+  type TEXT NOT NULL,
+  ts BIGINT NOT NULL,
+  data JSONB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS dipper_events_by_run ON dipper_events (run_id, seq);
+CREATE TABLE IF NOT EXISTS dipper_content (
+  ref TEXT PRIMARY KEY,
+  run_id TEXT NOT NULL,
+  bytes INTEGER NOT NULL,
+  text TEXT NOT NULL,
+  created_at BIGINT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS dipper_content_by_run ON dipper_content (run_id);
+`;
+
+/** Any number, so two processes starting at once do not both create the tables (CREATE IF NOT EXISTS races in PostgreSQL). */
+const SCHEMA_LOCK = 7_715_201;
+
+export async function openPostgres(url: string): Promise<{ events: EventStore; content: ContentStore; close: () => Promise<void> }> {
+  const pool = new Pool({ connectionString: url, max: 10 });
+  // An idle client's error (the server restarted) must not end the process; the next query reconnects.
+  pool.on('error', () => undefined);
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    await client.query('SELECT pg_advisory_xact_lock($1)', [SCHEMA_LOCK]);
+    await client.query(SCHEMA);
+    await client.query('COMMIT');
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+  let ended = false;
+  const close = async () => {
+    if (ended) return;
+    ended = true;
+    await pool.end();
+  };
+  return { events: new PgEventStore(pool, close), content: new PgContentStore(pool, close), close };
+}
+
+export class PgEventStore implements EventStore {
+  constructor(
+    private readonly pool: Pool,
+    readonly close: () => Promise<void>,
+  ) {}
+
+  async append(events: DipperEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    await this.pool.query(
+      `INSERT INTO dipper_events (event_id, run_id, agent_id, type, ts, data)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::jsonb[])
+       ON CONFLICT (event_id) DO NOTHING`,
+      [
+        events.map((e) => e.event_id),
+        events.map((e) => e.run_id),
+        events.map((e) => e.agent_id),
+        events.map((e) => e.type),
+        events.map((e) => e.ts),
+        events.map((e) => JSON.stringify(e.data)),
+      ],
+    );
+  }
+
+  async list(runId: string, opts: ListOptions = {}): Promise<StoredEvent[]> {
+    const args: unknown[] = [runId, opts.after ?? 0, opts.limit ?? 1000];
+    if (opts.type) args.push(opts.type);
+    const { rows } = await this.pool.query(
+      `SELECT seq, event_id, run_id, agent_id, type, ts, data FROM dipper_events
+       WHERE run_id = $1 AND seq > $2 ${opts.type ? 'AND type = $4' : ''} ORDER BY seq LIMIT $3`,
+      args,
+    );
+    // BIGINT columns come back as strings: sequence numbers and times fit a double.
+    return rows.map((r) => ({ ...r, seq: Number(r.seq), ts: Number(r.ts) }));
+  }
+}
+
+export class PgContentStore implements ContentStore {
+  constructor(
+    private readonly pool: Pool,
+    readonly close: () => Promise<void>,
+  ) {}
+
+  async put(runId: string, text: string): Promise<StoredText> {
+    const ref = newContentRef();
+    const bytes = Buffer.byteLength(text);
+    await this.pool.query('INSERT INTO dipper_content (ref, run_id, bytes, text, created_at) VALUES ($1, $2, $3, $4, $5)', [ref, runId, bytes, text, Date.now()]);
+    return { content_ref: ref, bytes };
+  }
+
+  async get(refs: Iterable<string>): Promise<Map<string, string>> {
+    const all = [...new Set(refs)];
+    if (all.length === 0) return new Map();
+    const { rows } = await this.pool.query('SELECT ref, text FROM dipper_content WHERE ref = ANY($1::text[])', [all]);
+    return new Map(rows.map((r) => [r.ref as string, r.text as string]));
+  }
+
+  async drop(refs: Iterable<string>): Promise<void> {
+    await this.pool.query('DELETE FROM dipper_content WHERE ref = ANY($1::text[])', [[...refs]]);
+  }
+
+  async runs(): Promise<string[]> {
+    const { rows } = await this.pool.query('SELECT DISTINCT run_id FROM dipper_content');
+    return rows.map((r) => r.run_id as string);
+  }
+
+  async dropRun(runId: string): Promise<number> {
+    return (await this.pool.query('DELETE FROM dipper_content WHERE run_id = $1', [runId])).rowCount ?? 0;
+  }
+
+  async usage(runId: string): Promise<{ pieces: number; bytes: number }> {
+    const { rows } = await this.pool.query('SELECT COUNT(*) AS pieces, COALESCE(SUM(bytes), 0) AS bytes FROM dipper_content WHERE run_id = $1', [runId]);
+    return { pieces: Number(rows[0].pieces), bytes: Number(rows[0].bytes) };
+  }
+}

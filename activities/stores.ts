@@ -1,0 +1,26 @@
+import type { DipperConfig } from '../src/config';
+import { paths } from '../src/paths';
+import { SqliteContentStore, type ContentStore } from './contentStore';
+import { SqliteEventStore, type EventStore } from './eventStore';
+import { openPostgres } from './postgres';
+
+export interface Stores {
+  events: EventStore;
+  content: ContentStore;
+  close(): Promise<void>;
+}
+
+/** Where the event log and the content store live: PostgreSQL with DIPPER_DATABASE_URL, else SQLite files in the data folder (one host). */
+export async function openStores(config: Pick<DipperConfig, 'dataDir' | 'databaseUrl'>): Promise<Stores> {
+  if (config.databaseUrl) return openPostgres(config.databaseUrl);
+  const events = new SqliteEventStore(paths.events(config.dataDir));
+  const content = new SqliteContentStore(paths.content(config.dataDir));
+  return {
+    events,
+    content,
+    close: async () => {
+      await events.close();
+      await content.close();
+    },
+  };
+}

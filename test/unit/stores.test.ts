@@ -1,0 +1,73 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { CONTENT_GONE, resolveTexts } from '../../activities/contentStore';
+import { openStores, type Stores } from '../../activities/stores';
+import type { DipperEvent } from '../../workflows/types';
+
+/**
+ * The event log and the content store behave the same on every backend:
+ * SQLite files (one host) always, PostgreSQL when DIPPER_TEST_DATABASE_URL
+ * names a server (CI starts one).
+ */
+const pgUrl = process.env.DIPPER_TEST_DATABASE_URL;
+const backends: [string, () => Promise<Stores>][] = [
+  ['sqlite', () => openStores({ dataDir: fs.mkdtempSync(path.join(os.tmpdir(), 'dipper-stores-')) })],
+  ...(pgUrl ? [['postgresql', () => openStores({ dataDir: '/nonexistent', databaseUrl: pgUrl })] as [string, () => Promise<Stores>]] : []),
+];
+
+const runOf = () => `run_${Math.random().toString(16).slice(2, 14).padEnd(12, '0')}`;
+const event = (runId: string, n: number, type = 'send_message'): DipperEvent => ({
+  event_id: `${runId}-${n}`,
+  run_id: runId,
+  agent_id: n % 2 ? 'ag_a' : null,
+  type,
+  ts: 1_796_000_000_000 + n,
+  data: { n, text: 'é'.repeat(n) },
+});
+
+describe.each(backends)('%s', (_name, open) => {
+  let stores: Stores;
+  beforeAll(async () => {
+    stores = await open();
+  });
+  afterAll(async () => stores?.close());
+
+  it('records each event once, in order, and lists them by run, position and type', async () => {
+    const runId = runOf();
+    const other = runOf();
+    await stores.events.append([event(runId, 1), event(runId, 2, 'status'), event(other, 1)]);
+    // An activity that ran twice hands the same events again.
+    await stores.events.append([event(runId, 2, 'status'), event(runId, 3)]);
+    const all = await stores.events.list(runId);
+    expect(all.map((e) => [e.event_id, e.type, e.agent_id, e.ts, e.data])).toEqual([
+      [`${runId}-1`, 'send_message', 'ag_a', 1_796_000_000_001, { n: 1, text: 'é' }],
+      [`${runId}-2`, 'status', null, 1_796_000_000_002, { n: 2, text: 'éé' }],
+      [`${runId}-3`, 'send_message', 'ag_a', 1_796_000_000_003, { n: 3, text: 'ééé' }],
+    ]);
+    expect(all.every((e, i) => i === 0 || e.seq > all[i - 1].seq)).toBe(true);
+    expect((await stores.events.list(runId, { after: all[0].seq, limit: 1 })).map((e) => e.event_id)).toEqual([`${runId}-2`]);
+    expect((await stores.events.list(runId, { type: 'send_message' })).map((e) => e.event_id)).toEqual([`${runId}-1`, `${runId}-3`]);
+    expect(await stores.events.list(runOf())).toEqual([]);
+  });
+
+  it('keeps texts by reference, reads them back, drops them one by one or by run, and counts them', async () => {
+    const runId = runOf();
+    const long = 'long text '.repeat(500);
+    const a = await stores.content.put(runId, long);
+    const b = await stores.content.put(runId, 'ü'.repeat(2000));
+    expect(a).toEqual({ content_ref: expect.stringMatching(/^ct_[0-9a-f]{32}$/), bytes: 5000 });
+    expect(b.bytes).toBe(4000);
+    expect(await stores.content.usage(runId)).toEqual({ pieces: 2, bytes: 9000 });
+    expect(await stores.content.runs()).toContain(runId);
+    expect(await resolveTexts(stores.content, { items: [{ content: a }, { content: 'short' }], summary: { ...a, chars: 4 } })).toEqual({
+      items: [{ content: long }, { content: 'short' }],
+      summary: 'long…',
+    });
+    await stores.content.drop([a.content_ref]);
+    expect(await resolveTexts(stores.content, [a, b])).toEqual([CONTENT_GONE, 'ü'.repeat(2000)]);
+    expect(await stores.content.dropRun(runId)).toBe(1);
+    expect(await stores.content.usage(runId)).toEqual({ pieces: 0, bytes: 0 });
+    expect(await stores.content.runs()).not.toContain(runId);
+  });
+});
