@@ -1,6 +1,5 @@
 import os from 'node:os';
 import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
-import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -14,6 +13,7 @@ import { recordRevocation } from '../src/auth/revoke';
 import type { AgentIdentity, DipperEvent, LaunchSpec, PlanTask } from '../workflows/types';
 import { diskFailure, onDisk } from './diskFailure';
 import { withFaults } from './faults';
+import { measureWorkspace, watchUntilOver, type WatchInput } from './workspaceWatch';
 import type { EventStore } from './eventStore';
 import { AccountProblem, runAs, type AgentAccounts } from './runtimes/accounts';
 import { agentEnv } from './runtimes/agentEnv';
@@ -35,15 +35,6 @@ export interface ActivityDeps {
   commands: CommandRuntime;
   /** Set when a runtime runs agents as another OS user: workspaces then get groups, agents accounts. */
   accounts?: AgentAccounts;
-}
-
-/** Outside an activity (a unit test calling one directly) there is no one to tell. */
-function heartbeat(): void {
-  try {
-    Context.current().heartbeat();
-  } catch {
-    // not running as an activity
-  }
 }
 
 /** All I/O Dipper's workflows do, built from its dependencies (wired in the worker, faked nowhere). */
@@ -137,20 +128,12 @@ export function createActivities(deps: ActivityDeps) {
      * it goes, so a walk that hangs is noticed in seconds, not at the timeout.
      */
     async workspaceBytes({ path: dir, stopAbove = Number.POSITIVE_INFINITY }: { path: string; stopAbove?: number }): Promise<number> {
-      let total = 0;
-      let seen = 0;
-      const walk = async (at: string): Promise<void> => {
-        const entries = await fs.readdir(at, { withFileTypes: true }).catch(() => []);
-        for (const e of entries) {
-          if (total > stopAbove) return;
-          if (++seen % 500 === 0) heartbeat();
-          const full = path.join(at, e.name);
-          if (e.isDirectory()) await walk(full);
-          else if (e.isFile()) total += (await fs.stat(full).catch(() => ({ size: 0 }))).size;
-        }
-      };
-      await walk(dir);
-      return total;
+      return measureWorkspace(dir, stopAbove);
+    },
+
+    /** Agents since `workspace-watch-long`: one activity watches a leader's workspaces for up to an hour. */
+    async watchWorkspaces(input: WatchInput): Promise<{ team_id: string; bytes: number }[]> {
+      return watchUntilOver(input);
     },
 
     async writePlanFile(input: { runId: string; agentId: string; planId: string; tasks: PlanTask[] }): Promise<string> {

@@ -1,6 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { agentWorkflowId } from '../../workflows/ids';
 import { eventually } from '../support/clients';
+import { connectTemporal } from '../support/temporal';
 import { approve, closeAll, connect, env, eventsOf, operator, spawn, startRun, task, waitForInbox } from '../support/team';
 
 afterAll(closeAll);
@@ -111,6 +113,35 @@ describe('team workspaces', () => {
     expect(notice.content).toContain(child.result.team_id);
     await new Promise((r) => setTimeout(r, 2500));
     expect(await operator.events(runId, 'workspace_over_budget')).toHaveLength(1);
+  });
+
+  it("leave an idle leader's history still while they are watched", async () => {
+    const { root, runId, rootId } = await startRun({ workspace_budget_bytes: 1000, workspace_check_seconds: 1 });
+    await root.ok('declare_plan', { tasks: [task('a')] });
+    const child = await spawn(root, runId, 'a');
+    const temporal = await connectTemporal();
+    try {
+      const handle = temporal.client.workflow.getHandle(agentWorkflowId(runId, rootId));
+      // The positive sign: one watching activity has started, and measures every second from now on.
+      const watch = await eventually(async () => {
+        const pending = (await handle.describe()).raw.pendingActivities ?? [];
+        return pending.find((a) => a.activityType?.name === 'watchWorkspaces' && a.lastStartedTime) ?? undefined;
+      });
+      // The spawn's events are written (a timer, an activity, a memo in this history): what follows is idle.
+      await eventsOf(runId, 'task_spawned');
+      const idleFrom = (await handle.describe()).historyLength;
+      // Five checks' time with nothing to report: before, each check was an activity and a timer in this history.
+      await new Promise((r) => setTimeout(r, 5000));
+      const after = await handle.describe();
+      // At most the tail of the spawn's own event write (its workflow task and memo); five checks the old way were over 25 events.
+      expect(after.historyLength - idleFrom).toBeLessThanOrEqual(5);
+      expect(after.raw.pendingActivities?.map((a) => String(a.scheduledTime?.seconds))).toEqual([String(watch.scheduledTime?.seconds)]);
+      // And it was watching all along: a team past its budget is reported within a check or two.
+      fs.writeFileSync(path.join(child.launch.artifacts_path, 'big.bin'), Buffer.alloc(4000));
+      expect((await eventsOf(runId, 'workspace_over_budget'))[0].data.team_id).toBe(child.result.team_id);
+    } finally {
+      await temporal.close();
+    }
   });
 });
 

@@ -15,7 +15,7 @@ let temporal: { client: Client; close: () => Promise<void> };
 const clients: AgentClient[] = [];
 
 beforeAll(async () => {
-  stack = await startStack('faults', 28840, { DIPPER_FAULTS: 'workspaceBytes' });
+  stack = await startStack('faults', 28840, { DIPPER_FAULTS: 'watchWorkspaces' });
   temporal = await connectTemporal();
 }, 60_000);
 
@@ -33,12 +33,12 @@ it('records a background loop\'s failures and keeps the agent answering', async 
   await lead.ok('declare_plan', { tasks: [{ id: 'a', role: 'a-role', skill: 'worker', task: 'Do a.', depends_on: [] }] });
   const { team_id: teamId, agent_id: childId } = await lead.ok('spawn_agent', { task_id: 'a' });
 
-  // Three failed attempts (about 1.5 s of retries) after the first check, then the next round, backed off.
+  // A watch fails its three attempts (about 3 s of retries), then the next watch comes after a backed-off pause.
   const failures = await eventually(async () => {
     const seen = await stack.operator.events(runId, 'watchdog.exception');
     return seen.length >= 2 ? seen : undefined;
   }, 30_000, 200);
-  expect(failures[0].data).toEqual({ watcher: 'workspace_budget', team_id: teamId, message: 'fault injected into workspaceBytes (DIPPER_FAULTS)' });
+  expect(failures[0].data).toEqual({ watcher: 'workspace_budget', team_ids: [teamId], message: 'fault injected into watchWorkspaces (DIPPER_FAULTS)' });
 
   expect((await lead.ok('list_peers', {})).peers.length).toBeGreaterThan(0);
   await lead.ok('send_message', { to: childId, content: 'still here' });

@@ -22,7 +22,7 @@ const open: AgentClient[] = [];
 
 beforeAll(async () => {
   stack = await startStack('property', 28850, {
-    DIPPER_FAULTS: 'workspaceBytes:0.5,recordEvents:0.3',
+    DIPPER_FAULTS: 'watchWorkspaces:0.5,recordEvents:0.3',
     DIPPER_WORKSPACE_CHECK_SECONDS: '1',
   });
   connection = await connectTemporal();

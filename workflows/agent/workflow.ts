@@ -21,7 +21,7 @@ import { runtimeGone } from './crash';
 import { leaderEndedSignal } from './messages';
 import { installHandlers, notifyStatus } from './handlers';
 import { AgentState, freshData, type AgentData } from './state';
-import { watchWorkspaces } from './workspaceWatch';
+import { watchWorkspaces, watchWorkspacesLong } from './workspaceWatch';
 
 export interface AgentInput {
   identity: AgentIdentity;
@@ -77,7 +77,8 @@ export async function agentWorkflow(input: AgentInput): Promise<void> {
   const { inBackground, windowed, cutByBytes, fitBeforeContinuing, record } = eventRecorder();
   Object.assign(s.events, { cutByBytes, fitBeforeContinuing });
   if (inBackground) void s.events.flushForever(record, windowed);
-  if (patched('workspace-budget')) void watchWorkspaces(s);
+  // Since `workspace-watch-long`, one activity watches for up to an hour instead of an activity and a timer a minute.
+  if (patched('workspace-budget')) void (patched('workspace-watch-long') ? watchWorkspacesLong(s) : watchWorkspaces(s));
   const runtime = patched('runtime-regular-activities') ? runtimeRemote : runtimeLocal;
 
   for (;;) {
