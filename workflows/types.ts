@@ -105,6 +105,8 @@ export interface ChildRecord {
   summary: Text;
   termination_requested: boolean;
   terminate_posted: boolean;
+  /** The newest numbered change applied (see ChildChange.seq); absent for children that do not number them. */
+  seq?: number;
 }
 
 export interface TeamRecord {

@@ -1,4 +1,7 @@
+import { childChangedSignal } from '../../workflows/agent/messages';
+import { agentWorkflowId } from '../../workflows/ids';
 import { eventually } from '../support/clients';
+import { connectTemporal } from '../support/temporal';
 import { closeAll, eventsOf, operator, spawn, startRun, task, waitForInbox } from '../support/team';
 
 afterAll(closeAll);
@@ -131,5 +134,30 @@ describe('the root agent', () => {
       const peers = await root.ok('list_peers', { scope: 'all' });
       return peers.peers.find((p: any) => p.agent_id === rootId).status === 'termination_requested' ? true : undefined;
     });
+  });
+});
+
+describe("a leader's mirror of its child", () => {
+  it('keeps the newest of two changes that arrive out of order', async () => {
+    const { root, runId, rootId, a } = await teamOfTwo();
+    // A rework's "review answered" and the child's next report can be in flight together; Temporal may deliver
+    // them in either order. Here the child's own numbered changes are replayed to the leader, newest first.
+    await a.client.ok('signal_review', { detail: '[REVIEW REQUIRED] first' });
+    await root.ok('send_message', { to: a.agentId, content: 'Rework.' });
+    await a.client.ok('signal_review', { detail: '[REVIEW REQUIRED] second' });
+    const temporal = await connectTemporal();
+    try {
+      const leader = temporal.client.workflow.getHandle(agentWorkflowId(runId, rootId));
+      const pending = { status: 'review_pending' as const, review_pending: true, review_pending_ts: Date.now(), termination_requested: false, summary: 'late' };
+      const answered = { status: 'active' as const, review_pending: false, review_pending_ts: null, termination_requested: false, summary: 'late' };
+      await leader.signal(childChangedSignal, { agent_id: a.agentId, seq: 1000, patch: pending });
+      await leader.signal(childChangedSignal, { agent_id: a.agentId, seq: 999, patch: answered });
+      const items = (await root.ok('list_pending_reviews')).items as any[];
+      expect(items.map((i) => [i.agent_id, i.summary])).toEqual([[a.agentId, 'late']]);
+      // And the leader can approve it.
+      await root.ok('terminate_child', { agent_id: a.agentId });
+    } finally {
+      await temporal.close();
+    }
   });
 });

@@ -21,8 +21,31 @@ export async function notifyStatus(s: AgentState): Promise<void> {
   if (!s.isRoot) await tellLeader(s, { patch: { status } });
 }
 
+/**
+ * Tells the leader what changed. Two of these can be in flight at once (a
+ * rework message's "review answered" and the child's next signal_review,
+ * sent before the first landed), and Temporal may deliver them in either
+ * order: the leader then kept "not pending" with the new report in its
+ * inbox, and refused to approve it (seen in CI). Agents since
+ * `child-changes-ordered` send their whole mirror, numbered, and the leader
+ * keeps the newest.
+ */
 async function tellLeader(s: AgentState, change: Omit<ChildChange, 'agent_id'>): Promise<void> {
-  await tell(agentWorkflowId(s.id.runId, s.id.leaderId!), m.childChangedSignal, { agent_id: s.id.agentId, ...change });
+  const ordered = s.orderedChanges
+    ? { ...change, patch: mirrorOf(s), seq: (s.data.told_leader = (s.data.told_leader ?? 0) + 1) }
+    : change;
+  await tell(agentWorkflowId(s.id.runId, s.id.leaderId!), m.childChangedSignal, { agent_id: s.id.agentId, ...ordered });
+}
+
+/** Everything the leader mirrors of this agent, as it is now. */
+function mirrorOf(s: AgentState): ChildChange['patch'] {
+  return {
+    status: s.status,
+    review_pending: s.data.review.pending,
+    review_pending_ts: s.data.review.ts,
+    termination_requested: s.data.termination_requested,
+    summary: summaryOf(s.data.last_status_detail),
+  };
 }
 
 /** What the leader keeps of a report for list_pending_reviews; the full text is in its inbox. */

@@ -37,7 +37,9 @@ export function installLeaderHandlers(s: AgentState, runTask: Text): void {
   setHandler(m.childChangedSignal, (change) => {
     const child = leader.childRecord(s, change.agent_id);
     if (!child) return;
-    Object.assign(child, change.patch);
+    // A numbered change older than one already applied arrived late: its mirror is stale (the inbox item still counts).
+    const stale = change.seq !== undefined && change.seq <= (child.seq ?? 0);
+    if (!stale) Object.assign(child, change.patch, change.seq !== undefined ? { seq: change.seq } : {});
     if (change.inbox && !s.inbox.has(change.inbox.message_id)) {
       if (supersede && change.inbox.kind !== 'system') s.inbox.drop(change.agent_id, change.inbox.kind);
       s.inbox.push(change.inbox.kind, change.agent_id, change.inbox.content, change.inbox.message_id, Date.now());

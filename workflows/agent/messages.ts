@@ -129,6 +129,8 @@ export const launchQuery = defineQuery<LaunchView, []>('launch');
 /** A direct child tells its leader what changed about it; an inbox item rides along when there is one. */
 export interface ChildChange {
   agent_id: string;
+  /** Numbers the child's changes (agents since `child-changes-ordered`): the leader keeps the newest whole mirror. */
+  seq?: number;
   patch: Partial<Pick<ChildRecord, 'status' | 'review_pending' | 'review_pending_ts' | 'summary' | 'termination_requested'>>;
   inbox?: { kind: 'review_report' | 'termination_request' | 'system'; content: Text; message_id: string };
 }

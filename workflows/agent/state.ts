@@ -27,6 +27,8 @@ export interface AgentData {
   over_budget?: string[];
   /** Reservations given back whose release signal the run may not have had yet; sent again with the next reservation. Absent in older runs. */
   released?: { reservation_id: string; spawned: number }[];
+  /** How many changes this agent has told its leader (numbering them); absent in older runs. */
+  told_leader?: number;
   /** Updates of the last minute of the previous run, set as it continued as new (workflows/appliedUpdates.ts). */
   applied_updates?: AppliedUpdate[];
   /** Answers of recent spawn_agent and create_team calls, for their retries (workflows/receipts.ts). Absent in older runs. */
@@ -88,6 +90,8 @@ export function newId(prefix: string): string {
 export class AgentState {
   readonly inbox: Inbox;
   readonly events: EventBuffer;
+  /** Changes to the leader are numbered whole mirrors (patch `child-changes-ordered`, decided at start). */
+  orderedChanges = false;
   /** Set for workflows started since `updates-carried`: Updates applied here and in the previous run. */
   applied: AppliedUpdates | null = null;
   spawnBusy = false;

@@ -71,6 +71,7 @@ export async function agentWorkflow(input: AgentInput): Promise<void> {
   // Decided first, before any handler is set: an Update the previous run applied is not applied again.
   if (patched('updates-carried')) s.applied = new AppliedUpdates(s.data.applied_updates);
   const spill = patched('state-spill');
+  s.orderedChanges = patched('child-changes-ordered');
   let reported: AgentStatus = input.reported ?? 'active';
   let runtimeStopped = s.status === 'terminated';
   installHandlers(s, input.runTask);
