@@ -1,7 +1,6 @@
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
+import { openSqlite } from './sqlite';
 import { randomUUID } from 'node:crypto';
-import fs from 'node:fs';
-import path from 'node:path';
 import { isStored, readAs, type StoredText } from '../workflows/content';
 
 /** What a reader sees of text whose run's retention has passed. */
@@ -51,13 +50,9 @@ export class SqliteContentStore implements ContentStore {
   private readonly select: Database.Statement;
 
   constructor(file: string) {
-    fs.mkdirSync(path.dirname(file), { recursive: true });
-    this.db = new Database(file);
-    this.db.pragma('journal_mode = WAL');
-    // A write lost to a power cut whose Update never ran costs nothing; one whose Update ran is lost with it
-    // only if the OS lost the page cache too. NORMAL keeps a put off the disk's flush path.
-    this.db.pragma('synchronous = NORMAL');
-    this.db.pragma('busy_timeout = 5000');
+    // synchronous NORMAL: a write lost to a power cut whose Update never ran costs nothing; one whose Update ran is lost
+    // with it only if the OS lost its page cache too. It keeps a put off the disk's flush path.
+    this.db = openSqlite(file, { synchronous: 'NORMAL' });
     this.db.exec(`CREATE TABLE IF NOT EXISTS content (
       ref TEXT PRIMARY KEY,
       run_id TEXT NOT NULL,

@@ -1,6 +1,5 @@
-import Database from 'better-sqlite3';
-import fs from 'node:fs';
-import path from 'node:path';
+import type Database from 'better-sqlite3';
+import { openSqlite } from './sqlite';
 import type { DipperEvent } from '../workflows/types';
 
 export interface StoredEvent extends DipperEvent {
@@ -32,10 +31,7 @@ export class SqliteEventStore implements EventStore {
   private readonly insert: Database.Statement;
 
   constructor(file: string) {
-    fs.mkdirSync(path.dirname(file), { recursive: true });
-    this.db = new Database(file);
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma('busy_timeout = 5000');
+    this.db = openSqlite(file);
     this.db.exec(`CREATE TABLE IF NOT EXISTS events (
       seq INTEGER PRIMARY KEY AUTOINCREMENT,
       event_id TEXT NOT NULL UNIQUE,

@@ -2,6 +2,7 @@ import { Client, Connection } from '@temporalio/client';
 import { declarePlanUpdate, spawnAgentUpdate } from '../../workflows/agent/messages';
 import { agentWorkflowId, runWorkflowId } from '../../workflows/ids';
 import { closeAll, env, spawn, startRun, task } from '../support/team';
+import { connectTemporal } from '../support/temporal';
 
 afterAll(closeAll);
 
@@ -61,8 +62,8 @@ describe('continue-as-new', () => {
 
 describe('an Update sent again after continue-as-new', () => {
   it('gets the answer the previous run gave, and is not applied twice', async () => {
-    const connection = await Connection.connect({ address: env.temporalAddress });
-    const client = new Client({ connection, namespace: env.namespace });
+    const temporal = await connectTemporal();
+    const client = temporal.client;
     try {
       const { root, runId, rootId } = await startRun({ continue_as_new_events: 100 });
       const workflowId = agentWorkflowId(runId, rootId);
@@ -85,7 +86,7 @@ describe('an Update sent again after continue-as-new', () => {
         cause: { type: 'plan_already_declared' },
       });
     } finally {
-      await connection.close();
+      await temporal.close();
     }
   });
 });

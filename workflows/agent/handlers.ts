@@ -79,12 +79,11 @@ export function installHandlers(s: AgentState, runTask: Text): void {
       return outcomes;
     },
     {
-      validator: ({ messages }) => {
+      validator: s.validated(({ messages }: { messages: m.DeliverInput[] }) => {
         if (messages.length === 0 || messages.length > m.MAX_DELIVERY_BATCH) {
           throw refuse('invalid_input', `A delivery carries 1 to ${m.MAX_DELIVERY_BATCH} messages.`, { field: 'messages' });
         }
-        s.checkEventsWritable();
-      },
+      }),
     },
   );
 
@@ -137,7 +136,7 @@ export function installHandlers(s: AgentState, runTask: Text): void {
       await directory;
       return { recorded: true as const, review_pending: true as const, leader_id: s.id.leaderId };
     },
-    { validator: ({ detail }) => (s.checkSignalReview(detail), s.checkEventsWritable()) },
+    { validator: s.validated(({ detail }: { detail: Text }) => s.checkSignalReview(detail)) },
   );
 
   setUpdateOnce(
@@ -162,7 +161,7 @@ export function installHandlers(s: AgentState, runTask: Text): void {
       await directory;
       return { recorded: true as const, termination_requested: true as const, leader_id: s.id.leaderId };
     },
-    { validator: (_input: { detail?: Text }) => (s.checkRequestTermination(), s.checkEventsWritable()) },
+    { validator: s.validated((_input: { detail?: Text }) => s.checkRequestTermination()) },
   );
 
   setHandler(m.terminateSignal, ({ force }) => {

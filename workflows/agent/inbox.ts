@@ -1,6 +1,4 @@
-import { stateBytes, textBytes, utf8Length, type Text } from '../content';
-
-export { utf8Length };
+import { stateBytes, textBytes, type Text } from '../content';
 import type { InboxItem, InboxKind } from '../types';
 
 export interface InboxData {

@@ -1,5 +1,6 @@
 import { setUpdateOnce } from '../appliedUpdates';
 import type { Text } from '../content';
+import type { PlanTaskSpec } from '../types';
 import { ApplicationFailure, patched, proxyLocalActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import { refuse } from '../errors';
@@ -67,7 +68,7 @@ export function installLeaderHandlers(s: AgentState, runTask: Text): void {
         s.planBusy = false;
       }
     },
-    { validator: ({ tasks }) => (leader.checkDeclarePlan(s, tasks), s.checkEventsWritable()) },
+    { validator: s.validated(({ tasks }: { tasks: PlanTaskSpec[] }) => leader.checkDeclarePlan(s, tasks)) },
   );
 
   setUpdateOnce(
@@ -85,7 +86,7 @@ export function installLeaderHandlers(s: AgentState, runTask: Text): void {
         s.planBusy = false;
       }
     },
-    { validator: () => (leader.checkRemovePlan(s), s.checkEventsWritable()) },
+    { validator: s.validated(() => leader.checkRemovePlan(s)) },
   );
 
   setHandler(m.listReadyQuery, () => (s.data.plan ? { ready: readyIds(s.data.plan.tasks) } : null));
@@ -130,7 +131,7 @@ export function installLeaderHandlers(s: AgentState, runTask: Text): void {
         s.spawnBusy = false;
       }
     },
-    { validator: ({ task_id }) => void (leader.checkSpawn(s, task_id), leader.checkChildrenRoom(s, 1), s.checkEventsWritable()) },
+    { validator: s.validated(({ task_id }: { task_id: string }) => void (leader.checkSpawn(s, task_id), leader.checkChildrenRoom(s, 1))) },
   );
 
   setHandler(
@@ -218,14 +219,14 @@ export function installLeaderHandlers(s: AgentState, runTask: Text): void {
       await Promise.all([tell(agentWorkflowId(s.id.runId, agent_id), m.terminateSignal, { force }), statusToDirectory(s, agent_id, 'terminating')]);
       return { sentinel_posted: true };
     },
-    { validator: ({ agent_id, force }) => (leader.checkTerminateChild(s, agent_id, force), s.checkEventsWritable()) },
+    { validator: s.validated(({ agent_id, force }: { agent_id: string; force: boolean }) => leader.checkTerminateChild(s, agent_id, force)) },
   );
 
   setUpdateOnce(
     s.applied,
     m.updatePlanTaskUpdate,
     (input) => ({ task_id: input.task_id, status: input.status, newly_ready: leader.updatePlanTask(s, input) }),
-    { validator: (input) => void (leader.checkUpdatePlanTask(s, input), s.checkEventsWritable()) },
+    { validator: s.validated((input: m.UpdatePlanTaskInput) => void leader.checkUpdatePlanTask(s, input)) },
   );
 
   setHandler(m.pendingReviewsQuery, ({ now }) => leader.pendingReviews(s, now));

@@ -120,6 +120,18 @@ export class AgentState {
     return this.id.leaderId === null;
   }
 
+  /**
+   * The validator of a call that changes this agent: its own checks, then
+   * whether the event log can take what the call will record. Replay does
+   * not run validators, so older histories are not judged by the second.
+   */
+  validated<Args extends unknown[]>(check: (...args: Args) => void): (...args: Args) => void {
+    return (...args: Args) => {
+      check(...args);
+      this.checkEventsWritable();
+    };
+  }
+
   /** Refuses a call that would add events while the event log cannot take them (EventBuffer.backedUp). For validators only. */
   checkEventsWritable(): void {
     if (this.events.backedUp()) {
