@@ -15,6 +15,7 @@ import { diskFailure, onDisk } from './diskFailure';
 import { withFaults } from './faults';
 import { measureWorkspace, watchUntilOver, type WatchInput } from './workspaceWatch';
 import type { EventStore } from './eventStore';
+import type { InboxWakes } from './inboxWakes';
 import { AccountProblem, runAs, type AgentAccounts } from './runtimes/accounts';
 import { agentEnv } from './runtimes/agentEnv';
 import { TooManyProcesses, type CommandRuntime } from './runtimes/command';
@@ -31,11 +32,16 @@ export interface ActivityDeps {
   events: EventStore;
   /** Long texts the workflows refer to (plan tasks, launch messages). */
   content: ContentStore;
+  /** Tells long polls an inbox changed (absent in tools that only replay or inspect). */
+  wakes?: InboxWakes;
   skills: SkillCatalog;
   commands: CommandRuntime;
   /** Set when a runtime runs agents as another OS user: workspaces then get groups, agents accounts. */
   accounts?: AgentAccounts;
 }
+
+/** Wakes from workflows; gateways skip only their own origin's. */
+const WORKER_ORIGIN = 'worker';
 
 /** All I/O Dipper's workflows do, built from its dependencies (wired in the worker, faked nowhere). */
 export function createActivities(deps: ActivityDeps) {
@@ -50,8 +56,11 @@ export function createActivities(deps: ActivityDeps) {
   };
 
   return withFaults(config.faults, {
-    async recordEvents(events: DipperEvent[]): Promise<void> {
+    /** Writes events; `wake` names inboxes (`<run>/<agent>`) that changed, for long polls on any gateway. */
+    async recordEvents(events: DipperEvent[], wake?: string[]): Promise<void> {
       await deps.events.append(events);
+      // A lost wake only delays a poll to its window's end: never a reason to write the events again.
+      if (wake && wake.length > 0 && deps.wakes) await deps.wakes.publish(WORKER_ORIGIN, wake).catch(() => undefined);
     },
 
     async revokeTokens(revocation: Revocation): Promise<void> {

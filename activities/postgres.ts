@@ -1,8 +1,9 @@
-import { Pool } from 'pg';
+import { Client, Pool } from 'pg';
 import type { StoredText } from '../workflows/content';
 import type { DipperEvent } from '../workflows/types';
 import { newContentRef, type ContentStore } from './contentStore';
 import type { EventStore, ListOptions, StoredEvent } from './eventStore';
+import type { InboxWakes } from './inboxWakes';
 
 /**
  * The event log and the content store in PostgreSQL, for Dipper on more
@@ -33,7 +34,7 @@ CREATE INDEX IF NOT EXISTS dipper_content_by_run ON dipper_content (run_id);
 /** Any number, so two processes starting at once do not both create the tables (CREATE IF NOT EXISTS races in PostgreSQL). */
 const SCHEMA_LOCK = 7_715_201;
 
-export async function openPostgres(url: string): Promise<{ events: EventStore; content: ContentStore; close: () => Promise<void> }> {
+export async function openPostgres(url: string): Promise<{ events: EventStore; content: ContentStore; wakes: InboxWakes; close: () => Promise<void> }> {
   const pool = new Pool({ connectionString: url, max: 10 });
   // An idle client's error (the server restarted) must not end the process; the next query reconnects.
   pool.on('error', () => undefined);
@@ -55,7 +56,64 @@ export async function openPostgres(url: string): Promise<{ events: EventStore; c
     ended = true;
     await pool.end();
   };
-  return { events: new PgEventStore(pool, close), content: new PgContentStore(pool, close), close };
+  return { events: new PgEventStore(pool, close), content: new PgContentStore(pool, close), wakes: new PgInboxWakes(pool, url), close };
+}
+
+const WAKE_CHANNEL = 'dipper_inbox';
+
+/**
+ * Wakes across hosts through LISTEN/NOTIFY: no table, no polling. A
+ * listener whose connection drops reconnects; wakes sent meanwhile are
+ * lost, which costs the polls it holds their window's end, nothing more.
+ */
+export class PgInboxWakes implements InboxWakes {
+  readonly nonBlocking = true;
+  constructor(
+    private readonly pool: Pool,
+    private readonly url: string,
+  ) {}
+
+  async publish(origin: string, keys: string[]): Promise<void> {
+    if (keys.length === 0) return;
+    await this.pool.query(`SELECT pg_notify('${WAKE_CHANNEL}', $1 || ' ' || k) FROM unnest($2::text[]) AS k`, [origin, keys]);
+  }
+
+  async listen(origin: string, onWake: (key: string) => void): Promise<() => Promise<void>> {
+    let stopped = false;
+    let client: Client | undefined;
+    let retry: NodeJS.Timeout | undefined;
+    const connect = async (): Promise<void> => {
+      const next = new Client({ connectionString: this.url });
+      const again = () => {
+        if (stopped || client !== next) return;
+        client = undefined;
+        void next.end().catch(() => undefined);
+        retry = setTimeout(() => void connect().catch(() => undefined), 1000);
+        retry.unref();
+      };
+      client = next;
+      next.on('error', again);
+      next.on('end', again);
+      next.on('notification', (n) => {
+        const payload = n.payload ?? '';
+        const space = payload.indexOf(' ');
+        if (space > 0 && payload.slice(0, space) !== origin) onWake(payload.slice(space + 1));
+      });
+      try {
+        await next.connect();
+        await next.query(`LISTEN ${WAKE_CHANNEL}`);
+      } catch (err) {
+        again();
+        throw err;
+      }
+    };
+    await connect();
+    return async () => {
+      stopped = true;
+      clearTimeout(retry);
+      await client?.end().catch(() => undefined);
+    };
+  }
 }
 
 export class PgEventStore implements EventStore {

@@ -2,11 +2,14 @@ import type { DipperConfig } from '../src/config';
 import { paths } from '../src/paths';
 import { SqliteContentStore, type ContentStore } from './contentStore';
 import { SqliteEventStore, type EventStore } from './eventStore';
+import { SqliteInboxWakes, type InboxWakes } from './inboxWakes';
 import { openPostgres } from './postgres';
 
 export interface Stores {
   events: EventStore;
   content: ContentStore;
+  /** Inbox wakes between processes: a table of the events file, or PostgreSQL's LISTEN/NOTIFY. */
+  wakes: InboxWakes;
   close(): Promise<void>;
 }
 
@@ -15,12 +18,15 @@ export async function openStores(config: Pick<DipperConfig, 'dataDir' | 'databas
   if (config.databaseUrl) return openPostgres(config.databaseUrl);
   const events = new SqliteEventStore(paths.events(config.dataDir));
   const content = new SqliteContentStore(paths.content(config.dataDir));
+  const wakes = new SqliteInboxWakes(paths.events(config.dataDir));
   return {
     events,
     content,
+    wakes,
     close: async () => {
       await events.close();
       await content.close();
+      await wakes.close();
     },
   };
 }

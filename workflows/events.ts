@@ -26,7 +26,8 @@ export function readyToContinue(events: EventBuffer): () => boolean {
 /** How long events gather before they are written. */
 const FLUSH_WINDOW = '300ms';
 
-export type Recorder = (events: DipperEvent[]) => Promise<void>;
+/** Writes a batch; `wake` names inboxes (`<run>/<agent>`) that changed, for the long polls waiting on them. */
+export type Recorder = (events: DipperEvent[], wake?: string[]) => Promise<void>;
 
 /**
  * Events are records, not orchestration state. Handlers append here and
@@ -46,6 +47,13 @@ export class EventBuffer {
   cutByBytes = false;
   /** Continue-as-new waits until unwritten events fit (patch `events-fit-before-continuing`, decided at start too). */
   fitBeforeContinuing = false;
+  /**
+   * Writes carry word that this agent's inbox changed (patch `inbox-wakes`,
+   * decided at start): a long poll then waits for that word instead of
+   * asking Temporal every few seconds.
+   */
+  wakes = false;
+  private wakePending = false;
 
   constructor(
     private readonly runId: string,
@@ -77,6 +85,15 @@ export class EventBuffer {
     return !this.fitsCarry();
   }
 
+  /** The agent's inbox changed (or it ended): the next write tells the gateways, with or without events of its own. */
+  wakeInbox(): void {
+    if (this.wakes && this.agentId !== null) this.wakePending = true;
+  }
+
+  private get due(): boolean {
+    return this.pending.length > 0 || this.wakePending;
+  }
+
   emit(type: string, data: Record<string, unknown> = {}, agentId: string | null = this.agentId): void {
     this.pending.push({ event_id: uuid4(), run_id: this.runId, agent_id: agentId, type, ts: Date.now(), data });
   }
@@ -88,7 +105,7 @@ export class EventBuffer {
    */
   async flushForever(record: Recorder, windowed: boolean): Promise<never> {
     for (;;) {
-      await condition(() => this.pending.length > 0 && !this.flushing);
+      await condition(() => this.due && !this.flushing);
       if (windowed) await condition(() => this.pending.length >= BATCH, FLUSH_WINDOW);
       await this.flush(record);
     }
@@ -105,10 +122,17 @@ export class EventBuffer {
     if (this.flushing) await condition(() => !this.flushing);
     this.flushing = true;
     try {
-      while (this.pending.length > 0) {
+      while (this.due) {
         // Histories from before the byte cut wrote batches cut by count only.
         const batch = this.cutByBytes ? nextBatch(this.pending) : this.pending.slice(0, BATCH);
-        await record(batch);
+        const wake = this.wakePending && this.agentId !== null ? [`${this.runId}/${this.agentId}`] : undefined;
+        this.wakePending = false;
+        try {
+          await (wake ? record(batch, wake) : record(batch));
+        } catch (err) {
+          if (wake) this.wakePending = true;
+          throw err;
+        }
         this.pending.splice(0, batch.length);
       }
     } finally {
@@ -152,7 +176,14 @@ const inline = proxyLocalActivities<Activities>({ startToCloseTimeout: '15s' });
  * a background activity wrote them inline with a local activity from the
  * main loop, and keep doing so on replay.
  */
-export function eventRecorder(): { inBackground: boolean; windowed: boolean; cutByBytes: boolean; fitBeforeContinuing: boolean; record: Recorder } {
+export function eventRecorder(): {
+  inBackground: boolean;
+  windowed: boolean;
+  cutByBytes: boolean;
+  fitBeforeContinuing: boolean;
+  wakes: boolean;
+  record: Recorder;
+} {
   const inBackground = patched('events-in-background');
   // Histories recorded before the mark wrote batches without one.
   const marked = inBackground && patched('events-write-marked');
@@ -162,11 +193,12 @@ export function eventRecorder(): { inBackground: boolean; windowed: boolean; cut
     windowed: patched('events-flush-window'),
     cutByBytes: patched('events-batch-bytes'),
     fitBeforeContinuing: patched('events-fit-before-continuing'),
+    wakes: inBackground && patched('inbox-wakes'),
     record: !inBackground
       ? (batch) => inline.recordEvents(batch)
       : marked
-        ? async (batch) => {
-            await background.recordEvents(batch);
+        ? async (batch, wake) => {
+            await (wake ? background.recordEvents(batch, wake) : background.recordEvents(batch));
             markWritten();
           }
         : (batch) => background.recordEvents(batch),

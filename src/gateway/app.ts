@@ -10,7 +10,8 @@ import type { Caller } from '../registry/types';
 import type { SkillCatalog } from '../skills';
 import type { ContentKeeper } from './content';
 import { DeliveryBatcher } from './delivery';
-import { Wakeups } from './wakeups';
+import type { Wakeups } from './wakeups';
+import type { ProcessMetrics } from '../metrics/temporalCalls';
 import { bearer, errorHandler, isMcpPath, limitRate, revoked, unauthorized } from './http';
 import { unconfirmed } from './serviceErrors';
 import { LongPolls } from './longPolls';
@@ -34,6 +35,10 @@ export interface GatewayDeps {
   skills: SkillCatalog;
   events: EventStore;
   content: ContentKeeper;
+  /** Inbox wakes shared with workers and other replicas; started by the caller. */
+  wakeups: Wakeups;
+  /** This replica's counters, served at /api/metrics. */
+  metrics: ProcessMetrics;
   log: Logger;
 }
 
@@ -93,7 +98,7 @@ export function createApp(deps: GatewayDeps): express.Express {
     res.json({ ok: true });
   });
 
-  const wakeups = new Wakeups();
+  const { wakeups } = deps;
   const delivery = new DeliveryBatcher(deps.team, wakeups);
   const polls = new LongPolls(config.guards.pollsPerAgent);
   const agentRate = new RateLimiter(config.guards.agentRate);

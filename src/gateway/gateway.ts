@@ -2,6 +2,8 @@ import { ContentKeeper } from './content';
 import { Client, Connection } from '@temporalio/client';
 import { createServer } from 'node:http';
 import { openStores } from '../../activities/stores';
+import { Wakeups } from './wakeups';
+import { ProcessMetrics } from '../metrics/temporalCalls';
 import { loadOrCreateSecrets } from '../auth/secrets';
 import { temporalAddress, type DipperConfig } from '../config';
 import { createLogger } from '../log';
@@ -36,8 +38,10 @@ function serverOptions(config: DipperConfig): Parameters<typeof createServer>[0]
 export async function startGateway(config: DipperConfig): Promise<GatewayHandle> {
   const log = createLogger(config, 'gateway');
   const secrets = loadOrCreateSecrets(config);
+  const metrics = new ProcessMetrics('gateway');
   const connection = await Connection.connect({
     address: temporalAddress(config),
+    interceptors: metrics.temporalInterceptors(),
     // gRPC's default reconnect backoff grows to two minutes: after a long outage the gateway would answer
     // `unavailable` that long after Temporal is back. Five seconds at most keeps recovery prompt.
     channelArgs: { 'grpc.initial_reconnect_backoff_ms': 500, 'grpc.max_reconnect_backoff_ms': 5000 },
@@ -52,16 +56,20 @@ export async function startGateway(config: DipperConfig): Promise<GatewayHandle>
     log,
   );
   await revocations.start();
+  const wakeups = new Wakeups(stores.wakes);
+  await wakeups.start();
   const app = createApp({
     config,
     operators: loadOperators(secrets.operatorToken, config.operators),
     tokenSecrets: [secrets.tokenSecret, ...config.previousTokenSecrets],
     tokenSecret: secrets.tokenSecret,
     revocations,
-    team: new TeamClient(client, log, config.guards.callTimeoutMs, queryCapMs(config.temporal.stickyTimeoutMs)),
+    team: new TeamClient(client, log, config.guards.callTimeoutMs, queryCapMs(config.temporal.stickyTimeoutMs), metrics),
     skills: new SkillCatalog(config.skillsDir),
     events,
     content: new ContentKeeper(content),
+    wakeups,
+    metrics,
     log,
   });
   const server = createServer(serverOptions(config), app);
@@ -82,6 +90,7 @@ export async function startGateway(config: DipperConfig): Promise<GatewayHandle>
       server.closeAllConnections();
       await closed;
       revocations.stop();
+      await wakeups.stop();
       await stores.close();
       await connection.close();
     },

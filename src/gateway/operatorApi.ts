@@ -17,6 +17,7 @@ import type { SkillCatalog } from '../skills';
 import type { ContentKeeper } from './content';
 import { asHttpError, HttpError, parseBody } from './http';
 import { listRuns } from './runList';
+import type { ProcessMetrics } from '../metrics/temporalCalls';
 import { NotFound, type TeamClient } from './teamClient';
 
 const hex = () => randomUUID().replace(/-/g, '').slice(0, 12);
@@ -114,6 +115,7 @@ export interface OperatorDeps {
   skills: SkillCatalog;
   events: EventStore;
   content: ContentKeeper;
+  metrics: ProcessMetrics;
 }
 
 /** Refuses an operator whose role is below what the route needs (src/auth/operators.ts). */
@@ -180,6 +182,11 @@ export function operatorRouter(deps: OperatorDeps): Router {
         ...agentUrls,
       },
     });
+  });
+
+  // Prometheus text: what this replica asks Temporal, by method.
+  router.get('/metrics', needs('viewer'), async (_req, res) => {
+    res.type('text/plain; version=0.0.4').send(await deps.metrics.text());
   });
 
   router.get('/runs', needs('viewer'), async (req, res) => {

@@ -23,16 +23,21 @@ const superseded = () =>
     retryable: false,
   });
 
-/** Longest pause between looks; items that no hint announces wait at most this long. */
+/** Longest pause between looks at an agent that does not announce its inbox changes (started before `inbox-wakes`). */
 const MAX_PAUSE_MS = 2000;
 
 /**
  * The runtime-facing inbox (not a model tool). A runtime long-polls after
  * its cursor and acknowledges what it has processed; items stay in the
  * agent's workflow until acknowledged, so a dropped connection loses nothing.
- * The long poll is a loop of Queries with growing pauses, cut short by a
- * wakeup when this gateway delivers to the agent: an Update must not wait,
- * and any replica can serve the next poll.
+ *
+ * A poll asks Temporal once (a Query), then waits for word that the inbox
+ * changed: from this gateway's own deliveries, or from the shared feed
+ * where the agent's workflow announces every change. Only then does it ask
+ * again; a window that passes in silence answers empty without another
+ * call, so an idle agent costs one Query per window. No handler waits in
+ * the workflow (nothing to release before continue-as-new), and any
+ * replica can serve the next poll.
  */
 export function runtimeRouter(
   team: TeamClient,
@@ -53,6 +58,7 @@ export function runtimeRouter(
     const gone = new AbortController();
     res.on('close', () => gone.abort());
     const stop = poll ? AbortSignal.any([poll.signal, gone.signal]) : gone.signal;
+    const watch = wakeups.watch(caller.runId, caller.agentId);
     let pause = 50;
     try {
       for (;;) {
@@ -60,18 +66,22 @@ export function runtimeRouter(
           if (err instanceof NotFound) throw new HttpError(404, 'unknown_agent', 'This agent no longer exists.');
           throw err;
         });
-        if (view.items.length > 0 || view.status === 'terminated' || Date.now() >= deadline) {
+        const answer = async () => {
           const last = view.items.at(-1)?.seq;
           res.json({ messages: await content.resolve(view.items), next_cursor: last ?? Math.max(q.cursor, view.acked_through), status: view.status });
-          return;
-        }
-        await wakeups.wait(caller.runId, caller.agentId, Math.min(pause, Math.max(0, deadline - Date.now())), stop);
+        };
+        if (view.items.length > 0 || view.status === 'terminated' || Date.now() >= deadline) return await answer();
+        // Agents that announce changes are asked again only when woken; older ones at growing pauses.
+        const wait = Math.max(0, deadline - Date.now());
+        const woken = await watch.next(view.wakes ? wait : Math.min(pause, wait), stop);
         // Neither a superseded poll nor one whose client left costs another Query.
         if (poll?.signal.aborted) throw superseded();
         if (gone.signal.aborted) return;
+        if (view.wakes && !woken) return await answer();
         pause = Math.min(pause * 2, MAX_PAUSE_MS);
       }
     } finally {
+      watch.close();
       poll?.leave();
     }
   });

@@ -1,3 +1,4 @@
+import type { ProcessMetrics } from '../metrics/temporalCalls';
 import { randomUUID } from 'node:crypto';
 import {
   Client,
@@ -122,6 +123,7 @@ export class TeamClient {
     readonly callTimeoutMs: number,
     /** The longest a Query's RPC may wait: below the workers' sticky queue timeout. */
     private readonly queryCapMs: number = Number.POSITIVE_INFINITY,
+    private readonly metrics?: ProcessMetrics,
   ) {}
 
   agent(runId: string, agentId: string): WorkflowHandle {
@@ -166,6 +168,7 @@ export class TeamClient {
    * (docs/decisions.md, "A Query must not outlive a dead worker").
    */
   async query<Ret, Args extends unknown[]>(handle: WorkflowHandle, def: QueryDefinition<Ret, Args>, ...args: Args): Promise<Ret> {
+    this.metrics?.queries.inc({ query: def.name });
     return this.bounded(def.name, () => queryAwake(handle, def, args), handle.workflowId, this.queryCapMs);
   }
 

@@ -67,6 +67,7 @@ export async function createDipperWorker(
       tokenSecret: secrets.tokenSecret,
       client,
       events,
+      wakes: stores.wakes,
       content,
       skills: new SkillCatalog(config.skillsDir),
       commands,

@@ -1,5 +1,6 @@
 import { AgentClient } from '../support/clients';
 import { startStack, type Stack } from '../support/stack';
+import { readTestEnv } from '../setup/env';
 
 let stack: Stack;
 let second: string;
@@ -12,6 +13,14 @@ afterAll(async () => {
   await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
   await stack?.stop();
 });
+
+/** How many inbox Queries a replica has asked, from its own metrics. */
+async function inboxQueries(url: string): Promise<number> {
+  const res = await fetch(`${url}/api/metrics`, { headers: { authorization: `Bearer ${readTestEnv().operatorToken}` } });
+  expect(res.status).toBe(200);
+  const line = (await res.text()).split('\n').find((l) => l.startsWith('dipper_workflow_queries_total{') && l.includes('query="inbox"'));
+  return line ? Number(line.split(' ').at(-1)) : 0;
+}
 
 async function via(url: string, token: string): Promise<AgentClient> {
   const c = await AgentClient.connect(url, token);
@@ -50,6 +59,31 @@ describe('two gateway processes', () => {
     expect((await rootB.ok('list_pending_reviews')).items.map((r: any) => r.agent_id)).toEqual([child.agent_id]);
     expect(await rootA.ok('terminate_child', { agent_id: child.agent_id })).toEqual({ sentinel_posted: true });
     expect((await rootB.fail('terminate_child', { agent_id: child.agent_id })).code).toBe('already_terminating');
+  });
+
+  it('hold an idle long poll for one Query per window, and wake it from either side', async () => {
+    const run = (await stack.operator.request('POST', '/runs', { task: 'idle polls' })).json;
+    const rootA = await via(stack.gatewayUrl, run.root.agent_token);
+    const rootB = await via(second, run.root.agent_token);
+    await rootA.ok('declare_plan', { tasks: [{ id: 't', role: 'dev', skill: 'worker', task: 'Do t.' }] });
+    const child = await rootA.ok('spawn_agent', { task_id: 't' });
+    const childB = await via(second, (await stack.operator.launch(run.run_id, child.agent_id)).token);
+
+    // Silence for a 3 s window: one Query in all (the old way asked at 50, 100, 200 ... 2000 ms pauses: six or more).
+    const before = await inboxQueries(stack.gatewayUrl);
+    const quiet = await rootA.inbox(0, 3000);
+    expect(quiet.messages).toEqual([]);
+    expect((await inboxQueries(stack.gatewayUrl)) - before).toBe(1);
+
+    // A change the workflows make on their own (a child's report reaches its leader by a signal between
+    // workflows, not through the replica holding the poll) wakes the poll well before its window ends.
+    const waiting = rootA.inbox(0, 20_000);
+    const began = Date.now();
+    await childB.ok('signal_review', { detail: '[REVIEW REQUIRED] t is done' });
+    const report = await waiting;
+    expect(report.messages.map((m) => m.kind)).toEqual(['review_report']);
+    expect(Date.now() - began).toBeLessThan(15_000);
+    await rootB.ack(report.messages[0].seq);
   });
 
   it('keep serving when one of them dies', async () => {

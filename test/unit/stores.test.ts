@@ -11,10 +11,19 @@ import type { DipperEvent } from '../../workflows/types';
  * names a server (CI starts one).
  */
 const pgUrl = process.env.DIPPER_TEST_DATABASE_URL;
-const backends: [string, () => Promise<Stores>][] = [
-  ['sqlite', () => openStores({ dataDir: fs.mkdtempSync(path.join(os.tmpdir(), 'dipper-stores-')) })],
-  ...(pgUrl ? [['postgresql', () => openStores({ dataDir: '/nonexistent', databaseUrl: pgUrl })] as [string, () => Promise<Stores>]] : []),
+type Where = { dataDir: string; databaseUrl?: string };
+const backends: [string, () => Where][] = [
+  ['sqlite', () => ({ dataDir: fs.mkdtempSync(path.join(os.tmpdir(), 'dipper-stores-')) })],
+  ...(pgUrl ? [['postgresql', () => ({ dataDir: '/nonexistent', databaseUrl: pgUrl })] as [string, () => Where]] : []),
 ];
+
+async function waitFor(cond: () => boolean, ms = 5000): Promise<void> {
+  const until = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > until) throw new Error('not within 5 s');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
 
 const runOf = () => `run_${Math.random().toString(16).slice(2, 14).padEnd(12, '0')}`;
 const event = (runId: string, n: number, type = 'send_message'): DipperEvent => ({
@@ -26,12 +35,32 @@ const event = (runId: string, n: number, type = 'send_message'): DipperEvent => 
   data: { n, text: 'é'.repeat(n) },
 });
 
-describe.each(backends)('%s', (_name, open) => {
+describe.each(backends)('%s', (_name, place) => {
   let stores: Stores;
+  let where: Where;
   beforeAll(async () => {
-    stores = await open();
+    where = place();
+    stores = await openStores(where);
   });
   afterAll(async () => stores?.close());
+
+  it("carries inbox wakes to another process's listener, except its own origin's", async () => {
+    // A second opening of the same place stands for a gateway on another process (or host).
+    const gateway = await openStores(where);
+    const heard: string[] = [];
+    const stop = await gateway.wakes.listen('gateway-1', (key) => heard.push(key));
+    try {
+      await stores.wakes.publish('gateway-1', ['run_x/ag_own']);
+      await stores.wakes.publish('worker', ['run_x/ag_a', 'run_x/ag_b']);
+      await waitFor(() => heard.length >= 2);
+      await stores.wakes.publish('worker', ['run_x/ag_c']);
+      await waitFor(() => heard.length >= 3);
+      expect(heard).toEqual(['run_x/ag_a', 'run_x/ag_b', 'run_x/ag_c']);
+    } finally {
+      await stop();
+      await gateway.close();
+    }
+  });
 
   it('records each event once, in order, and lists them by run, position and type', async () => {
     const runId = runOf();

@@ -16,4 +16,22 @@ describe('inbox wakeups', () => {
     const emitter = (wakeups as unknown as { emitter: import('node:events').EventEmitter }).emitter;
     expect(emitter.eventNames()).toEqual([]);
   });
+
+  it('count a wake that came between the look and the wait, and answer false when the window passes in silence', async () => {
+    const wakeups = new Wakeups();
+    const watch = wakeups.watch('run_1', 'ag_a');
+    // Woken while the poll was still asking Temporal: the next wait returns at once.
+    wakeups.wake('run_1', 'ag_a');
+    expect(await watch.next(60_000)).toBe(true);
+    // The wake was used up; another agent's wake does not count.
+    wakeups.wake('run_1', 'ag_b');
+    expect(await watch.next(50)).toBe(false);
+    const aborted = new AbortController();
+    const pending = watch.next(60_000, aborted.signal);
+    aborted.abort();
+    expect(await pending).toBe(false);
+    watch.close();
+    const emitter = (wakeups as unknown as { emitter: import('node:events').EventEmitter }).emitter;
+    expect(emitter.eventNames()).toEqual([]);
+  });
 });

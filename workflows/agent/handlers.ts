@@ -97,6 +97,7 @@ export function installHandlers(s: AgentState, runTask: Text): void {
     items: s.inbox.after(after, limit),
     acked_through: s.data.inbox.acked_through,
     status: s.status,
+    wakes: s.events.wakes,
   }));
 
   setHandler(m.launchQuery, () => ({

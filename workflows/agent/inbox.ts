@@ -27,6 +27,8 @@ export function emptyInbox(): InboxData {
  */
 export class Inbox {
   private readonly recent: Set<string>;
+  /** Told of every new item (the agent's event writer passes the word on to long polls). */
+  onPush: () => void = () => undefined;
 
   constructor(readonly data: InboxData) {
     this.recent = new Set(data.recent_ids);
@@ -65,6 +67,7 @@ export class Inbox {
     this.data.items.push(item);
     this.data.pending_bytes = this.pendingBytes + stateBytes(content);
     this.remember(messageId);
+    this.onPush();
     return item;
   }
 

@@ -99,6 +99,8 @@ export interface InboxView {
   items: InboxItem[];
   acked_through: number;
   status: AgentStatus;
+  /** The agent tells long polls when its inbox changes (patch `inbox-wakes`): a poll may wait for word instead of asking again. */
+  wakes?: boolean;
 }
 export const inboxQuery = defineQuery<InboxView, [{ after: number; limit: number }]>('inbox');
 export const listReadyQuery = defineQuery<{ ready: string[] } | null, []>('listReady');

@@ -105,6 +105,7 @@ export class AgentState {
   ) {
     this.inbox = new Inbox(data.inbox);
     this.events = new EventBuffer(id.runId, id.agentId, data.events);
+    this.inbox.onPush = () => this.events.wakeInbox();
   }
 
   get status(): AgentStatus {

@@ -75,8 +75,8 @@ export async function agentWorkflow(input: AgentInput): Promise<void> {
   let reported: AgentStatus = input.reported ?? 'active';
   let runtimeStopped = s.status === 'terminated';
   installHandlers(s, input.runTask);
-  const { inBackground, windowed, cutByBytes, fitBeforeContinuing, record } = eventRecorder();
-  Object.assign(s.events, { cutByBytes, fitBeforeContinuing });
+  const { inBackground, windowed, cutByBytes, fitBeforeContinuing, wakes, record } = eventRecorder();
+  Object.assign(s.events, { cutByBytes, fitBeforeContinuing, wakes });
   if (inBackground) void s.events.flushForever(record, windowed);
   // Since `workspace-watch-long`, one activity watches for up to an hour instead of an activity and a timer a minute.
   if (patched('workspace-budget')) void (patched('workspace-watch-long') ? watchWorkspacesLong(s) : watchWorkspaces(s));
@@ -97,6 +97,8 @@ export async function agentWorkflow(input: AgentInput): Promise<void> {
 
     if (s.status === 'terminated' && !runtimeStopped) {
       runtimeStopped = true;
+      // A poll waiting on this inbox answers with the new status.
+      s.events.wakeInbox();
       // Its subtree ends with it, all levels at once (a run that ended tells every agent itself).
       if (!s.data.run_ended && !s.data.subtree_told && patched('subtree-termination')) {
         s.data.subtree_told = true;
