@@ -17,6 +17,8 @@ export interface Counts {
   bursts: number;
   /** Agents in the large list_peers run. */
   bigRun: number;
+  /** Length of each idle-cost window. */
+  idleSeconds: number;
 }
 
 /** One line of the report: the timed samples (ms) and the calls that failed, warm-up included. */

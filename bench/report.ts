@@ -1,4 +1,5 @@
 import type { Floor, Row } from './measure';
+import type { IdleLine } from './scenarios/idlePolls';
 import { summarize, type Summary } from './stats';
 
 export interface Machine {
@@ -23,6 +24,8 @@ export interface ReportInput {
   bigRun: number;
   rows: Row[];
   memory: MemoryLine[];
+  /** What idle agents cost, without and with their long polls (absent when the scenario did not run). */
+  idle: IdleLine[];
   wallSeconds: number;
 }
 
@@ -94,6 +97,21 @@ export function memoryTable(memory: MemoryLine[], bigRun: number): string {
   return table(['Process', `RSS before the ${n}-agent run, MiB`, 'RSS after, MiB', 'Δ MiB'], lines);
 }
 
+const percent = (x: number | undefined) => (x === undefined ? dash : `${x.toFixed(1)} %`);
+
+export function idleTable(idle: IdleLine[]): string {
+  const lines = idle.map((l) => [
+    l.what,
+    l.seconds.toFixed(0),
+    l.callsPerSecond.toFixed(1),
+    l.queriesPerSecond.toFixed(1),
+    percent(l.cpu['Temporal dev server']),
+    percent(l.cpu.worker),
+    percent(l.cpu.gateway),
+  ]);
+  return table(['Window', 's', 'Temporal calls/s', 'of which Queries/s', 'CPU Temporal', 'CPU worker', 'CPU gateway'], lines);
+}
+
 export function failures(rows: Row[]): string {
   const failed = rows.filter((r) => r.errors > 0);
   if (failed.length === 0) return '';
@@ -143,6 +161,16 @@ export function renderReport(input: ReportInput): string {
       'rows are what 50 concurrent requests cost the gateway and the client on this machine before any Temporal work, the floor ' +
       `to read the fan-in burst against. The create_team row is the setup of the ${n}-agent run, shown because it is the ` +
       'largest single call.',
+    '',
+    '## Idle agents',
+    '',
+    input.idle.length > 0 ? idleTable(input.idle) : 'Not measured in this run.',
+    '',
+    `The members of the ${n}-agent run, doing nothing: first with nobody polling, then with each holding its runtime's long ` +
+      'poll (`GET /api/runtime/inbox`, asked again as soon as it is answered), measured over windows of the same length. ' +
+      'Temporal calls are every request the Temporal frontend served (its `service_requests` counter: Queries, workers\' ' +
+      'task polls, the gateway\'s revocation refreshes), CPU is user plus system time from /proc in percent of one core. ' +
+      'The difference between the two lines is what idle long polls cost.',
     '',
     '## Memory',
     '',

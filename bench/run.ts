@@ -4,10 +4,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { temporalAddress } from '../src/config';
 import { projectRoot } from '../test/support/processes';
-import { Agents } from './client';
+import { Agents, type BenchRun } from './client';
 import { Row, type BenchContext, type Counts } from './measure';
 import { rssMiB } from './memory';
-import { failures, figuresTable, memoryTable, renderReport, type MemoryLine } from './report';
+import { failures, figuresTable, idleTable, memoryTable, renderReport, type MemoryLine } from './report';
+import { idleCost, type IdleLine } from './scenarios/idlePolls';
 import { fanInScenario } from './scenarios/fanIn';
 import { listPeersScenario } from './scenarios/listPeers';
 import { noopScenario } from './scenarios/noop';
@@ -18,9 +19,9 @@ import { temporalUpdateScenario } from './scenarios/temporalUpdate';
 import { startStack, Teardown } from './stack';
 
 /** A few minutes on two cores. */
-const FULL: Counts = { warmup: 20, noop: 300, update: 300, query: 300, send: 300, peers: 200, spawn: 50, bursts: 5, bigRun: 1000 };
+const FULL: Counts = { warmup: 20, noop: 300, update: 300, query: 300, send: 300, peers: 200, spawn: 50, bursts: 5, bigRun: 1000, idleSeconds: 40 };
 /** A smoke run under a minute: about a tenth of the calls and a 200-agent large run. */
-const QUICK: Counts = { warmup: 3, noop: 30, update: 30, query: 30, send: 30, peers: 20, spawn: 5, bursts: 2, bigRun: 200 };
+const QUICK: Counts = { warmup: 3, noop: 30, update: 30, query: 30, send: 30, peers: 20, spawn: 5, bursts: 2, bigRun: 200, idleSeconds: 10 };
 
 const USAGE = 'usage: npm run bench [-- --quick]   (or DIPPER_BENCH_QUICK=1)\n';
 
@@ -83,7 +84,7 @@ async function main(argv: string[]): Promise<number> {
     await scenario('bare Query floor', () => temporalQueryScenario(ctx));
     await scenario('send_message', () => sendMessageScenario(ctx));
     await scenario('send_message, long', () => sendLongMessageScenario(ctx));
-    await scenario('list_peers, 10 agents', () => listPeersScenario(ctx, 10));
+    await scenario('list_peers, 10 agents', async () => void (await listPeersScenario(ctx, 10)));
     await scenario('spawn_agent', () => spawnAgentScenario(ctx));
     await scenario('fan-in', () => fanInScenario(ctx));
     // Last, so its thousand live workflows weigh on no other figure.
@@ -93,8 +94,25 @@ async function main(argv: string[]): Promise<number> {
       ['Temporal dev server', stack.pids.temporal],
     ] as const;
     const before = watched.map(([, pid]) => rssMiB(pid));
-    await scenario(`list_peers, ${counts.bigRun.toLocaleString('en-US')} agents`, () => listPeersScenario(ctx, counts.bigRun));
+    let bigRun: BenchRun | undefined;
+    await scenario(`list_peers, ${counts.bigRun.toLocaleString('en-US')} agents`, async () => {
+      bigRun = await listPeersScenario(ctx, counts.bigRun);
+    });
     const memory: MemoryLine[] = watched.map(([name, pid], i) => ({ process: name, before: before[i], after: rssMiB(pid) }));
+    // The large run's members, idle, then long-polling: what idle agents cost (docs/performance.md, "Idle agents").
+    let idle: IdleLine[] = [];
+    const run = bigRun;
+    if (run) {
+      await scenario('idle cost', async () => {
+        idle = await idleCost(agents, run, {
+          seconds: counts.idleSeconds,
+          waitMs: 20_000,
+          metricsUrl: stack.temporalMetricsUrl,
+          pids: Object.fromEntries(watched.map(([name, pid]) => [name, pid])),
+          progress,
+        });
+      });
+    }
     if (interrupted) return 130;
 
     const wallSeconds = (performance.now() - started) / 1000;
@@ -112,13 +130,14 @@ async function main(argv: string[]): Promise<number> {
       bigRun: counts.bigRun,
       rows,
       memory,
+      idle,
       wallSeconds,
     });
     const docs = path.join(projectRoot, 'docs', 'performance.md');
     fs.mkdirSync(path.dirname(docs), { recursive: true });
     fs.writeFileSync(docs, report);
     process.stdout.write(
-      `\n${figuresTable(rows)}\n\n${memoryTable(memory, counts.bigRun)}\n\n${failures(rows)}` +
+      `\n${figuresTable(rows)}\n\n${memoryTable(memory, counts.bigRun)}\n\n${idle.length > 0 ? `${idleTable(idle)}\n\n` : ''}${failures(rows)}` +
         `${quick ? 'quick' : 'full'} run, ${wallSeconds.toFixed(0)} s; written to ${path.relative(process.cwd(), docs)}\n`,
     );
     const errors = rows.reduce((sum, r) => sum + r.errors, 0);

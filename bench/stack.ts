@@ -41,6 +41,8 @@ export interface Stack {
   gatewayUrl: string;
   operatorToken: string;
   pids: { worker?: number; gateway?: number; temporal?: number };
+  /** The Temporal server's Prometheus endpoint. */
+  temporalMetricsUrl: string;
 }
 
 /** Waits for `ready`, but fails as soon as the process it waits for has died. */
@@ -119,6 +121,8 @@ export async function startStack(dataRoot: string, teardown: Teardown, progress:
     gatewayUrl,
     operatorToken,
     pids: { worker: worker.proc.pid, gateway: gateway.proc.pid, temporal: server.pid },
+    // The dev server's metrics port is its UI port plus two (src/devstack/devConfig.ts).
+    temporalMetricsUrl: `http://127.0.0.1:${temporalPort + 1002}/metrics`,
   };
 }
 
