@@ -55,6 +55,14 @@ export function createActivities(deps: ActivityDeps) {
     return deps.accounts.processFor(choice, id);
   };
 
+  const provisionRunWorkspace = (runId: string) =>
+    onDisk('provision run workspace', async () => {
+      const dir = paths.runWorkspace(config.dataDir, runId);
+      await fs.mkdir(dir, { recursive: true });
+      deps.accounts?.shareWorkspace(dir);
+      return dir;
+    });
+
   return withFaults(config.faults, {
     /** Writes events; `wake` names inboxes (`<run>/<agent>`) that changed, for long polls on any gateway. */
     async recordEvents(events: DipperEvent[], wake?: string[]): Promise<void> {
@@ -92,12 +100,18 @@ export function createActivities(deps: ActivityDeps) {
     },
 
     async provisionRunWorkspace({ runId }: { runId: string }): Promise<string> {
-      return onDisk('provision run workspace', async () => {
-        const dir = paths.runWorkspace(config.dataDir, runId);
-        await fs.mkdir(dir, { recursive: true });
-        deps.accounts?.shareWorkspace(dir);
-        return dir;
-      });
+      return provisionRunWorkspace(runId);
+    },
+
+    /**
+     * The worker that takes this claims the run for its host: the run's
+     * folder is made here, and the run's file and process activities come
+     * back to this host's queue (workflows/host.ts). No host when workers
+     * do not name theirs (one host).
+     */
+    async claimRunHost({ runId }: { runId: string }): Promise<{ host: string | null; workspacePath: string }> {
+      const workspacePath = await provisionRunWorkspace(runId);
+      return { host: config.hostId ?? null, workspacePath };
     },
 
     /** `leaderId` (absent in histories from before accounts) lets the team's leader into the folder when agents run as another user. */

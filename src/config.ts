@@ -122,6 +122,12 @@ export interface DipperConfig {
   runDeadlineWarningSeconds: number;
   /** PostgreSQL for the event log and the content store (Dipper on more than one host); absent: SQLite files in the data folder. */
   databaseUrl?: string;
+  /**
+   * This worker's host, for Dipper on several hosts (DIPPER_HOST_ID): a
+   * run is then pinned to the host whose worker claimed it, and its file
+   * and process activities go to that host's queue. Unset on one host.
+   */
+  hostId?: string;
   content: {
     /** Content of a run is deleted this long after the run closed, or when Temporal purges the run if that comes first. */
     retentionMs: number;
@@ -163,6 +169,13 @@ function taskQueueOf(env: Env): string {
   const queue = env.DIPPER_TASK_QUEUE ?? 'dipper';
   if (!/^[A-Za-z0-9._-]{1,200}$/.test(queue)) throw new Error(`DIPPER_TASK_QUEUE must be 1-200 letters, digits, '.', '_' or '-', got "${queue}"`);
   return queue;
+}
+
+function hostIdOf(env: Env): string | undefined {
+  const id = env.DIPPER_HOST_ID;
+  if (!id) return undefined;
+  if (!/^[A-Za-z0-9._-]{1,64}$/.test(id)) throw new Error(`DIPPER_HOST_ID must be 1-64 letters, digits, '.', '_' or '-', got "${id}"`);
+  return id;
 }
 
 function int(env: Env, name: string, fallback: number): number {
@@ -286,6 +299,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): DipperC
     tokenSecret: env.DIPPER_TOKEN_SECRET || undefined,
     previousTokenSecrets: (env.DIPPER_TOKEN_SECRET_PREVIOUS ?? '').split(',').map((x) => x.trim()).filter(Boolean),
     databaseUrl: env.DIPPER_DATABASE_URL || undefined,
+    hostId: hostIdOf(env),
     content: {
       retentionMs: int(env, 'DIPPER_CONTENT_RETENTION_HOURS', 72) * 3600 * 1000,
       sweepMs: Math.max(1000, int(env, 'DIPPER_CONTENT_SWEEP_SECONDS', 3600) * 1000),

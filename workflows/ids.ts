@@ -9,3 +9,8 @@ export function runWorkflowId(runId: string): string {
 export function agentWorkflowId(runId: string, agentId: string): string {
   return `run/${runId}/agent/${agentId}`;
 }
+
+/** The queue only one host's workers poll (beside the shared one): a pinned run's files and processes are reached there. */
+export function hostQueue(queue: string, host: string): string {
+  return `${queue}@${host}`;
+}

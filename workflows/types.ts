@@ -82,6 +82,8 @@ export interface AgentIdentity {
   planTaskId?: string;
   /** Workspace folder of the team the agent belongs to (the run's workspace for the root). */
   workspacePath: string;
+  /** The host the run is pinned to (workflows/host.ts); absent on one host. */
+  host?: string;
   artifactsPath?: string;
 }
 

@@ -7,7 +7,7 @@ import {
   WorkflowUpdateRPCTimeoutOrCancelledError,
   type WorkflowHandle,
 } from '@temporalio/client';
-import { ActivityFailure, ApplicationFailure, type QueryDefinition, type UpdateDefinition } from '@temporalio/common';
+import { ActivityFailure, ApplicationFailure, TimeoutFailure, type QueryDefinition, type UpdateDefinition } from '@temporalio/common';
 import { agentWorkflowId, runWorkflowId } from '../../workflows/ids';
 import { QUERY_COLD, QUERY_REFUSED, wakeSignal } from '../../workflows/interceptors';
 import { safeMessage, type Logger } from '../log';
@@ -213,7 +213,8 @@ export class TeamClient {
     // code) and not `internal`, which says Dipper has a bug. Workflow refusals are never retryable (workflows/errors.ts).
     if (err instanceof WorkflowUpdateFailedError) {
       const cause = err.cause instanceof ActivityFailure ? err.cause.cause : err.cause;
-      if (cause instanceof ApplicationFailure && !cause.nonRetryable) {
+      // A step on a pinned run's host that no worker of the host took in time (the host is down) fails the same way.
+      if ((cause instanceof ApplicationFailure && !cause.nonRetryable) || cause instanceof TimeoutFailure) {
         this.log.warn({ call: what, err: safeMessage(cause) }, 'a step of the call failed on every attempt');
         return stepFailed();
       }

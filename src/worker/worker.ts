@@ -1,3 +1,4 @@
+import { hostQueue } from '../../workflows/ids';
 import { Client, Connection } from '@temporalio/client';
 import path from 'node:path';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
@@ -56,32 +57,37 @@ export async function createDipperWorker(
     maxCachedWorkflows: 0,
     ...bundle,
   });
+  const activities = createActivities({
+    config,
+    tokenSecret: secrets.tokenSecret,
+    client,
+    events,
+    wakes: stores.wakes,
+    content,
+    skills: new SkillCatalog(config.skillsDir),
+    commands,
+    accounts,
+  });
   const worker = await Worker.create({
     connection,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
     stickyQueueScheduleToStartTimeout: config.temporal.stickyTimeoutMs,
     ...bundle,
-    activities: createActivities({
-      config,
-      tokenSecret: secrets.tokenSecret,
-      client,
-      events,
-      wakes: stores.wakes,
-      content,
-      skills: new SkillCatalog(config.skillsDir),
-      commands,
-      accounts,
-    }),
+    activities,
     ...opts.tuning,
   });
+  // A worker that names its host also serves that host's queue, where pinned runs send their file and process work.
+  const hostWorker = config.hostId
+    ? await Worker.create({ connection, namespace: config.temporal.namespace, taskQueue: hostQueue(config.temporal.taskQueue, config.hostId), activities })
+    : undefined;
   return {
     run: async () => {
       try {
         // Beside polling: the new registry's first workflow task then runs on this worker.
         const ensured = ensureTokenRegistry(client, config).catch(() => undefined);
         const stopSweeping = opts.log ? startContentSweeper(content, client, { retentionMs: config.content.retentionMs, everyMs: config.content.sweepMs }, opts.log) : undefined;
-        await Promise.all([worker.run(), registryWorker.run()]).finally(() => stopSweeping?.());
+        await Promise.all([worker.run(), registryWorker.run(), hostWorker?.run()]).finally(() => stopSweeping?.());
         await ensured;
       } finally {
         await stores.close();
@@ -92,6 +98,7 @@ export async function createDipperWorker(
     shutdown: async () => {
       worker.shutdown();
       registryWorker.shutdown();
+      hostWorker?.shutdown();
     },
   };
 }

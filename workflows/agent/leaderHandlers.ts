@@ -1,3 +1,4 @@
+import { CALL_STEP, onHost } from '../host';
 import { setUpdateOnce } from '../appliedUpdates';
 import type { Text } from '../content';
 import type { PlanTaskSpec } from '../types';
@@ -56,7 +57,7 @@ export function installLeaderHandlers(s: AgentState, runTask: Text): void {
         const planId = newId('pl');
         const built = buildTasks(tasks);
         // The file is written first; only then does the plan become active.
-        const planPath = await local.writePlanFile({ runId: s.id.runId, agentId: s.id.agentId, planId, tasks: built });
+        const planPath = await onHost(s.id.host, local, CALL_STEP).writePlanFile({ runId: s.id.runId, agentId: s.id.agentId, planId, tasks: built });
         s.data.plan = { plan_id: planId, plan_path: planPath, tasks: built };
         s.events.emit('plan_declared', { plan_id: planId, plan_path: planPath, tasks: built.length, ready: readyIds(built) });
         return {
@@ -78,7 +79,7 @@ export function installLeaderHandlers(s: AgentState, runTask: Text): void {
       const plan = s.data.plan!;
       s.planBusy = true;
       try {
-        const removedPath = await local.retirePlanFile({ planPath: plan.plan_path });
+        const removedPath = await onHost(s.id.host, local, CALL_STEP).retirePlanFile({ planPath: plan.plan_path });
         s.data.plan = null;
         s.events.emit('plan_removed', { plan_id: plan.plan_id, plan_path: removedPath });
         return { removed_plan_id: plan.plan_id };

@@ -8,6 +8,7 @@ import { failureText, refuse } from '../errors';
 import { leaderEndedSignal, runEndedSignal } from './messages';
 import { agentIdKey, leaderIdKey, roleKey, runIdKey, statusKey } from '../searchAttributes';
 import type { AgentIdentity, ChildRecord } from '../types';
+import { CALL_STEP, onHost } from '../host';
 import { slug } from './leader';
 import { newId, type AgentData, type AgentState } from './state';
 
@@ -84,7 +85,7 @@ export interface MemberSpec {
 
 export async function newTeam(s: AgentState, name: string, rules: string[], task?: Text): Promise<TeamRec> {
   const teamId = newId('tm');
-  const workspacePath = await local.provisionTeamWorkspace({ runId: s.id.runId, teamId, leaderId: s.id.agentId });
+  const workspacePath = await onHost(s.id.host, local, CALL_STEP).provisionTeamWorkspace({ runId: s.id.runId, teamId, leaderId: s.id.agentId });
   const team: TeamRec = { team_id: teamId, name, rules, members: [], workspace_path: workspacePath, ...(task ? { task } : {}) };
   s.data.teams.push(team);
   s.events.emit('team_created', { team_id: teamId, name, leader_id: s.id.agentId, depth: s.id.depth + 1 });
@@ -109,7 +110,7 @@ export async function launchMember(s: AgentState, team: TeamRec, spec: MemberSpe
   const agentId = presetId ?? newId('ag');
   const depth = s.id.depth + 1;
   const artifactsPath = spec.planTaskId
-    ? await local.provisionArtifacts({ workspacePath: team.workspace_path, taskId: spec.planTaskId })
+    ? await onHost(s.id.host, local, CALL_STEP).provisionArtifacts({ workspacePath: team.workspace_path, taskId: spec.planTaskId })
     : undefined;
   const identity: AgentIdentity = {
     runId: s.id.runId,
@@ -124,6 +125,8 @@ export async function launchMember(s: AgentState, team: TeamRec, spec: MemberSpe
     ...(spec.planTaskId ? { planTaskId: spec.planTaskId } : {}),
     workspacePath: team.workspace_path,
     ...(artifactsPath ? { artifactsPath } : {}),
+    // Members live on their leader's host, with the team folder.
+    ...(s.id.host ? { host: s.id.host } : {}),
   };
   const child: ChildRecord = {
     agent_id: agentId,

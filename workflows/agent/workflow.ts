@@ -1,3 +1,4 @@
+import { onHost } from '../host';
 import { spillBeforeContinuing } from './spill';
 import { AppliedUpdates } from '../appliedUpdates';
 import type { Text } from '../content';
@@ -80,7 +81,8 @@ export async function agentWorkflow(input: AgentInput): Promise<void> {
   if (inBackground) void s.events.flushForever(record, windowed);
   // Since `workspace-watch-long`, one activity watches for up to an hour instead of an activity and a timer a minute.
   if (patched('workspace-budget')) void (patched('workspace-watch-long') ? watchWorkspacesLong(s) : watchWorkspaces(s));
-  const runtime = patched('runtime-regular-activities') ? runtimeRemote : runtimeLocal;
+  // A pinned run's processes are started and stopped by its host's workers (workflows/host.ts).
+  const runtime = onHost(s.id.host, patched('runtime-regular-activities') ? runtimeRemote : runtimeLocal, runtimeOptions);
 
   for (;;) {
     const grace = s.graceRemaining();

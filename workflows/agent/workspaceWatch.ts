@@ -1,18 +1,21 @@
 import { CancellationScope, condition, isCancellation, proxyActivities, sleep } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import { failureText } from '../errors';
+import { onHost } from '../host';
 import { newId, type AgentState } from './state';
 
-const io = proxyActivities<Activities>({ startToCloseTimeout: '60s', heartbeatTimeout: '20s', retry: { maximumAttempts: 3 } });
+const ioOptions = { startToCloseTimeout: '60s', heartbeatTimeout: '20s', retry: { maximumAttempts: 3 } } as const;
+const io = proxyActivities<Activities>(ioOptions);
 
 /** How long one watching activity runs before it returns empty-handed (an idle leader's history: a few events an hour). */
 const WATCH_FOR_MS = 3600_000;
-const watcher = proxyActivities<Activities>({
+const watcherOptions = {
   startToCloseTimeout: WATCH_FOR_MS + 15 * 60_000,
   // Its heartbeats (every 5 s while it waits) keep it alive and bring cancellation; a dead worker's watch is retried soon.
   heartbeatTimeout: '30s',
   retry: { maximumAttempts: 3 },
-});
+} as const;
+const watcher = proxyActivities<Activities>(watcherOptions);
 
 /** After a round with a failed measurement the next waits longer, doubling up to this many checks' time. */
 const MAX_BACKOFF = 16;
@@ -41,7 +44,7 @@ export async function watchWorkspaces(s: AgentState): Promise<void> {
     for (const team of s.data.teams.filter((t) => !flagged.includes(t.team_id))) {
       let bytes: number;
       try {
-        bytes = await io.workspaceBytes({ path: team.workspace_path, stopAbove: budget });
+        bytes = await onHost(s.id.host, io, ioOptions).workspaceBytes({ path: team.workspace_path, stopAbove: budget });
       } catch (err) {
         failed = true;
         s.events.emit('watchdog.exception', { watcher: 'workspace_budget', team_id: team.team_id, message: failureText(err) });
@@ -85,7 +88,7 @@ export async function watchWorkspacesLong(s: AgentState): Promise<void> {
     const teams = open();
     const scope = new CancellationScope();
     const watching = scope.run(() =>
-      watcher.watchWorkspaces({ teams: teams.map((t) => ({ team_id: t.team_id, path: t.workspace_path })), budget, everyMs: every, forMs: WATCH_FOR_MS }),
+      onHost(s.id.host, watcher, watcherOptions).watchWorkspaces({ teams: teams.map((t) => ({ team_id: t.team_id, path: t.workspace_path })), budget, everyMs: every, forMs: WATCH_FOR_MS }),
     );
     // Settled either way, so its rejection after a cancel is never unhandled.
     const outcome = watching.then(

@@ -65,6 +65,8 @@ export interface RunView {
   pending_root: RootReport[];
   /** When the run will be cancelled by its deadline (ISO 8601), or null. */
   deadline_at: string | null;
+  /** The host whose workers hold the run's files and processes (DIPPER_HOST_ID), or null on one host. */
+  host?: string | null;
 }
 export const runQuery = defineQuery<RunView, []>('run');
 

@@ -5,6 +5,7 @@ import {
   continueAsNew,
   ParentClosePolicy,
   patched,
+  proxyActivities,
   proxyLocalActivities,
   setHandler,
   sleep,
@@ -50,12 +51,16 @@ export interface RunData {
   root_ready: boolean;
   created_at: number;
   workspace_path: string;
+  /** The host the run is pinned to (workflows/host.ts); absent on one host and for runs from before `run-host`. */
+  host?: string;
   entries: Record<string, PeerEntry>;
   pending_root: m.RootReport[];
   events: DipperEvent[];
 }
 
 const local = proxyLocalActivities<Activities>({ startToCloseTimeout: '15s', retry: { maximumAttempts: 5 } });
+/** A regular activity on the shared queue: whichever worker takes it claims the run for its host. */
+const claim = proxyActivities<Activities>({ startToCloseTimeout: '30s', retry: { initialInterval: '500ms', maximumInterval: '5s' } });
 
 
 /**
@@ -86,6 +91,7 @@ export async function runWorkflow(input: RunInput): Promise<void> {
     created_at: data.created_at,
     pending_root: data.pending_root,
     deadline_at: data.deadline_at ? new Date(data.deadline_at).toISOString() : null,
+    host: data.host ?? null,
   }));
   setHandler(
     m.rootDecisionUpdate,
@@ -241,9 +247,16 @@ function initialData(input: RunInput): RunData {
 
 async function startRoot(input: RunInput, data: RunData, events: EventBuffer): Promise<void> {
   const { runId, root } = input;
-  const workspacePath = await local.provisionRunWorkspace({ runId });
+  let workspacePath: string;
+  if (patched('run-host')) {
+    const claimed = await claim.claimRunHost({ runId });
+    workspacePath = claimed.workspacePath;
+    if (claimed.host) data.host = claimed.host;
+  } else {
+    workspacePath = await local.provisionRunWorkspace({ runId });
+  }
   data.workspace_path = workspacePath;
-  const identity: AgentIdentity = { ...root, runId, teamId: null, leaderId: null, depth: 0, workspacePath };
+  const identity: AgentIdentity = { ...root, runId, teamId: null, leaderId: null, depth: 0, workspacePath, ...(data.host ? { host: data.host } : {}) };
   await startChild('agentWorkflow', {
     workflowId: agentWorkflowId(runId, root.agentId),
     parentClosePolicy: ParentClosePolicy.ABANDON,

@@ -1,0 +1,28 @@
+import { proxyActivities, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import { hostQueue } from './ids';
+
+
+/**
+ * Activities that act on a run's host: its folders, plan files and agent
+ * processes. A run is pinned to a host when workers name theirs
+ * (DIPPER_HOST_ID): these then run as regular activities on that host's
+ * queue (a local activity would run wherever the workflow task ran, on
+ * any host), and wait there for the host's next worker if none is up.
+ * Unpinned runs (one host) keep `unpinned`, as before.
+ */
+export function onHost(host: string | undefined, unpinned: Activities, options: ActivityOptions): Activities {
+  if (!host) return unpinned;
+  return proxyActivities<Activities>({ ...options, taskQueue: hostQueue(workflowInfo().taskQueue, host) });
+}
+
+/**
+ * For a step a tool call waits on: given up if no worker of the host takes
+ * it within 10 s (the host is down), so the call answers `unavailable`
+ * instead of hanging until its deadline.
+ */
+export const CALL_STEP: ActivityOptions = {
+  scheduleToStartTimeout: '10s',
+  startToCloseTimeout: '15s',
+  retry: { maximumAttempts: 5, initialInterval: '200ms' },
+};
