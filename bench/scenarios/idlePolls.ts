@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import fs from 'node:fs';
 import type { Agents, BenchRun } from '../client';
 
@@ -99,6 +100,8 @@ export async function idleCost(
   opts.progress(`idle cost: ${n} agents, nobody polling, ${opts.seconds} s`);
   const quiet = await measure(`${n} idle agents, no long polls`, opts.seconds, opts.metricsUrl, opts.pids);
   const stop = new AbortController();
+  // One signal for every poll: a thousand listeners on it are expected.
+  setMaxListeners(0, stop.signal);
   let answered = 0;
   const polls = tokens.map((t) => pollForever(agents.gatewayUrl, t, opts.waitMs, stop.signal, () => answered++));
   // Settle: every poll has been taken and has asked its first Query.
