@@ -20,6 +20,8 @@ for _ in $(seq 1 30); do
   sleep 1
 done
 su postgres -c "psql -p $port -v ON_ERROR_STOP=1 -qc \"DO \\\$\\\$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'dipper') THEN CREATE ROLE dipper LOGIN PASSWORD 'dipper'; END IF; END \\\$\\\$;\"" >&2
+# CREATEDB: `dipper cluster` makes the Temporal server's databases and its own with this role.
+su postgres -c "psql -p $port -qc 'ALTER ROLE dipper CREATEDB'" >&2
 if ! su postgres -c "psql -p $port -Atqc \"SELECT 1 FROM pg_database WHERE datname = 'dipper_test'\"" | grep -q 1; then
   su postgres -c "createdb -p $port -O dipper dipper_test" >&2
 fi

@@ -90,12 +90,14 @@ describe('docker-compose.yml', () => {
   };
   const { services } = compose;
 
-  it('has Temporal on PostgreSQL, its UI, the one-shot setup, the worker and the gateway', () => {
-    expect(Object.keys(services).sort()).toEqual(['gateway', 'postgresql', 'temporal', 'temporal-setup', 'temporal-ui', 'worker']);
+  it('has Temporal on PostgreSQL, its UI, the one-shot setup, two workers, two gateways and a load balancer', () => {
+    expect(Object.keys(services).sort()).toEqual(['gateway-1', 'gateway-2', 'lb', 'postgresql', 'temporal', 'temporal-setup', 'temporal-ui', 'worker-a', 'worker-b']);
     expect(services.postgresql.image).toBe('postgres:16');
     expect(services.temporal.environment?.DB).toBe('postgres12');
     expect(services['temporal-ui'].environment?.TEMPORAL_ADDRESS).toBe('temporal:7233');
     expect(services['temporal-setup'].image).toMatch(/^temporalio\/admin-tools:/);
+    // Dipper's own database is made beside Temporal's on first start.
+    expect(services.postgresql.volumes).toContain('./deploy/postgres-init.sh:/docker-entrypoint-initdb.d/dipper.sh:ro');
   });
 
   it('gives Temporal the dynamic config in temporal-config/dynamicconfig', () => {
@@ -105,20 +107,42 @@ describe('docker-compose.yml', () => {
     expect(`${target}/production.yaml`).toBe(`/etc/temporal/${services.temporal.environment?.DYNAMIC_CONFIG_FILE_PATH}`);
   });
 
-  it.each(['worker', 'gateway'])('builds %s from the Dockerfile and points it at Temporal and the shared data volume', (name) => {
+  it.each(['worker-a', 'worker-b', 'gateway-1', 'gateway-2'])('builds %s from the Dockerfile and points it at Temporal, PostgreSQL and the load balancer', (name) => {
     const service = services[name];
+    const role = name.startsWith('worker') ? 'worker' : 'gateway';
     expect(service.build).toBe('.');
-    expect(service.command).toEqual(['npx', 'tsx', `src/${name}/main.ts`]);
+    expect(service.command).toEqual(['npx', 'tsx', `src/${role}/main.ts`]);
     expect(service.environment).toMatchObject({
       TEMPORAL_ADDRESS: 'temporal:7233',
       TEMPORAL_NAMESPACE: 'dipper',
       DIPPER_DATA_DIR: '/data',
       DIPPER_HOST: '0.0.0.0',
+      DIPPER_PUBLIC_URL: expect.stringContaining('http://lb:8710'),
+      DIPPER_DATABASE_URL: expect.stringMatching(/^postgres:\/\/dipper:.*@postgresql:5432\/dipper$/),
     });
     expect(Object.keys(service.environment ?? {})).toEqual(expect.arrayContaining(['DIPPER_OPERATOR_TOKEN', 'DIPPER_TOKEN_SECRET']));
-    expect(service.volumes).toContain('dipper-data:/data');
     expect(service.depends_on?.['temporal-setup']).toEqual({ condition: 'service_completed_successfully' });
     expect(service.healthcheck?.test.length).toBeGreaterThan(1);
+  });
+
+  it('makes each worker a host of its own: its own host id and its own disk', () => {
+    const workers = ['worker-a', 'worker-b'].map((name) => services[name]);
+    const hosts = workers.map((w) => w.environment?.DIPPER_HOST_ID);
+    expect(new Set(hosts).size).toBe(2);
+    const volumes = workers.map((w) => w.volumes?.find((v) => v.endsWith(':/data')));
+    expect(new Set(volumes).size).toBe(2);
+    expect(services['gateway-1'].environment?.DIPPER_HOST_ID).toBeUndefined();
+  });
+
+  it('puts HAProxy with deploy/haproxy.cfg in front of both gateways', () => {
+    const lb = services.lb;
+    expect(lb.image).toMatch(/^haproxy:/);
+    expect(lb.volumes).toContain('./deploy/haproxy.cfg:/usr/local/etc/haproxy/haproxy.cfg:ro');
+    expect(lb.environment).toMatchObject({ DIPPER_GATEWAY_1: 'gateway-1:8710', DIPPER_GATEWAY_2: 'gateway-2:8710' });
+    // Long polls wait up to 30 s: the balancer must wait longer for an answer.
+    const cfg = fs.readFileSync(path.join(root, 'deploy', 'haproxy.cfg'), 'utf8');
+    const serverTimeout = Number(/timeout server (\d+)s/.exec(cfg)?.[1]);
+    expect(serverTimeout).toBeGreaterThan(30);
   });
 
   it('creates every search attribute of dev-server.json in the setup service', () => {

@@ -3,6 +3,7 @@ import { loadConfig } from '../config';
 import { ensureTemporalCli } from '../devstack/temporalCli';
 import { localBin, projectRoot } from './projectRoot';
 import { runSteps } from './runStep';
+import { clusterTest, clusterUp } from './cluster';
 import { doctor } from './doctor';
 import { loadStackConfig } from './stackRecord';
 import { startRun } from './startRun';
@@ -89,6 +90,26 @@ program
     const polling = await workerIsPolling(loadStackConfig());
     if (!polling) process.stderr.write('dipper: no worker polls the task queue\n');
     process.exitCode = polling ? 0 : 1;
+  });
+
+const cluster = program
+  .command('cluster')
+  .description('Dipper in a cluster\'s shape without Docker: the Go-built Temporal server on PostgreSQL, two workers (hosts), two gateways behind HAProxy');
+cluster
+  .command('up')
+  .description('start it and keep it until Ctrl-C')
+  .action(async () => {
+    process.exitCode = await clusterUp();
+  });
+cluster
+  .command('test')
+  .description('start a fresh one and run the cluster, end-to-end and durability tests against it (arguments go to jest)')
+  .argument('[jestArgs...]')
+  .allowUnknownOption()
+  .passThroughOptions()
+  .helpOption(false)
+  .action(async (jestArgs: string[]) => {
+    process.exitCode = await clusterTest(jestArgs);
   });
 
 program

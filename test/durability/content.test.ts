@@ -1,8 +1,7 @@
 import fs from 'node:fs';
 import type { Client } from '@temporalio/client';
-import { SqliteContentStore } from '../../activities/contentStore';
+import { openStores, type Stores } from '../../activities/stores';
 import { CONTENT_GONE } from '../../src/gateway/content';
-import { paths } from '../../src/paths';
 import { sweepContent } from '../../src/worker/contentSweeper';
 import { INLINE_TEXT_BYTES } from '../../workflows/content';
 import { runWorkflowId } from '../../workflows/ids';
@@ -14,15 +13,18 @@ import { connectTemporal } from '../support/temporal';
  * Long text lives in the content store, not in workflow state: what goes
  * in, what a refused call leaves behind (nothing), and when it goes.
  */
-let store: SqliteContentStore;
+let stores: Stores;
+let store: Stores['content'];
 let temporal: { client: Client; close: () => Promise<void> };
 beforeAll(async () => {
-  store = new SqliteContentStore(paths.content(env.dataDir));
+  // The stack's own store: SQLite files, or PostgreSQL when the stack runs on one (`dipper cluster test`).
+  stores = await openStores({ dataDir: env.dataDir, databaseUrl: env.processEnv.DIPPER_DATABASE_URL });
+  store = stores.content;
   temporal = await connectTemporal();
 });
 afterAll(async () => {
   await closeAll();
-  await store.close();
+  await stores.close();
   await temporal.close();
 });
 

@@ -5,6 +5,7 @@ import { writeWorkflowBundle } from '../../src/devstack/bundle';
 import { startDevServer } from '../../src/devstack/devServer';
 import { removeStaleRunFolders } from '../../src/devstack/scratch';
 import { projectRoot, startProcess, waitForHttp } from '../support/processes';
+import type { ClusterRecord } from '../../src/cluster/cluster';
 import { writeTestEnv } from './env';
 
 export interface Started {
@@ -25,13 +26,18 @@ export default async function globalSetup(): Promise<void> {
   const temporalPort = Number(process.env.DIPPER_TEST_TEMPORAL_PORT ?? 27233);
   const gatewayPort = Number(process.env.DIPPER_TEST_GATEWAY_PORT ?? 28710);
 
-  const server = await startDevServer({
-    projectRoot,
-    port: temporalPort,
-    uiPort: temporalPort + 1000,
-    headless: true,
-    logFile: path.join(testDataRoot, 'temporal.log'),
-  });
+  // `dipper cluster test`: the cluster's Temporal server (built from its Go module) and PostgreSQL instead of the dev
+  // server and SQLite files; the test stack's own worker and gateway run on them.
+  const cluster = process.env.DIPPER_TEST_CLUSTER ? (JSON.parse(fs.readFileSync(process.env.DIPPER_TEST_CLUSTER, 'utf8')) as ClusterRecord) : undefined;
+  const server = cluster
+    ? { address: cluster.temporalAddress, pid: cluster.pids.temporal, stop: async () => {} }
+    : await startDevServer({
+        projectRoot,
+        port: temporalPort,
+        uiPort: temporalPort + 1000,
+        headless: true,
+        logFile: path.join(testDataRoot, 'temporal.log'),
+      });
 
   const bundlePath = path.join(testDataRoot, 'workflow-bundle.js');
   await writeWorkflowBundle(bundlePath);
@@ -50,6 +56,8 @@ export default async function globalSetup(): Promise<void> {
     DIPPER_WORKFLOW_BUNDLE: bundlePath,
     DIPPER_TERMINATE_GRACE_SECONDS: '5',
     DIPPER_LOG_LEVEL: 'warn',
+    // A queue of its own: the cluster's workers serve `dipper`.
+    ...(cluster ? { DIPPER_DATABASE_URL: cluster.databaseUrl, DIPPER_TASK_QUEUE: 'dipper-tests' } : {}),
   };
   const worker = startProcess('worker', processEnv, path.join(testDataRoot, 'worker.log'));
   const gateway = startProcess('gateway', processEnv, path.join(testDataRoot, 'gateway.log'));
