@@ -49,7 +49,7 @@ const workflowDeterminism = {
 };
 
 module.exports = defineConfig(
-  { ignores: ['node_modules/', '.tools/', '.dipper/', '.test-data/', '.soak-data/', '.bench-data/', '.scratch/', 'dist/', 'coverage/'] },
+  { ignores: ['node_modules/', '.tools/', '.dipper/', '.dipper-cluster/', '.test-data/', '.soak-data/', '.bench-data/', '.scratch/', 'dist/', 'coverage/'] },
   js.configs.recommended,
   tseslint.configs.recommended,
   {
