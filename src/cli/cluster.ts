@@ -16,11 +16,12 @@ function postgresFromEnv(): { host: string; port: number; user: string; password
   };
 }
 
+const clusterDir = () => path.resolve(process.env.DIPPER_CLUSTER_DIR ?? path.join(projectRoot, '.dipper-cluster'));
+
 async function start(fresh: boolean, extraEnv: Record<string, string>): Promise<Cluster> {
-  const dir = path.resolve(process.env.DIPPER_CLUSTER_DIR ?? path.join(projectRoot, '.dipper-cluster'));
   return startCluster({
     projectRoot,
-    dir,
+    dir: clusterDir(),
     pg: postgresFromEnv(),
     fresh,
     basePort: Number(process.env.DIPPER_CLUSTER_PORT ?? 29300),
@@ -71,7 +72,12 @@ export async function clusterTest(jestArgs: string[]): Promise<number> {
     return await new Promise<number>((resolve) => {
       const jest = spawn(localBin('jest'), ['--runInBand', ...args], {
         stdio: 'inherit',
-        env: { ...process.env, DIPPER_TEST_CLUSTER: path.join(path.resolve(process.env.DIPPER_CLUSTER_DIR ?? path.join(projectRoot, '.dipper-cluster')), 'cluster.json') },
+        env: {
+          ...process.env,
+          DIPPER_TEST_CLUSTER: path.join(clusterDir(), 'cluster.json'),
+          // The tests that start stacks of their own on PostgreSQL (two hosts, the PostgreSQL stack) use the cluster's.
+          DIPPER_TEST_DATABASE_URL: process.env.DIPPER_TEST_DATABASE_URL ?? cluster.record.databaseUrl,
+        },
       });
       jest.once('exit', (code) => resolve(code ?? 1));
     });
