@@ -26,6 +26,8 @@ export interface ReportInput {
   memory: MemoryLine[];
   /** What idle agents cost, without and with their long polls (absent when the scenario did not run). */
   idle: IdleLine[];
+  /** bench/history.md: earlier runs' figures, kept by hand and copied in as they are. */
+  history?: string;
   wallSeconds: number;
 }
 
@@ -180,5 +182,6 @@ export function renderReport(input: ReportInput): string {
       'list_peers calls. Earlier scenarios\' runs are still alive in both figures; the difference is what the large run added.',
     '',
     failures(input.rows),
+    input.history ?? '',
   ].join('\n');
 }

@@ -23,12 +23,15 @@ const FULL: Counts = { warmup: 20, noop: 300, update: 300, query: 300, send: 300
 /** A smoke run under a minute: about a tenth of the calls and a 200-agent large run. */
 const QUICK: Counts = { warmup: 3, noop: 30, update: 30, query: 30, send: 30, peers: 20, spawn: 5, bursts: 2, bigRun: 200, idleSeconds: 10 };
 
-const USAGE = 'usage: npm run bench [-- --quick]   (or DIPPER_BENCH_QUICK=1)\n';
+const USAGE = 'usage: npm run bench [-- --quick] [--only <scenario>]   (or DIPPER_BENCH_QUICK=1)\n';
 
 async function main(argv: string[]): Promise<number> {
-  const unknown = argv.filter((a) => a !== '--quick');
-  if (unknown.length > 0) {
-    process.stderr.write(`bench: unknown argument ${unknown[0]}\n${USAGE}`);
+  // --only <text>: the floors and the scenarios whose name contains text; prints its table, writes no docs.
+  const onlyAt = argv.indexOf('--only');
+  const only = onlyAt >= 0 ? argv[onlyAt + 1] : undefined;
+  const unknown = argv.filter((a, i) => a !== '--quick' && !(onlyAt >= 0 && (i === onlyAt || i === onlyAt + 1)));
+  if (unknown.length > 0 || (onlyAt >= 0 && !only)) {
+    process.stderr.write(`bench: ${unknown.length > 0 ? `unknown argument ${unknown[0]}` : '--only needs a scenario name'}\n${USAGE}`);
     return 2;
   }
   const quick = argv.includes('--quick') || process.env.DIPPER_BENCH_QUICK === '1';
@@ -71,6 +74,7 @@ async function main(argv: string[]): Promise<number> {
     // A scenario that throws is one failed line in the table; the others still run.
     const scenario = async (name: string, run: () => Promise<void>) => {
       if (interrupted) return;
+      if (only && !name.includes('floor') && !name.includes(only)) return;
       progress(name);
       try {
         await run();
@@ -131,14 +135,17 @@ async function main(argv: string[]): Promise<number> {
       rows,
       memory,
       idle,
+      history: fs.readFileSync(path.join(projectRoot, 'bench', 'history.md'), 'utf8'),
       wallSeconds,
     });
     const docs = path.join(projectRoot, 'docs', 'performance.md');
-    fs.mkdirSync(path.dirname(docs), { recursive: true });
-    fs.writeFileSync(docs, report);
+    if (!only) {
+      fs.mkdirSync(path.dirname(docs), { recursive: true });
+      fs.writeFileSync(docs, report);
+    }
     process.stdout.write(
       `\n${figuresTable(rows)}\n\n${memoryTable(memory, counts.bigRun)}\n\n${idle.length > 0 ? `${idleTable(idle)}\n\n` : ''}${failures(rows)}` +
-        `${quick ? 'quick' : 'full'} run, ${wallSeconds.toFixed(0)} s; written to ${path.relative(process.cwd(), docs)}\n`,
+        `${quick ? 'quick' : 'full'} run, ${wallSeconds.toFixed(0)} s; ${only ? 'not written (--only)' : `written to ${path.relative(process.cwd(), docs)}`}\n`,
     );
     const errors = rows.reduce((sum, r) => sum + r.errors, 0);
     if (errors > 0) process.stderr.write(`bench: ${errors} call(s) failed; logs are kept in ${dataRoot}\n`);
