@@ -79,38 +79,48 @@ export class PgInboxWakes implements InboxWakes {
   }
 
   async listen(origin: string, onWake: (key: string) => void): Promise<() => Promise<void>> {
+    const url = this.url;
     let stopped = false;
     let client: Client | undefined;
     let retry: NodeJS.Timeout | undefined;
-    const connect = async (): Promise<void> => {
-      const next = new Client({ connectionString: this.url });
-      const again = () => {
-        if (stopped || client !== next) return;
-        client = undefined;
-        void next.end().catch(() => undefined);
-        retry = setTimeout(() => void connect().catch(() => undefined), 1000);
-        retry.unref();
-      };
+    const reconnect = (old: Client) => {
+      if (stopped || client !== old) return;
+      client = undefined;
+      void old.end().catch(() => undefined);
+      retry = setTimeout(() => void connect(), 1000);
+      retry.unref();
+    };
+    // Never throws: a listener that cannot connect tries again each second, and polls meanwhile end at their window.
+    function connect(): Promise<void> {
+      const next = new Client({ connectionString: url, keepAlive: true });
       client = next;
-      next.on('error', again);
-      next.on('end', again);
+      next.on('error', () => reconnect(next));
+      next.on('end', () => reconnect(next));
       next.on('notification', (n) => {
         const payload = n.payload ?? '';
         const space = payload.indexOf(' ');
         if (space > 0 && payload.slice(0, space) !== origin) onWake(payload.slice(space + 1));
       });
-      try {
-        await next.connect();
-        await next.query(`LISTEN ${WAKE_CHANNEL}`);
-      } catch (err) {
-        again();
-        throw err;
-      }
-    };
+      return next
+        .connect()
+        .then(() => next.query(`LISTEN ${WAKE_CHANNEL}`))
+        .then(
+          () => undefined,
+          () => reconnect(next),
+        );
+    }
+    // The first attempt is waited for, so a wake published once this returns is heard.
     await connect();
+    // A connection cut without a word (a half-open socket) is found by asking it something now and then.
+    const check = setInterval(() => {
+      const current = client;
+      if (current) void current.query('SELECT 1').catch(() => reconnect(current));
+    }, 30_000);
+    check.unref();
     return async () => {
       stopped = true;
       clearTimeout(retry);
+      clearInterval(check);
       await client?.end().catch(() => undefined);
     };
   }

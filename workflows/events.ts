@@ -21,7 +21,9 @@ const CARRY_CHARS = 128 * 1024;
  * 3 MB input that Temporal refused on every attempt.
  */
 export function readyToContinue(events: EventBuffer): () => boolean {
-  return events.fitBeforeContinuing ? () => allHandlersFinished() && events.fitsCarry() : allHandlersFinished;
+  // A wake waiting for its write goes out first: the next run would not know of it (only agents since `inbox-wakes` have one).
+  if (!events.fitBeforeContinuing) return allHandlersFinished;
+  return events.wakesBeforeContinuing ? () => allHandlersFinished() && events.fitsCarry() && !events.wakesWaiting : () => allHandlersFinished() && events.fitsCarry();
 }
 /** How long events gather before they are written. */
 const FLUSH_WINDOW = '300ms';
@@ -53,7 +55,10 @@ export class EventBuffer {
    * asking Temporal every few seconds.
    */
   wakes = false;
-  private wakePending = false;
+  /** Continue-as-new also waits for a wake to be written (patch `wakes-before-continuing`, decided at start). */
+  wakesBeforeContinuing = false;
+  /** Keys (`<run>/<agent>`, `<run>/<qid>`) whose waiters the next write wakes. */
+  private readonly wakeKeys = new Set<string>();
 
   constructor(
     private readonly runId: string,
@@ -87,11 +92,20 @@ export class EventBuffer {
 
   /** The agent's inbox changed (or it ended): the next write tells the gateways, with or without events of its own. */
   wakeInbox(): void {
-    if (this.wakes && this.agentId !== null) this.wakePending = true;
+    if (this.agentId !== null) this.wake(`${this.runId}/${this.agentId}`);
+  }
+
+  /** Whoever waits on `key` (a long poll, an ask_user call) looks again after the next write. */
+  wake(key: string): void {
+    if (this.wakes) this.wakeKeys.add(key);
+  }
+
+  get wakesWaiting(): boolean {
+    return this.wakeKeys.size > 0;
   }
 
   private get due(): boolean {
-    return this.pending.length > 0 || this.wakePending;
+    return this.pending.length > 0 || this.wakeKeys.size > 0;
   }
 
   emit(type: string, data: Record<string, unknown> = {}, agentId: string | null = this.agentId): void {
@@ -125,12 +139,12 @@ export class EventBuffer {
       while (this.due) {
         // Histories from before the byte cut wrote batches cut by count only.
         const batch = this.cutByBytes ? nextBatch(this.pending) : this.pending.slice(0, BATCH);
-        const wake = this.wakePending && this.agentId !== null ? [`${this.runId}/${this.agentId}`] : undefined;
-        this.wakePending = false;
+        const wake = this.wakeKeys.size > 0 ? [...this.wakeKeys] : undefined;
+        this.wakeKeys.clear();
         try {
           await (wake ? record(batch, wake) : record(batch));
         } catch (err) {
-          if (wake) this.wakePending = true;
+          for (const key of wake ?? []) this.wakeKeys.add(key);
           throw err;
         }
         this.pending.splice(0, batch.length);
@@ -182,6 +196,7 @@ export function eventRecorder(): {
   cutByBytes: boolean;
   fitBeforeContinuing: boolean;
   wakes: boolean;
+  wakesBeforeContinuing: boolean;
   record: Recorder;
 } {
   const inBackground = patched('events-in-background');
@@ -194,6 +209,7 @@ export function eventRecorder(): {
     cutByBytes: patched('events-batch-bytes'),
     fitBeforeContinuing: patched('events-fit-before-continuing'),
     wakes: inBackground && patched('inbox-wakes'),
+    wakesBeforeContinuing: inBackground && patched('wakes-before-continuing'),
     record: !inBackground
       ? (batch) => inline.recordEvents(batch)
       : marked

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -59,6 +59,12 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
     for (let next = started.pop(); next; next = started.pop()) await next().catch(() => undefined);
   };
   try {
+    // Checked first: without it nothing else is worth starting.
+    try {
+      execFileSync('haproxy', ['-v'], { stdio: 'ignore' });
+    } catch {
+      throw new Error('haproxy is not installed (Debian: apt-get install haproxy)');
+    }
     const tools = ensureServerTools(log);
     log('preparing the Temporal databases');
     prepareDatabases(tools, pg, DBS, opts.fresh);
@@ -136,5 +142,7 @@ function startHaproxy(projectRoot: string, dir: string, port: number, gateways: 
     },
   });
   fs.closeSync(out);
+  // A spawn that fails (the binary went away) is reported by the health wait, not by an unhandled error.
+  proc.on('error', () => undefined);
   return proc;
 }

@@ -123,6 +123,10 @@ export async function startServer(tools: ServerTools, dir: string, frontend: num
   const deadline = Date.now() + 120_000;
   for (;;) {
     if (proc.exitCode !== null) throw new Error(`the Temporal server exited during start; see ${logFile}`);
+    if (Date.now() > deadline) {
+      proc.kill('SIGKILL');
+      throw new Error(`the Temporal server did not answer within 120 s; see ${logFile}`);
+    }
     try {
       const connection = await Connection.connect({ address: `127.0.0.1:${frontend}`, connectTimeout: 2000 });
       try {
@@ -132,7 +136,6 @@ export async function startServer(tools: ServerTools, dir: string, frontend: num
         await connection.close();
       }
     } catch {
-      if (Date.now() > deadline) throw new Error(`the Temporal server did not answer within 120 s; see ${logFile}`);
       await new Promise((r) => setTimeout(r, 500));
     }
   }

@@ -7,7 +7,7 @@ import {
   WorkflowUpdateRPCTimeoutOrCancelledError,
   type WorkflowHandle,
 } from '@temporalio/client';
-import { ActivityFailure, ApplicationFailure, TimeoutFailure, type QueryDefinition, type UpdateDefinition } from '@temporalio/common';
+import { ActivityFailure, ApplicationFailure, TimeoutFailure, TimeoutType, type QueryDefinition, type UpdateDefinition } from '@temporalio/common';
 import { agentWorkflowId, runWorkflowId } from '../../workflows/ids';
 import { QUERY_COLD, QUERY_REFUSED, wakeSignal } from '../../workflows/interceptors';
 import { safeMessage, type Logger } from '../log';
@@ -214,7 +214,8 @@ export class TeamClient {
     if (err instanceof WorkflowUpdateFailedError) {
       const cause = err.cause instanceof ActivityFailure ? err.cause.cause : err.cause;
       // A step on a pinned run's host that no worker of the host took in time (the host is down) fails the same way.
-      if ((cause instanceof ApplicationFailure && !cause.nonRetryable) || cause instanceof TimeoutFailure) {
+      // (Only a step never started: one that timed out while running may have acted.)
+      if ((cause instanceof ApplicationFailure && !cause.nonRetryable) || (cause instanceof TimeoutFailure && cause.timeoutType === TimeoutType.SCHEDULE_TO_START)) {
         this.log.warn({ call: what, err: safeMessage(cause) }, 'a step of the call failed on every attempt');
         return stepFailed();
       }

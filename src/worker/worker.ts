@@ -21,6 +21,9 @@ export interface WorkerHandle {
   shutdown(): Promise<void>;
 }
 
+/** Activities one worker runs at once (the SDK's default is 100). */
+const ACTIVITY_SLOTS = 2000;
+
 /**
  * Builds the Dipper worker: every workflow and activity on one task queue.
  * workflowBundlePath lets tests and benchmarks reuse one prebuilt bundle.
@@ -75,11 +78,13 @@ export async function createDipperWorker(
     stickyQueueScheduleToStartTimeout: config.temporal.stickyTimeoutMs,
     ...bundle,
     activities,
+    // Each leader holds one slot for its hour-long workspace watch (mostly asleep): room for many leaders per worker.
+    maxConcurrentActivityTaskExecutions: ACTIVITY_SLOTS,
     ...opts.tuning,
   });
   // A worker that names its host also serves that host's queue, where pinned runs send their file and process work.
   const hostWorker = config.hostId
-    ? await Worker.create({ connection, namespace: config.temporal.namespace, taskQueue: hostQueue(config.temporal.taskQueue, config.hostId), activities })
+    ? await Worker.create({ connection, namespace: config.temporal.namespace, taskQueue: hostQueue(config.temporal.taskQueue, config.hostId), activities, maxConcurrentActivityTaskExecutions: ACTIVITY_SLOTS })
     : undefined;
   return {
     run: async () => {

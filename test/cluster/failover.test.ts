@@ -49,7 +49,11 @@ maybe('a cluster losing a worker and a gateway mid-run', () => {
     const host: string = (await operator.request('GET', `/runs/${runId}`)).json.host;
     const hostWorker = rec.processes.find((p) => p.name === `worker-${host}`)!;
     const gateway = rec.processes.find((p) => p.name === 'gateway-1')!;
-    const childPids = children.map((c) => Number(fs.readFileSync(path.join(hostWorker.dataDir!, 'runs', runId, 'agents', c.id, 'runtime.pid'), 'utf8').split(' ')[0]));
+    // Launched in the background after the spawn answered: wait for each pid file.
+    const pidFile = (agentId: string) => path.join(hostWorker.dataDir!, 'runs', runId, 'agents', agentId, 'runtime.pid');
+    const childPids = await Promise.all(
+      children.map((c) => eventually(async () => (fs.existsSync(pidFile(c.id)) ? Number(fs.readFileSync(pidFile(c.id), 'utf8').split(' ')[0]) : undefined), 30_000)),
+    );
 
     // Traffic: each child sends to the root, the root to each child, one after another, retrying what is refused as unavailable.
     const acknowledged = new Map<string, string>();

@@ -57,7 +57,8 @@ maybe('runs pinned to hosts', () => {
     expect(res.status).toBe(201);
     const runId: string = res.json.run_id;
     const rootId: string = res.json.root.agent_id;
-    const host = await eventually(async () => (await stack.operator.request('GET', `/runs/${runId}`)).json.host ?? undefined);
+    // A claim taken by a worker that was then killed is retried after its 30 s start-to-close timeout.
+    const host = await eventually(async () => (await stack.operator.request('GET', `/runs/${runId}`)).json.host ?? undefined, 45_000, 100);
     return { runId, rootId, host: host as string, root: await connect(res.json.root.agent_token) };
   };
 

@@ -76,8 +76,8 @@ export async function agentWorkflow(input: AgentInput): Promise<void> {
   let reported: AgentStatus = input.reported ?? 'active';
   let runtimeStopped = s.status === 'terminated';
   installHandlers(s, input.runTask);
-  const { inBackground, windowed, cutByBytes, fitBeforeContinuing, wakes, record } = eventRecorder();
-  Object.assign(s.events, { cutByBytes, fitBeforeContinuing, wakes });
+  const { inBackground, windowed, cutByBytes, fitBeforeContinuing, wakes, wakesBeforeContinuing, record } = eventRecorder();
+  Object.assign(s.events, { cutByBytes, fitBeforeContinuing, wakes, wakesBeforeContinuing });
   if (inBackground) void s.events.flushForever(record, windowed);
   // Since `workspace-watch-long`, one activity watches for up to an hour instead of an activity and a timer a minute.
   if (patched('workspace-budget')) void (patched('workspace-watch-long') ? watchWorkspacesLong(s) : watchWorkspaces(s));
@@ -106,6 +106,10 @@ export async function agentWorkflow(input: AgentInput): Promise<void> {
         s.data.subtree_told = true;
         await endSubtree(s);
       }
+      const revoke = () => tokens.revokeTokens({ runId: s.id.runId, agentId: s.id.agentId, at: Date.now() });
+      // A pinned run's stop waits for its host's worker, however long the host is away: its tokens die first.
+      const revokedFirst = s.id.host !== undefined && patched('revoke-before-stop');
+      if (revokedFirst) await revoke();
       try {
         await runtime.stopRuntime({ runId: s.id.runId, agentId: s.id.agentId, skill: s.id.skill });
       } catch (err) {
@@ -113,7 +117,7 @@ export async function agentWorkflow(input: AgentInput): Promise<void> {
         s.events.emit('agent_error', { stage: 'stop', message: failureText(err) });
       }
       // A terminated agent's tokens die with it, whatever generation.
-      if (patched('token-generations')) await tokens.revokeTokens({ runId: s.id.runId, agentId: s.id.agentId, at: Date.now() });
+      if (!revokedFirst && patched('token-generations')) await revoke();
     }
     const mode = s.data.launch_wanted;
     if (mode && !runtimeStopped) {
