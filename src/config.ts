@@ -128,6 +128,8 @@ export interface DipperConfig {
    * and process activities go to that host's queue. Unset on one host.
    */
   hostId?: string;
+  /** Questions (ask_user): see README, "Questions". */
+  questions: { humanGateway: boolean; reattachMs: number; progressMs: number };
   content: {
     /** Content of a run is deleted this long after the run closed, or when Temporal purges the run if that comes first. */
     retentionMs: number;
@@ -300,6 +302,11 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): DipperC
     previousTokenSecrets: (env.DIPPER_TOKEN_SECRET_PREVIOUS ?? '').split(',').map((x) => x.trim()).filter(Boolean),
     databaseUrl: env.DIPPER_DATABASE_URL || undefined,
     hostId: hostIdOf(env),
+    questions: {
+      humanGateway: !['0', 'off', 'false', 'no'].includes((env.DIPPER_HUMAN_GATEWAY ?? '').toLowerCase()),
+      reattachMs: int(env, 'DIPPER_QUESTION_REATTACH_SECONDS', 600) * 1000,
+      progressMs: Math.max(100, int(env, 'DIPPER_QUESTION_PROGRESS_MS', 10_000)),
+    },
     content: {
       retentionMs: int(env, 'DIPPER_CONTENT_RETENTION_HOURS', 72) * 3600 * 1000,
       sweepMs: Math.max(1000, int(env, 'DIPPER_CONTENT_SWEEP_SECONDS', 3600) * 1000),

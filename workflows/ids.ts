@@ -10,6 +10,11 @@ export function agentWorkflowId(runId: string, agentId: string): string {
   return `run/${runId}/agent/${agentId}`;
 }
 
+/** A question of the run (ask_user), found in the Temporal UI beside its run's agents. */
+export function questionWorkflowId(runId: string, qid: string): string {
+  return `run/${runId}/question/${qid}`;
+}
+
 /** The queue only one host's workers poll (beside the shared one): a pinned run's files and processes are reached there. */
 export function hostQueue(queue: string, host: string): string {
   return `${queue}@${host}`;

@@ -1,5 +1,6 @@
 // The worker's single workflowsPath: every workflow type Dipper runs.
 export { agentWorkflow } from './agent/workflow';
 export { runWorkflow } from './run/workflow';
+export { questionWorkflow } from './question/workflow';
 export { echoWorkflow } from './bench/echoWorkflow';
 export { tokenRegistryWorkflow } from './tokens/registry';

@@ -42,6 +42,12 @@ export interface GatewayDeps {
   log: Logger;
 }
 
+/** A tools/call of a tool that waits, with a progress token: answered as an event stream. */
+function streamsProgress(surface: McpSurface, body: { method?: unknown; params?: { name?: unknown; _meta?: { progressToken?: unknown } } }): boolean {
+  if (body.method !== 'tools/call' || typeof body.params?.name !== 'string') return false;
+  return surface.byName.get(body.params.name)?.waits === true && body.params._meta?.progressToken !== undefined;
+}
+
 /** Room for a 256 KiB message after JSON escaping; the byte limit itself is checked per field. */
 const BODY_LIMIT = '2mb';
 
@@ -123,10 +129,20 @@ export function createApp(deps: GatewayDeps): express.Express {
         refuseOverRate(res, req.body, wait);
         return;
       }
-      const ctx = { caller: callerOf(res), team: deps.team, delivery, content: deps.content, wakeups, skills: deps.skills, limits: config.limits };
+      const ctx = {
+        caller: callerOf(res),
+        team: deps.team,
+        delivery,
+        content: deps.content,
+        wakeups,
+        skills: deps.skills,
+        limits: config.limits,
+        questions: { ...config.questions, taskQueue: config.temporal.taskQueue },
+      };
       const server = createMcpServer(surface, ctx, log);
       // Stateless: no session id, plain JSON answers, nothing kept after the response.
-      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      // A call that waits (ask_user) and sent a progress token gets a streamed answer, which can carry progress notifications.
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !streamsProgress(surface, req.body) });
       res.on('close', () => {
         void transport.close();
         void server.close();

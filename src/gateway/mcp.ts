@@ -84,8 +84,9 @@ export async function callTool(def: ToolDef, raw: Record<string, unknown>, ctx: 
     }
     const parsed = def.input.safeParse(raw);
     if (!parsed.success) throw inputError(parsed.error);
-    // Every tool call answers within the call timeout; past it, `unavailable` (see deadline.ts).
-    const out = await answerWithin(ctx.team.callTimeoutMs, () => def.handler(parsed.data, ctx));
+    // Every tool call answers within the call timeout; past it, `unavailable` (see deadline.ts). One that waits for
+    // a person (ask_user) bounds each of its own steps instead.
+    const out = def.waits ? await def.handler(parsed.data, ctx) : await answerWithin(ctx.team.callTimeoutMs, () => def.handler(parsed.data, ctx));
     return { content: [{ type: 'text', text: JSON.stringify(out) }], structuredContent: structured(out) };
   } catch (err) {
     const known = err instanceof ToolError ? err : internalError();
@@ -113,10 +114,17 @@ export function createMcpServer(surface: McpSurface, ctx: ToolContext, log: Logg
   const server = new Server({ name: surface.name, version: SERVER_VERSION }, { capabilities: { tools: { listChanged: false } } });
   const { byName, listed } = surface;
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listed }));
-  server.setRequestHandler(CallToolRequestSchema, async (req) => {
+  server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
     const def = byName.get(req.params.name);
     if (!def) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${req.params.name.slice(0, 100)}`);
-    return callTool(def, req.params.arguments ?? {}, ctx, log);
+    const token = req.params._meta?.progressToken;
+    let step = 0;
+    const progress =
+      token === undefined
+        ? undefined
+        : (message: string) =>
+            extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: ++step, message } }).catch(() => undefined);
+    return callTool(def, req.params.arguments ?? {}, { ...ctx, progress, signal: extra.signal }, log);
   });
   return server;
 }

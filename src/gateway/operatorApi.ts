@@ -1,3 +1,4 @@
+import { questionRoutes } from './questionsApi';
 import { randomUUID } from 'node:crypto';
 import { Router, type NextFunction, type Response } from 'express';
 import { z } from 'zod';
@@ -259,6 +260,8 @@ export function operatorRouter(deps: OperatorDeps): Router {
       notFound(asHttpError(err, 409));
     }
   });
+
+  questionRoutes(router, team, needs);
 
   router.get('/runs/:runId/events', needs('viewer'), async (req, res) => {
     const runId = runIdOf(req.params.runId);

@@ -1,6 +1,7 @@
 import { noop } from './bench/noop';
 import { sendMessage, listPeers } from './beidou/messaging';
 import { declarePlan, listReady, removePlan, updatePlanTask } from './beidou/plans';
+import { answerQuestion, askUser, escalateQuestion } from './beidou/questions';
 import { listPendingReviews, requestTermination, signalReview } from './beidou/reviews';
 import { createTeam, spawnAgent, terminateChild } from './beidou/team';
 import type { Surface, ToolDef } from './types';
@@ -19,6 +20,9 @@ export const tools: ToolDef[] = [
   signalReview,
   requestTermination,
   listPendingReviews,
+  askUser,
+  answerQuestion,
+  escalateQuestion,
 ] as unknown as ToolDef[];
 
 export function toolsOf(surface: Surface): ToolDef[] {

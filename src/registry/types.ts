@@ -22,6 +22,12 @@ export interface ToolContext {
   wakeups: Wakeups;
   skills: SkillCatalog;
   limits: Limits;
+  /** How questions (ask_user) are held: whether a human gateway takes them, how long an answer waits for a re-issued call. */
+  questions: { humanGateway: boolean; reattachMs: number; progressMs: number; taskQueue: string };
+  /** For tools that wait: tells the client the call is still alive (when it sent a progress token). */
+  progress?: (message: string) => Promise<void>;
+  /** Aborts when the client has gone. */
+  signal?: AbortSignal;
 }
 
 /** `bench` holds only the no-op floor of `npm run bench`; it is served when config.benchSurface is set. */
@@ -41,6 +47,8 @@ export interface ToolDef<In extends z.ZodObject = z.ZodObject, Out = unknown> {
   /** Context Dipper injects after parsing; never a model field. */
   hiddenContext: readonly ('caller_agent_id' | 'run_id')[];
   deprecated?: { replacement: string };
+  /** The call waits for something outside the caller (a person): no call timeout, progress while it waits. */
+  waits?: boolean;
   /** Fields that get their own error code instead of invalid_input when present (e.g. leader_id). */
   refusedFields?: Record<string, { code: string; message: string }>;
   input: In;

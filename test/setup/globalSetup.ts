@@ -55,6 +55,8 @@ export default async function globalSetup(): Promise<void> {
     DIPPER_TOKEN_SECRET: tokenSecret,
     DIPPER_WORKFLOW_BUNDLE: bundlePath,
     DIPPER_TERMINATE_GRACE_SECONDS: '5',
+    // A waiting ask_user tells its client it is alive every second, so tests can use short client timeouts.
+    DIPPER_QUESTION_PROGRESS_MS: '1000',
     DIPPER_LOG_LEVEL: 'warn',
     // A queue of its own: the cluster's workers serve `dipper`.
     ...(cluster ? { DIPPER_DATABASE_URL: cluster.databaseUrl, DIPPER_TASK_QUEUE: 'dipper-tests' } : {}),

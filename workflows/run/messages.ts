@@ -18,6 +18,9 @@ export interface RootReport {
   detail: Text;
   ts: number;
 }
+/** A question of the run opened or closed (workflows/question): the run ends those still open when it ends. */
+export const questionOpenedSignal = defineSignal<[{ qid: string }]>('questionOpened');
+export const questionClosedSignal = defineSignal<[{ qid: string }]>('questionClosed');
 export const rootReportSignal = defineSignal<[RootReport]>('rootReport');
 
 export interface RootDecision {

@@ -17,7 +17,8 @@ import type { Activities } from '../../activities';
 import { humanAnsweredSignal, runEndedSignal, systemMessageSignal } from '../agent/messages';
 import { refuse } from '../errors';
 import { EventBuffer, eventRecorder, historyFull, readyToContinue } from '../events';
-import { agentWorkflowId } from '../ids';
+import { agentWorkflowId, questionWorkflowId } from '../ids';
+import { questionRunEndedSignal } from '../question/messages';
 import { wakeSignal } from '../interceptors';
 import { tell } from '../signals';
 import { agentIdKey, roleKey, runIdKey, statusKey } from '../searchAttributes';
@@ -53,6 +54,8 @@ export interface RunData {
   workspace_path: string;
   /** The host the run is pinned to (workflows/host.ts); absent on one host and for runs from before `run-host`. */
   host?: string;
+  /** Questions of the run still open (workflows/question), ended with the run. */
+  questions?: string[];
   entries: Record<string, PeerEntry>;
   pending_root: m.RootReport[];
   events: DipperEvent[];
@@ -60,7 +63,7 @@ export interface RunData {
 
 const local = proxyLocalActivities<Activities>({ startToCloseTimeout: '15s', retry: { maximumAttempts: 5 } });
 /** A regular activity on the shared queue: whichever worker takes it claims the run for its host. */
-const claim = proxyActivities<Activities>({ startToCloseTimeout: '30s', retry: { initialInterval: '500ms', maximumInterval: '5s' } });
+const claim = proxyActivities<Activities>({ startToCloseTimeout: '30s', retry: { initialInterval: '500ms', maximumInterval: '5s', maximumAttempts: 10 } });
 
 
 /**
@@ -138,6 +141,13 @@ export async function runWorkflow(input: RunInput): Promise<void> {
     },
   );
   setHandler(wakeSignal, () => undefined);
+  setHandler(m.questionOpenedSignal, ({ qid }) => {
+    const open = (data.questions ??= []);
+    if (!open.includes(qid)) open.push(qid);
+  });
+  setHandler(m.questionClosedSignal, ({ qid }) => {
+    data.questions = (data.questions ?? []).filter((q) => q !== qid);
+  });
   setHandler(m.releaseSpawnsSignal, ({ reservation_id, spawned }) => release(quota(), reservation_id, spawned));
 
   setHandler(m.cancelRunUpdate, (cancel) => {
@@ -174,6 +184,10 @@ export async function runWorkflow(input: RunInput): Promise<void> {
             }),
         );
       await tellNew();
+      // Questions still open end with the run (their askers are ending too).
+      if ((data.questions ?? []).length > 0 && patched('questions-end-with-run')) {
+        await Promise.all(data.questions!.map((qid) => tell(questionWorkflowId(runId, qid), questionRunEndedSignal)));
+      }
       if (data.cancelled) events.emit('run_cancelled', { by: data.cancelled.by, reason: data.cancelled.reason });
       else events.emit('run_completed', {});
       // The run list tells completed and cancelled runs apart by this attribute.

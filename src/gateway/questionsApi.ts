@@ -1,0 +1,80 @@
+import type { RequestHandler, Router } from 'express';
+import { z } from 'zod';
+import { questionWorkflowId } from '../../workflows/ids';
+import { answerQuestionUpdate, declineQuestionUpdate, questionQuery, type QuestionView } from '../../workflows/question/messages';
+import type { OperatorIdentity } from '../auth/operators';
+import { asHttpError, HttpError, parseBody } from './http';
+import { NotFound, type TeamClient } from './teamClient';
+
+const QID = /^q_[A-Za-z0-9_-]{1,64}$/;
+const RUN_ID = /^run_[a-f0-9]{12}$/;
+
+const answerBody = z.strictObject({
+  answers: z
+    .array(z.strictObject({ selected_labels: z.array(z.string()).max(4), text: z.string().max(64 * 1024).nullable() }))
+    .min(1)
+    .max(4),
+});
+const declineBody = z.strictObject({ reason: z.string().min(1).max(4000) });
+const listQuery = z.strictObject({
+  run: z.string().regex(RUN_ID).optional(),
+  page_size: z.coerce.number().int().min(1).max(50).default(50),
+});
+
+/**
+ * The human gateway's half of questions, on the operator API: what waits
+ * for a person, each question's whole record, and the person's answer or
+ * refusal (approver role; the operator's name is recorded).
+ */
+export function questionRoutes(router: Router, team: TeamClient, needs: (role: 'viewer' | 'approver' | 'admin') => RequestHandler): void {
+  const handleOf = (runId: string, qid: string) => {
+    if (!RUN_ID.test(runId) || !QID.test(qid)) throw new HttpError(404, 'unknown_qid', 'No such question.');
+    return team.client.workflow.getHandle(questionWorkflowId(runId, qid));
+  };
+  const missing = (err: unknown): never => {
+    if (err instanceof NotFound) throw new HttpError(404, 'unknown_qid', 'No such question.');
+    throw err;
+  };
+
+  // Questions waiting for a person, oldest first, with their records (visibility finds them; a Query reads each).
+  router.get('/questions', needs('viewer'), async (req, res) => {
+    const q = parseBody(listQuery, req.query);
+    const filter = `WorkflowType = 'questionWorkflow' AND ExecutionStatus = 'Running' AND DipperStatus = 'awaiting_user'${q.run ? ` AND DipperRunId = '${q.run}'` : ''}`;
+    const ids: string[] = [];
+    await team.bounded('list questions', async () => {
+      for await (const wf of team.client.workflow.list({ query: filter, pageSize: q.page_size })) {
+        ids.push(wf.workflowId);
+        if (ids.length >= q.page_size) break;
+      }
+    });
+    const views = await Promise.all(ids.map((id) => team.query(team.client.workflow.getHandle(id), questionQuery).catch(() => null)));
+    const pending = views.filter((v): v is QuestionView => v !== null && v.status === 'pending' && v.holder === 'user');
+    res.json({ questions: pending.sort((a, b) => a.asked_at - b.asked_at) });
+  });
+
+  router.get('/runs/:runId/questions/:qid', needs('viewer'), async (req, res) => {
+    res.json(await team.query(handleOf(String(req.params.runId), String(req.params.qid)), questionQuery).catch(missing));
+  });
+
+  router.post('/runs/:runId/questions/:qid/answer', needs('approver'), async (req, res) => {
+    const handle = handleOf(String(req.params.runId), String(req.params.qid));
+    const body = parseBody(answerBody, req.body);
+    const who = res.locals.operator as OperatorIdentity;
+    try {
+      res.json(await team.update(handle, answerQuestionUpdate, [{ by: { operator: who.name }, answers: body.answers, reason: null }]));
+    } catch (err) {
+      missing(asHttpError(err, 409));
+    }
+  });
+
+  router.post('/runs/:runId/questions/:qid/decline', needs('approver'), async (req, res) => {
+    const handle = handleOf(String(req.params.runId), String(req.params.qid));
+    const body = parseBody(declineBody, req.body);
+    const who = res.locals.operator as OperatorIdentity;
+    try {
+      res.json(await team.update(handle, declineQuestionUpdate, [{ operator: who.name, reason: body.reason }]));
+    } catch (err) {
+      missing(asHttpError(err, 409));
+    }
+  });
+}

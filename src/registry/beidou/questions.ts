@@ -1,0 +1,198 @@
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import type { WorkflowHandle } from '@temporalio/client';
+import { questionWorkflowId } from '../../../workflows/ids';
+import { answerQuestionUpdate, escalateQuestionUpdate, questionQuery, type QuestionInput, type QuestionView } from '../../../workflows/question/messages';
+import { peerQuery } from '../../../workflows/run/messages';
+import { agentIdKey, runIdKey, statusKey } from '../../../workflows/searchAttributes';
+import { underDeadline } from '../../gateway/deadline';
+import { NotFound } from '../../gateway/teamClient';
+import { ToolError } from '../errors';
+import type { ToolContext } from '../types';
+import { beidouTool, checkBytes } from './common';
+
+const option = z.strictObject({
+  label: z.string().min(1).max(200).describe('What the person sees and picks.'),
+  description: z.string().max(2000).describe('What choosing it means.'),
+  value: z.string().min(1).max(200).optional().describe('Machine discriminator returned in selected_values (defaults to the label).'),
+  requires_text: z.boolean().optional().describe('Choosing it asks for typed text as well (returned in text).'),
+});
+
+const subQuestion = z
+  .strictObject({
+    question: z.string().min(1).describe('The question text.'),
+    header: z.string().max(12).describe('Chip label, at most 12 characters; may be empty.'),
+    multiSelect: z.boolean().describe('false: pick one (radio); true: pick one or more (checkboxes).'),
+    options: z
+      .array(option)
+      .refine((o) => o.length === 0 || (o.length >= 2 && o.length <= 4), 'options must be empty (free text) or hold 2 to 4 choices')
+      .refine((o) => new Set(o.map((x) => x.label)).size === o.length, 'option labels must differ')
+      .describe('Empty for a free-text question, or 2 to 4 choices.'),
+  })
+  .refine((q) => !q.multiSelect || q.options.length > 0, { message: 'a multi-select question needs options', path: ['options'] });
+
+const given = z.strictObject({
+  selected_labels: z.array(z.string()).max(4).describe('Labels of the chosen options; empty for a free-text or "Other" answer.'),
+  text: z.string().max(64 * 1024).nullable().describe('Typed answer: free text, "Other", or the text an option asks for; else null.'),
+});
+
+const qid = z.string().min(1).max(100).describe('The question id from the [INBOX QUESTION] system message in your inbox.');
+const QID = /^q_[A-Za-z0-9_-]{1,64}$/;
+
+const answer = z.object({ selected_labels: z.array(z.string()), selected_values: z.array(z.string()), text: z.string().nullable() });
+
+/** The question's workflow, or unknown_qid for anything that cannot be one of this run's questions. */
+function questionHandle(ctx: ToolContext, id: string): WorkflowHandle {
+  if (!QID.test(id)) throw new ToolError('unknown_qid', `No pending question ${id.slice(0, 100)}.`, { field: 'qid' });
+  return ctx.team.client.workflow.getHandle(questionWorkflowId(ctx.caller.runId, id));
+}
+
+/** The asker's leader, its leader, ... up to the root, from the run's directory. */
+async function ancestorsOf(ctx: ToolContext): Promise<{ role: string; ancestors: string[] }> {
+  const run = ctx.team.run(ctx.caller.runId);
+  const me = await ctx.team.query(run, peerQuery, { agent_id: ctx.caller.agentId });
+  if (!me) throw new ToolError('unknown_agent', 'This agent is not in its run’s directory.');
+  const ancestors: string[] = [];
+  for (let next = me.leader_id; next && !ancestors.includes(next); ) {
+    ancestors.push(next);
+    next = (await ctx.team.query(run, peerQuery, { agent_id: next }))?.leader_id ?? null;
+  }
+  return { role: me.role, ancestors };
+}
+
+/**
+ * The same asker asking the same thing gets the same qid: a call re-issued
+ * after the client gave up attaches to the question it already asked.
+ */
+function qidFor(ctx: ToolContext, input: unknown): string {
+  const hash = createHash('sha256').update(`${ctx.caller.runId}\n${ctx.caller.agentId}\n${JSON.stringify(input)}`).digest('hex');
+  return `q_${hash.slice(0, 16)}`;
+}
+
+export const askUser = beidouTool({
+  name: 'ask_user',
+  title: 'Ask a question up the chain',
+  description:
+    "Ask 1-4 questions. They go to your leader's inbox first ([INBOX QUESTION]); your leader answers or escalates them, and past the root they reach the human. Blocks until answered, with no timeout; send a progress token to get progress notifications while you wait. Calling again with exactly the same questions while they are pending (or just answered) waits for the same answer.",
+  permission: 'agent_mutation',
+  waits: true,
+  input: z.strictObject({
+    questions: z.array(subQuestion).min(1).max(4).describe('1 to 4 sub-questions.'),
+    context: z.string().optional().describe('Shared background, shown verbatim with the questions.'),
+  }),
+  output: z.object({ answers: z.array(answer), answer_text: z.string() }),
+  async handler(input, ctx) {
+    checkBytes('questions', JSON.stringify(input), ctx.limits.maxContentBytes);
+    const id = qidFor(ctx, input);
+    const handle = ctx.team.client.workflow.getHandle(questionWorkflowId(ctx.caller.runId, id));
+    // Each step gets a call's deadline of its own; the wait between them has none (the spec: no timeout).
+    const step = <T>(fn: () => Promise<T>) => underDeadline(Date.now() + ctx.team.callTimeoutMs, fn);
+    const watch = ctx.wakeups.watch(ctx.caller.runId, id);
+    try {
+      const { role, ancestors } = await step(() => ancestorsOf(ctx));
+      const args: QuestionInput = {
+        runId: ctx.caller.runId,
+        qid: id,
+        askerId: ctx.caller.agentId,
+        askerRole: role,
+        ancestors,
+        questions: input.questions,
+        context: input.context ?? null,
+        humanGateway: ctx.questions.humanGateway,
+        reattachMs: ctx.questions.reattachMs,
+      };
+      await step(() =>
+        ctx.team.bounded('ask_user', () =>
+          ctx.team.client.workflow.start('questionWorkflow', {
+            workflowId: handle.workflowId,
+            taskQueue: ctx.questions.taskQueue,
+            args: [args],
+            // Pending, or answered moments ago: the same question. Closed: ask it anew.
+            workflowIdConflictPolicy: 'USE_EXISTING',
+            workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+            typedSearchAttributes: [
+              { key: runIdKey, value: ctx.caller.runId },
+              { key: agentIdKey, value: ctx.caller.agentId },
+              { key: statusKey, value: 'asked' },
+            ],
+          }),
+        ),
+      );
+      for (let waited = 0; ; waited++) {
+        const view = await step(() => ctx.team.query(handle, questionQuery));
+        const over = outcome(view);
+        if (over) return over;
+        if (waited > 0) await ctx.progress?.(`waiting for an answer to ${id}, held by ${view.holder ?? 'nobody'}`);
+        // Woken when the question is over; between wakes, a look and a progress notification every progressMs.
+        await watch.next(ctx.questions.progressMs, ctx.signal);
+        if (ctx.signal?.aborted) throw new ToolError('cancelled', 'The client stopped waiting; ask again to attach to the same question.');
+      }
+    } finally {
+      watch.close();
+    }
+  },
+});
+
+/** What ask_user answers once its question is over; undefined while it is pending. */
+function outcome(view: QuestionView): { answers: z.infer<typeof answer>[]; answer_text: string } | undefined {
+  switch (view.status) {
+    case 'pending':
+      return undefined;
+    case 'answered':
+      return { answers: view.answers ?? [], answer_text: view.answer_text ?? '' };
+    case 'declined':
+      throw new ToolError('user_declined', `The user declined to answer: ${view.declined?.reason ?? ''}`.trim(), {
+        qid: view.qid,
+        reason: view.declined?.reason ?? null,
+      });
+    case 'unavailable':
+      throw new ToolError('gateway_unavailable', 'The question reached the top of the chain and no human gateway takes questions here.', { qid: view.qid });
+    case 'cancelled':
+      throw new ToolError('run_ended', 'The run ended before the question was answered.', { qid: view.qid });
+  }
+}
+
+export const answerQuestion = beidouTool({
+  name: 'answer_question',
+  title: 'Answer a question you hold',
+  description:
+    "Answer an [INBOX QUESTION] you hold, one answer per sub-question in order: {selected_labels, text}. For free text or \"Other\", leave selected_labels empty and put the answer in text. The asker's ask_user returns your answer; the human is not asked.",
+  permission: 'agent_mutation',
+  input: z.strictObject({
+    qid,
+    answers: z.array(given).min(1).max(4).describe('One entry per sub-question, in order.'),
+    reason: z.string().min(1).max(4000).describe('Why you can answer this yourself instead of escalating (audit trail).'),
+  }),
+  output: z.object({ ok: z.literal(true), qid: z.string() }),
+  async handler(input, ctx) {
+    try {
+      return await ctx.team.update(questionHandle(ctx, input.qid), answerQuestionUpdate, [
+        { by: { agent_id: ctx.caller.agentId }, answers: input.answers, reason: input.reason },
+      ]);
+    } catch (err) {
+      if (err instanceof NotFound) throw new ToolError('unknown_qid', `No pending question ${input.qid}.`, { field: 'qid' });
+      throw err;
+    }
+  },
+});
+
+export const escalateQuestion = beidouTool({
+  name: 'escalate_question',
+  title: 'Pass a question up one hop',
+  description:
+    "Pass an [INBOX QUESTION] you hold to your own leader (past the root: the human). Returns at once; the answer goes to the original asker, not to you. new_holder is null when it reached the human.",
+  permission: 'agent_mutation',
+  input: z.strictObject({
+    qid,
+    reason: z.string().min(1).max(4000).describe("Why you can't answer it yourself (audit trail)."),
+  }),
+  output: z.object({ ok: z.literal(true), qid: z.string(), new_holder: z.string().nullable() }),
+  async handler(input, ctx) {
+    try {
+      return await ctx.team.update(questionHandle(ctx, input.qid), escalateQuestionUpdate, [{ by: { agent_id: ctx.caller.agentId }, reason: input.reason }]);
+    } catch (err) {
+      if (err instanceof NotFound) throw new ToolError('unknown_qid', `No pending question ${input.qid}.`, { field: 'qid' });
+      throw err;
+    }
+  },
+});

@@ -1,0 +1,186 @@
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import type { AgentClient } from '../support/clients';
+import { closeAll, eventsOf, operator, spawn, startRun, task, waitForInbox, type Member } from '../support/team';
+
+afterAll(closeAll);
+
+const choose = {
+  question: 'Which database?',
+  header: 'Database',
+  multiSelect: false,
+  options: [
+    { label: 'PostgreSQL', description: 'Shared, several hosts', value: 'pg' },
+    { label: 'SQLite', description: 'One file, one host' },
+  ],
+};
+const why = { question: 'Why?', header: '', multiSelect: false, options: [] };
+const features = {
+  question: 'Which features?',
+  header: 'Scope',
+  multiSelect: true,
+  options: [
+    { label: 'Search', description: '' },
+    { label: 'Export', description: '' },
+    { label: 'Other', description: 'Say which', requires_text: true },
+  ],
+};
+
+/** ask_user as a runtime sends it: the official client, no timeout of its own unless given. */
+function ask(client: AgentClient, args: Record<string, unknown>, opts: { timeout?: number; onprogress?: () => void } = {}) {
+  return client.mcp.callTool({ name: 'ask_user', arguments: args }, undefined, {
+    timeout: opts.timeout ?? 120_000,
+    ...(opts.onprogress ? { onprogress: opts.onprogress, resetTimeoutOnProgress: true } : {}),
+  }) as Promise<{ isError?: boolean; structuredContent?: any; content: { type: string; text: string }[] }>;
+}
+
+const errorOf = (res: { content: { text: string }[] }) => JSON.parse(res.content[0].text).error;
+const qidIn = (item: { content: string }) => /qid: (q_[A-Za-z0-9_-]+)/.exec(item.content)?.[1];
+
+/** A run of three levels: root, a leader (A) under it, and a member (B) under A. */
+async function threeLevels(): Promise<{ runId: string; rootId: string; root: AgentClient; a: Member; b: Member }> {
+  const { runId, rootId, root } = await startRun();
+  await root.ok('declare_plan', { tasks: [task('a')] });
+  const a = await spawn(root, runId, 'a');
+  await a.client.ok('declare_plan', { tasks: [task('b')] });
+  const b = await spawn(a.client, runId, 'b');
+  return { runId, rootId, root, a, b };
+}
+
+describe('ask_user', () => {
+  it('climbs the chain one hop at a time and is answered by a person at the top', async () => {
+    const { runId, root, a, b } = await threeLevels();
+    const asked = ask(b.client, { questions: [choose, why], context: 'We ship Friday.' });
+
+    const atA = await waitForInbox(a.client, (m) => m.kind === 'system' && m.content.startsWith('[INBOX QUESTION]'));
+    const qid = qidIn(atA)!;
+    expect(atA.content).toContain('Which database?');
+    expect(atA.content).toContain('context: We ship Friday.');
+    expect(await a.client.ok('escalate_question', { qid, reason: 'Not my call.' })).toEqual({ ok: true, qid, new_holder: expect.stringMatching(/^ag_/) });
+    // Passed on: A holds it no more.
+    expect((await a.client.fail('escalate_question', { qid, reason: 'again' })).code).toBe('stale');
+
+    const atRoot = await waitForInbox(root, (m) => m.kind === 'system' && m.content.includes(qid));
+    expect(atRoot.content).toContain(`escalated by ${a.agentId}`);
+    expect(await root.ok('escalate_question', { qid, reason: 'The user decides.' })).toEqual({ ok: true, qid, new_holder: null });
+
+    const waiting = (await operator.request('GET', `/questions?run=${runId}`)).json.questions;
+    expect(waiting.map((q: any) => q.qid)).toEqual([qid]);
+    expect(waiting[0]).toMatchObject({ asker_id: b.agentId, holder: 'user', status: 'pending', questions: [choose, why], context: 'We ship Friday.' });
+    expect(waiting[0].chain).toEqual([a.agentId, expect.stringMatching(/^ag_/), 'user']);
+
+    // Wrong answers are refused naming the field; the question stays pending.
+    const wrong = await operator.request('POST', `/runs/${runId}/questions/${qid}/answer`, { answers: [{ selected_labels: ['MySQL'], text: null }, { selected_labels: [], text: 'x' }] });
+    expect(wrong.status).toBe(409);
+    expect(wrong.json.error).toMatchObject({ code: 'invalid_input', field: 'answers[0].selected_labels' });
+    const short = await operator.request('POST', `/runs/${runId}/questions/${qid}/answer`, { answers: [{ selected_labels: ['SQLite'], text: null }] });
+    expect(short.json.error.code).toBe('answer_count_mismatch');
+
+    const answered = await operator.request('POST', `/runs/${runId}/questions/${qid}/answer`, {
+      answers: [
+        { selected_labels: ['PostgreSQL'], text: null },
+        { selected_labels: [], text: 'Two hosts next month.' },
+      ],
+    });
+    expect(answered.json).toEqual({ ok: true, qid });
+    const res = await asked;
+    expect(res.isError).toBeFalsy();
+    expect(res.structuredContent).toEqual({
+      answers: [
+        { selected_labels: ['PostgreSQL'], selected_values: ['pg'], text: null },
+        { selected_labels: [], selected_values: [], text: 'Two hosts next month.' },
+      ],
+      answer_text: 'Database: PostgreSQL\nTwo hosts next month.',
+    });
+    const [event] = await eventsOf(runId, 'question_answered');
+    expect(event.data).toMatchObject({ qid, by: 'operator operator', hops: 3 });
+  });
+
+  it('is answered by the leader who holds it, and only by that leader', async () => {
+    const { root, a, b } = await threeLevels();
+    const asked = ask(b.client, { questions: [features] });
+    const qid = qidIn(await waitForInbox(a.client, (m) => m.content.startsWith('[INBOX QUESTION]')))!;
+
+    expect((await root.fail('answer_question', { qid, answers: [{ selected_labels: ['Search'], text: null }], reason: 'mine' })).code).toBe('not_holder');
+    expect((await root.fail('escalate_question', { qid, reason: 'mine' })).code).toBe('not_holder');
+    expect((await a.client.fail('answer_question', { qid, answers: [], reason: 'r' })).code).toBe('invalid_input');
+    expect((await a.client.fail('answer_question', { qid: 'q_nothing_here', answers: [{ selected_labels: [], text: 'x' }], reason: 'r' })).code).toBe('unknown_qid');
+    const other = await a.client.fail('answer_question', { qid, answers: [{ selected_labels: ['Other'], text: null }], reason: 'r' });
+    expect(other).toMatchObject({ code: 'invalid_input', field: 'answers[0].text' });
+
+    expect(await a.client.ok('answer_question', { qid, answers: [{ selected_labels: ['Search', 'Other'], text: 'Tags' }], reason: 'The plan says so.' })).toEqual({ ok: true, qid });
+    expect((await asked).structuredContent).toEqual({
+      answers: [{ selected_labels: ['Search', 'Other'], selected_values: ['Search', 'Other'], text: 'Tags' }],
+      answer_text: 'Scope: Search, Other: Tags',
+    });
+    // Over: nothing pending under that id any more.
+    expect((await a.client.fail('answer_question', { qid, answers: [{ selected_labels: ['Search'], text: null }], reason: 'again' })).code).toBe('unknown_qid');
+    expect((await a.client.fail('escalate_question', { qid, reason: 'late' })).code).toBe('stale');
+  });
+
+  it('refuses a malformed question naming the sub-question and field', async () => {
+    const { root } = await startRun();
+    const long = await root.fail('ask_user', { questions: [{ ...choose, header: 'Thirteen char' }] });
+    expect(long).toMatchObject({ code: 'invalid_input', field: 'questions[0].header' });
+    const one = await root.fail('ask_user', { questions: [why, { ...choose, options: [choose.options[0]] }] });
+    expect(one).toMatchObject({ code: 'invalid_input', field: 'questions[1].options' });
+    expect((await root.fail('ask_user', { questions: [] })).field).toBe('questions');
+    expect((await root.fail('ask_user', { questions: [why, why, why, why, why] })).field).toBe('questions');
+  });
+
+  it("from the root goes straight to the person, who may decline", async () => {
+    const { runId, root } = await startRun();
+    const asked = ask(root, { questions: [why] });
+    const [q] = await waitForQuestion(runId);
+    expect(q.chain).toEqual(['user']);
+    const declined = await operator.request('POST', `/runs/${runId}/questions/${q.qid}/decline`, { reason: 'Out of scope.' });
+    expect(declined.json).toEqual({ ok: true, qid: q.qid });
+    const res = await asked;
+    expect(res.isError).toBe(true);
+    expect(errorOf(res)).toMatchObject({ code: 'user_declined', reason: 'Out of scope.' });
+  });
+
+  it("outlasts the client's request timeout: with progress it keeps waiting, without it a re-issued call attaches", async () => {
+    const { runId, root } = await startRun();
+    // Progress resets the client's 2 s timeout for as long as the question waits (a progress notification a second).
+    let progressed = 0;
+    const patient = ask(root, { questions: [choose] }, { timeout: 2000, onprogress: () => progressed++ });
+    const [q] = await waitForQuestion(runId);
+    await waitUntil(() => progressed >= 3);
+
+    // A client that sends no progress token times out, and asks again with the very same words.
+    const impatient = ask(root, { questions: [why] }, { timeout: 2000 });
+    await expect(impatient).rejects.toMatchObject({ code: ErrorCode.RequestTimeout } satisfies Partial<McpError>);
+    const again = ask(root, { questions: [why] });
+    const both = await waitForQuestion(runId, 2);
+    const second = both.find((x: any) => x.qid !== q.qid);
+
+    for (const [question, answer] of [
+      [q.qid, { selected_labels: ['SQLite'], text: null }],
+      [second.qid, { selected_labels: [], text: 'Because.' }],
+    ] as const) {
+      expect((await operator.request('POST', `/runs/${runId}/questions/${question}/answer`, { answers: [answer] })).status).toBe(200);
+    }
+    expect((await patient).structuredContent.answer_text).toBe('Database: SQLite');
+    expect((await again).structuredContent.answer_text).toBe('Because.');
+    // One question for the two calls; and asked once more just after, the same answer at once.
+    expect((await ask(root, { questions: [why] })).structuredContent.answer_text).toBe('Because.');
+    expect(await eventsOf(runId, 'question_asked', 2)).toHaveLength(2);
+  });
+});
+
+async function waitForQuestion(runId: string, n = 1): Promise<any[]> {
+  let got: any[] = [];
+  await waitUntil(async () => {
+    got = (await operator.request('GET', `/questions?run=${runId}`)).json.questions;
+    return got.length >= n;
+  });
+  return got;
+}
+
+async function waitUntil(cond: () => boolean | Promise<boolean>, ms = 15_000): Promise<void> {
+  const until = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > until) throw new Error('not within time');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
