@@ -119,10 +119,14 @@ export const askUser = beidouTool({
         ),
       );
       for (let waited = 0; ; waited++) {
-        const view = await step(() => ctx.team.query(handle, questionQuery));
-        const over = outcome(view);
+        // A look that fails for a while (a worker restarting) is only a look: the wait goes on.
+        const view = await step(() => ctx.team.query(handle, questionQuery)).catch((err: unknown) => {
+          if (err instanceof ToolError && err.retryable) return undefined;
+          throw err;
+        });
+        const over = view && outcome(view);
         if (over) return over;
-        if (waited > 0) await ctx.progress?.(`waiting for an answer to ${id}, held by ${view.holder ?? 'nobody'}`);
+        if (waited > 0) await ctx.progress?.(`waiting for an answer to ${id}${view ? `, held by ${view.holder ?? 'nobody'}` : ''}`);
         // Woken when the question is over; between wakes, a look and a progress notification every progressMs.
         await watch.next(ctx.questions.progressMs, ctx.signal);
         if (ctx.signal?.aborted) throw new ToolError('cancelled', 'The client stopped waiting; ask again to attach to the same question.');
