@@ -11,8 +11,11 @@ describe('a run', () => {
     const { tools } = await root.mcp.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(
       [
+        'answer_question',
+        'ask_user',
         'create_team',
         'declare_plan',
+        'escalate_question',
         'list_peers',
         'list_pending_reviews',
         'list_ready',

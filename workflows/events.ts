@@ -21,9 +21,7 @@ const CARRY_CHARS = 128 * 1024;
  * 3 MB input that Temporal refused on every attempt.
  */
 export function readyToContinue(events: EventBuffer): () => boolean {
-  // A wake waiting for its write goes out first: the next run would not know of it (only agents since `inbox-wakes` have one).
-  if (!events.fitBeforeContinuing) return allHandlersFinished;
-  return events.wakesBeforeContinuing ? () => allHandlersFinished() && events.fitsCarry() && !events.wakesWaiting : () => allHandlersFinished() && events.fitsCarry();
+  return events.fitBeforeContinuing ? () => allHandlersFinished() && events.fitsCarry() : allHandlersFinished;
 }
 /** How long events gather before they are written. */
 const FLUSH_WINDOW = '300ms';
@@ -55,8 +53,8 @@ export class EventBuffer {
    * asking Temporal every few seconds.
    */
   wakes = false;
-  /** Continue-as-new also waits for a wake to be written (patch `wakes-before-continuing`, decided at start). */
-  wakesBeforeContinuing = false;
+  /** Wakes not yet written travel through continue-as-new (patch `wakes-carried`, decided at start). */
+  carriesWakes = false;
   /** Keys (`<run>/<agent>`, `<run>/<qid>`) whose waiters the next write wakes. */
   private readonly wakeKeys = new Set<string>();
 
@@ -64,7 +62,10 @@ export class EventBuffer {
     private readonly runId: string,
     private readonly agentId: string | null,
     readonly pending: DipperEvent[] = [],
-  ) {}
+    carriedWakes: string[] = [],
+  ) {
+    for (const key of carriedWakes) this.wakeKeys.add(key);
+  }
 
   /**
    * Whether the unwritten events are small enough to travel through
@@ -100,8 +101,12 @@ export class EventBuffer {
     if (this.wakes) this.wakeKeys.add(key);
   }
 
-  get wakesWaiting(): boolean {
-    return this.wakeKeys.size > 0;
+  /** Wakes not yet written, handed to the next run (and forgotten here). */
+  takeWakes(): string[] | undefined {
+    if (!this.carriesWakes || this.wakeKeys.size === 0) return undefined;
+    const keys = [...this.wakeKeys];
+    this.wakeKeys.clear();
+    return keys;
   }
 
   private get due(): boolean {
@@ -196,7 +201,7 @@ export function eventRecorder(): {
   cutByBytes: boolean;
   fitBeforeContinuing: boolean;
   wakes: boolean;
-  wakesBeforeContinuing: boolean;
+  carriesWakes: boolean;
   record: Recorder;
 } {
   const inBackground = patched('events-in-background');
@@ -209,7 +214,7 @@ export function eventRecorder(): {
     cutByBytes: patched('events-batch-bytes'),
     fitBeforeContinuing: patched('events-fit-before-continuing'),
     wakes: inBackground && patched('inbox-wakes'),
-    wakesBeforeContinuing: inBackground && patched('wakes-before-continuing'),
+    carriesWakes: inBackground && patched('wakes-carried'),
     record: !inBackground
       ? (batch) => inline.recordEvents(batch)
       : marked

@@ -62,6 +62,29 @@ async function main(): Promise<void> {
     ],
   });
   const childB = await agent(b.agent_id);
+  // Questions (since v12): one answered by the leader, one escalated past the root and answered by a person, one declined.
+  const ask = (who: AgentClient, question: string) =>
+    who.mcp.callTool({ name: 'ask_user', arguments: { questions: [{ question, header: 'Q', multiSelect: false, options: [] }] } }, undefined, { timeout: 120_000 });
+  const qidAtRoot = async (question: string) =>
+    eventually(async () => {
+      const item = (await root.inbox(0, 0)).messages.find((m: { content: string }) => m.content.includes(question));
+      return item ? /qid: (q_[A-Za-z0-9_-]+)/.exec(item.content)?.[1] : undefined;
+    });
+  const waitingForPerson = async (qid: string) =>
+    eventually(async () => ((await operator.request('GET', `/questions?run=${run.run_id}`)).json.questions.some((q: { qid: string }) => q.qid === qid) ? true : undefined));
+  const asked1 = ask(childB, 'Which port?');
+  await root.ok('answer_question', { qid: await qidAtRoot('Which port?'), answers: [{ selected_labels: [], text: '8080' }], reason: 'In the plan.' });
+  await asked1;
+  const asked2 = ask(childB, 'Ship today?');
+  const q2 = await qidAtRoot('Ship today?');
+  await root.ok('escalate_question', { qid: q2, reason: 'For the user.' });
+  await waitingForPerson(q2);
+  await operator.request('POST', `/runs/${run.run_id}/questions/${q2}/answer`, { answers: [{ selected_labels: [], text: 'Yes.' }] });
+  await asked2;
+  const asked3 = ask(root, 'May I delete the old data?');
+  const q3 = await eventually(async () => (await operator.request('GET', `/questions?run=${run.run_id}`)).json.questions[0]?.qid as string | undefined);
+  await operator.request('POST', `/runs/${run.run_id}/questions/${q3}/decline`, { reason: 'Not now.' });
+  await asked3;
   await childB.ok('signal_review', { detail: '[REVIEW REQUIRED] b' });
   await root.ok('terminate_child', { agent_id: b.agent_id });
   const rootInbox = await root.inbox(0, 0);

@@ -56,6 +56,8 @@ export interface AgentData {
   /** Its children have been told it ended (absent in older runs). */
   subtree_told?: boolean;
   events: DipperEvent[];
+  /** Inbox wakes the previous run had not written yet (patch `wakes-carried`). */
+  wakes?: string[];
 }
 
 export function freshData(launch: LaunchSpec): AgentData {
@@ -104,7 +106,8 @@ export class AgentState {
     readonly data: AgentData,
   ) {
     this.inbox = new Inbox(data.inbox);
-    this.events = new EventBuffer(id.runId, id.agentId, data.events);
+    this.events = new EventBuffer(id.runId, id.agentId, data.events, data.wakes);
+    delete data.wakes;
     this.inbox.onPush = () => this.events.wakeInbox();
   }
 

@@ -76,8 +76,8 @@ export async function agentWorkflow(input: AgentInput): Promise<void> {
   let reported: AgentStatus = input.reported ?? 'active';
   let runtimeStopped = s.status === 'terminated';
   installHandlers(s, input.runTask);
-  const { inBackground, windowed, cutByBytes, fitBeforeContinuing, wakes, wakesBeforeContinuing, record } = eventRecorder();
-  Object.assign(s.events, { cutByBytes, fitBeforeContinuing, wakes, wakesBeforeContinuing });
+  const { inBackground, windowed, cutByBytes, fitBeforeContinuing, wakes, carriesWakes, record } = eventRecorder();
+  Object.assign(s.events, { cutByBytes, fitBeforeContinuing, wakes, carriesWakes });
   if (inBackground) void s.events.flushForever(record, windowed);
   // Since `workspace-watch-long`, one activity watches for up to an hour instead of an activity and a timer a minute.
   if (patched('workspace-budget')) void (patched('workspace-watch-long') ? watchWorkspacesLong(s) : watchWorkspaces(s));
@@ -155,7 +155,10 @@ export async function agentWorkflow(input: AgentInput): Promise<void> {
       // Older histories drained before continuing; now unwritten events travel in data, when they fit.
       if (inBackground) await condition(readyToContinue(s.events));
       else await settle(s, record);
-      const data = s.applied ? { ...s.data, applied_updates: s.applied.forCarry(Date.now()) } : s.data;
+      const carried = s.applied ? { ...s.data, applied_updates: s.applied.forCarry(Date.now()) } : s.data;
+      // A wake not yet written goes with it: a poll waiting on this inbox still hears of the last change.
+      const wakes = s.events.takeWakes();
+      const data = wakes ? { ...carried, wakes } : carried;
       await continueAsNew<typeof agentWorkflow>({ ...input, data, reported });
     }
   }

@@ -21,8 +21,8 @@ import * as m from './messages';
 export async function questionWorkflow(input: m.QuestionInput): Promise<void> {
   const { runId, qid } = input;
   const events = new EventBuffer(runId, null);
-  const { windowed, cutByBytes, fitBeforeContinuing, wakes, wakesBeforeContinuing, record } = eventRecorder();
-  Object.assign(events, { cutByBytes, fitBeforeContinuing, wakes, wakesBeforeContinuing });
+  const { windowed, cutByBytes, fitBeforeContinuing, wakes, carriesWakes, record } = eventRecorder();
+  Object.assign(events, { cutByBytes, fitBeforeContinuing, wakes, carriesWakes });
   void events.flushForever(record, windowed);
   const waiters = `${runId}/${qid}`;
 
