@@ -27,6 +27,22 @@ export class SkillCatalog {
     return false;
   }
 
+  /** Every skill there is, by name, sorted (at most 200: the list goes into error messages and first messages). */
+  async names(): Promise<string[]> {
+    let entries: import('node:fs').Dirent[];
+    try {
+      entries = await fs.readdir(this.dir, { withFileTypes: true });
+    } catch {
+      return [];
+    }
+    const found = new Set<string>();
+    for (const e of entries) {
+      if (e.isFile() && e.name.endsWith('.md') && NAME.test(e.name.slice(0, -3))) found.add(e.name.slice(0, -3));
+      else if (e.isDirectory() && NAME.test(e.name) && (await this.exists(e.name))) found.add(e.name);
+    }
+    return [...found].sort().slice(0, 200);
+  }
+
   /** The skill's body, or null when it cannot be loaded. */
   async load(name: string): Promise<string | null> {
     if (!NAME.test(name)) return null;

@@ -164,6 +164,9 @@ export function operatorRouter(deps: OperatorDeps): Router {
       args: [input],
       // For the run list: visibility returns the memo with each run, so listing wakes no workflow.
       memo: { task: body.task.length > 200 ? `${body.task.slice(0, 199)}…` : body.task },
+      // Read in the Temporal UI's workflow list and page.
+      staticSummary: `Run: ${body.task.length > 120 ? `${body.task.slice(0, 119)}…` : body.task}`,
+      staticDetails: `**Task:** ${body.task.length > 2000 ? `${body.task.slice(0, 1999)}…` : body.task}  \n**Root:** ${role} (${agentId}), skill ${skill}`,
       typedSearchAttributes: [
         { key: runIdKey, value: runId },
         { key: agentIdKey, value: agentId },

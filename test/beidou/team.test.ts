@@ -244,7 +244,9 @@ describe('create_team (deprecated)', () => {
   it('refuses unknown skills, the depth limit, and a concurrent create_team', async () => {
     const { root } = await startRun({ max_depth: 0 });
     const badSkill = await root.fail('create_team', { name: 't', task: 'x', roles: [{ ...roles[0], skill: 'nope' }] });
-    expect(badSkill).toMatchObject({ code: 'unknown_skill', field: 'roles[0].skill' });
+    // It names the skills that exist, so the agent can pick one.
+    expect(badSkill).toMatchObject({ code: 'unknown_skill', field: 'roles[0].skill', available: ['lead', 'reviewer', 'worker'] });
+    expect(badSkill.message).toContain('Skills here: lead, reviewer, worker.');
     expect((await root.fail('create_team', { name: 't', task: 'x', roles })).code).toBe('depth_exceeded');
 
     const other = await startRun();

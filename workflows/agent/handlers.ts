@@ -93,12 +93,16 @@ export function installHandlers(s: AgentState, runTask: Text): void {
     },
   });
 
-  setHandler(m.inboxQuery, ({ after, limit }) => ({
-    items: s.inbox.after(after, limit),
-    acked_through: s.data.inbox.acked_through,
-    status: s.status,
-    wakes: s.events.wakes,
-  }));
+  setHandler(
+    m.inboxQuery,
+    (args) => ({
+      items: s.inbox.after(args?.after ?? 0, args?.limit ?? 100),
+      acked_through: s.data.inbox.acked_through,
+      status: s.status,
+      wakes: s.events.wakes,
+    }),
+    { description: 'Unacknowledged inbox items after a cursor: { after?: seq (0), limit?: n (100) }.' },
+  );
 
   setHandler(m.launchQuery, () => ({
     identity: s.id,
@@ -107,7 +111,7 @@ export function installHandlers(s: AgentState, runTask: Text): void {
     generation: Math.max(1, s.data.launch_gen ?? 0),
     issuedAt: s.data.launched_at ?? workflowInfo().startTime.getTime(),
     terminated: s.status === 'terminated',
-  }));
+  }), { description: "What this agent's runtime is launched with (no token), and its launch generation." });
 
   setHandler(m.systemMessageSignal, ({ message_id, content }) => {
     if (s.inbox.has(message_id)) return;

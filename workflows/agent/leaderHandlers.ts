@@ -90,7 +90,9 @@ export function installLeaderHandlers(s: AgentState, runTask: Text): void {
     { validator: s.validated(() => leader.checkRemovePlan(s)) },
   );
 
-  setHandler(m.listReadyQuery, () => (s.data.plan ? { ready: readyIds(s.data.plan.tasks) } : null));
+  setHandler(m.listReadyQuery, () => (s.data.plan ? { ready: readyIds(s.data.plan.tasks) } : null), {
+    description: 'Plan tasks ready to spawn (null without a plan).',
+  });
 
   setUpdateOnce(
     s.applied,
@@ -230,5 +232,7 @@ export function installLeaderHandlers(s: AgentState, runTask: Text): void {
     { validator: s.validated((input: m.UpdatePlanTaskInput) => void leader.checkUpdatePlanTask(s, input)) },
   );
 
-  setHandler(m.pendingReviewsQuery, ({ now }) => leader.pendingReviews(s, now));
+  setHandler(m.pendingReviewsQuery, (args) => leader.pendingReviews(s, args?.now ?? Date.now()), {
+    description: "This leader's children waiting for its review, oldest first: { now?: ms (workflow time) } for their ages.",
+  });
 }

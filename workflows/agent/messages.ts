@@ -102,7 +102,8 @@ export interface InboxView {
   /** The agent tells long polls when its inbox changes (patch `inbox-wakes`): a poll may wait for word instead of asking again. */
   wakes?: boolean;
 }
-export const inboxQuery = defineQuery<InboxView, [{ after: number; limit: number }]>('inbox');
+/** Arguments are optional everywhere: a person pressing "Run Query" in the Temporal UI sends none. */
+export const inboxQuery = defineQuery<InboxView, [{ after?: number; limit?: number }?]>('inbox');
 export const listReadyQuery = defineQuery<{ ready: string[] } | null, []>('listReady');
 export interface PendingReview {
   agent_id: string;
@@ -113,7 +114,7 @@ export interface PendingReview {
   name: string | null;
 }
 /** now is the caller's clock: inside a query, workflow time is the last task's time, not the present. */
-export const pendingReviewsQuery = defineQuery<PendingReview[], [{ now: number }]>('pendingReviews');
+export const pendingReviewsQuery = defineQuery<PendingReview[], [{ now?: number }?]>('pendingReviews');
 
 /** For drivers of `none` runtimes: what this agent was started with (no token; the gateway mints it). */
 /** What an agent is launched with; `generation` and `issuedAt` name its current token, `terminated` says there is none. */

@@ -9,6 +9,7 @@ import { leaderEndedSignal, runEndedSignal } from './messages';
 import { agentIdKey, leaderIdKey, roleKey, runIdKey, statusKey } from '../searchAttributes';
 import type { AgentIdentity, ChildRecord } from '../types';
 import { CALL_STEP, onHost } from '../host';
+import { agentSummary } from '../summaries';
 import { slug } from './leader';
 import { newId, type AgentData, type AgentState } from './state';
 
@@ -162,6 +163,8 @@ export async function launchMember(s: AgentState, team: TeamRec, spec: MemberSpe
     workflowId: agentWorkflowId(s.id.runId, agentId),
     parentClosePolicy: ParentClosePolicy.ABANDON,
     args: [{ identity, limits: s.limits, runTask, launch: { firstMessage, roleDescription: spec.description, rules: spec.rules } }],
+    // Read in the Temporal UI (patched: older histories started their children without it).
+    ...(patched('agent-summary') ? agentSummary(identity, spec.task) : {}),
     typedSearchAttributes: [
       { key: runIdKey, value: s.id.runId },
       { key: agentIdKey, value: agentId },

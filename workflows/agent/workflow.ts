@@ -5,6 +5,7 @@ import type { Text } from '../content';
 import {
   allHandlersFinished,
   condition,
+  setCurrentDetails,
   continueAsNew,
   patched,
   proxyActivities,
@@ -85,6 +86,8 @@ export async function agentWorkflow(input: AgentInput): Promise<void> {
   const runtime = onHost(s.id.host, patched('runtime-regular-activities') ? runtimeRemote : runtimeLocal, runtimeOptions);
 
   for (;;) {
+    // What a person sees as this agent's current details in the Temporal UI.
+    setCurrentDetails(waitingFor(s));
     const grace = s.graceRemaining();
     const wake = () =>
       (!inBackground && s.events.pending.length > 0) ||
@@ -161,5 +164,22 @@ export async function agentWorkflow(input: AgentInput): Promise<void> {
       const data = wakes ? { ...carried, wakes } : carried;
       await continueAsNew<typeof agentWorkflow>({ ...input, data, reported });
     }
+  }
+}
+
+/** One line on what the agent is doing or waiting for. */
+function waitingFor(s: AgentState): string {
+  const leader = s.id.leaderId ? `its leader ${s.id.leaderId}` : 'the user';
+  switch (s.status) {
+    case 'review_pending':
+      return `Waiting for ${leader} to review its work.`;
+    case 'termination_requested':
+      return `Asked ${leader} to end it; waiting for the answer.`;
+    case 'terminating':
+      return 'Told to stop; waiting for its runtime to read the terminate sentinel.';
+    case 'terminated':
+      return 'Ended.';
+    default:
+      return s.data.teams.length > 0 ? `Working; leads ${s.data.teams.length} team(s).` : 'Working.';
   }
 }

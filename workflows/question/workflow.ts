@@ -1,4 +1,4 @@
-import { condition, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { condition, setCurrentDetails, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import { systemMessageSignal } from '../agent/messages';
 import { refuse } from '../errors';
 import { EventBuffer, eventRecorder } from '../events';
@@ -43,6 +43,7 @@ export async function questionWorkflow(input: m.QuestionInput): Promise<void> {
   /** Gives the question to its next holder: an agent's inbox, or the human gateway past the root. */
   const route = async (to: string, reason: string | null) => {
     chain.push(to);
+    setCurrentDetails(to === m.USER ? 'Waiting for a person at the human gateway.' : `Waiting for ${to} to answer or escalate it.`);
     upsertSearchAttributes([{ key: statusKey, value: to === m.USER ? 'awaiting_user' : 'awaiting_agent' }]);
     if (to === m.USER) {
       events.emit('question_routed', { qid, holder: m.USER, reason }, input.askerId);
@@ -75,7 +76,7 @@ export async function questionWorkflow(input: m.QuestionInput): Promise<void> {
     answer_text: answers ? answerText(input.questions, answers) : null,
     answered_by: answeredBy,
     declined,
-  }));
+  }), { description: 'The question: its sub-questions, who holds it, the chain so far, and its answer once there is one.' });
 
   /** The caller holds the question, or is told why not: unknown_qid once it is over, not_holder otherwise. */
   const checkHolder = (by: m.Actor, overCode: string) => {
@@ -153,6 +154,7 @@ export async function questionWorkflow(input: m.QuestionInput): Promise<void> {
   await condition(() => status !== 'pending');
   // Handlers changed it: read it afresh (the compiler would keep 'pending' from before the wait).
   const over = status as m.QuestionStatus;
+  setCurrentDetails(`Over: ${over}.`);
   upsertSearchAttributes([{ key: statusKey, value: over }]);
   // Open a while for a re-issued call, unless the run ends first (an ended run leaves nothing running).
   if (over === 'answered' || over === 'declined') await condition(() => runEnded, input.reattachMs);

@@ -53,8 +53,9 @@ export interface PeerRow {
   is_leader_of: string[];
   name: string | null;
 }
-export const peersQuery = defineQuery<PeerRow[], [{ caller_id: string; scope: PeerScope }]>('peers');
-export const peerQuery = defineQuery<PeerEntry | null, [{ agent_id: string }]>('peer');
+/** Arguments are optional: a person pressing "Run Query" in the Temporal UI sends none. */
+export const peersQuery = defineQuery<PeerRow[], [{ caller_id?: string; scope?: PeerScope }?]>('peers');
+export const peerQuery = defineQuery<PeerEntry | null, [{ agent_id?: string }?]>('peer');
 
 export interface RunView {
   run_id: string;

@@ -23,6 +23,7 @@ import { wakeSignal } from '../interceptors';
 import { tell } from '../signals';
 import { agentIdKey, roleKey, runIdKey, statusKey } from '../searchAttributes';
 import type { AgentIdentity, DipperEvent, Limits, PeerEntry } from '../types';
+import { agentSummary } from '../summaries';
 import { Directory } from './directory';
 import { checkReservation, freshQuota, release, reserve, type QuotaData } from './quota';
 import * as m from './messages';
@@ -82,8 +83,10 @@ export async function runWorkflow(input: RunInput): Promise<void> {
   setHandler(m.rootReportSignal, (report) => {
     data.pending_root = data.pending_root.filter((r) => r.kind !== report.kind).concat(report);
   });
-  setHandler(m.peersQuery, ({ caller_id, scope }) => dir.peers(caller_id, scope));
-  setHandler(m.peerQuery, ({ agent_id }) => dir.get(agent_id));
+  setHandler(m.peersQuery, (args) => dir.peers(args?.caller_id ?? root.agentId, args?.scope ?? 'all'), {
+    description: "The run's directory as list_peers sees it: { caller_id?: agent (the root), scope?: team | children | all (all) }.",
+  });
+  setHandler(m.peerQuery, (args) => dir.get(args?.agent_id ?? root.agentId), { description: "One agent's directory entry: { agent_id?: (the root) }." });
   setHandler(m.runQuery, () => ({
     run_id: runId,
     status: data.status,
@@ -95,7 +98,7 @@ export async function runWorkflow(input: RunInput): Promise<void> {
     pending_root: data.pending_root,
     deadline_at: data.deadline_at ? new Date(data.deadline_at).toISOString() : null,
     host: data.host ?? null,
-  }));
+  }), { description: "The run: status, task, root, agent count, the root's decisions waiting for a person, deadline, host." });
   setHandler(
     m.rootDecisionUpdate,
     async ({ kind, verdict, text, operator }) => {
@@ -275,6 +278,7 @@ async function startRoot(input: RunInput, data: RunData, events: EventBuffer): P
     workflowId: agentWorkflowId(runId, root.agentId),
     parentClosePolicy: ParentClosePolicy.ABANDON,
     args: [{ identity, limits: input.limits, runTask: input.task, launch: { firstMessage: input.task, roleDescription: '', rules: [] } }],
+    ...(patched('agent-summary') ? agentSummary(identity, input.task) : {}),
     typedSearchAttributes: [
       { key: runIdKey, value: runId },
       { key: agentIdKey, value: root.agentId },

@@ -38,7 +38,7 @@ export interface TokenRegistryInput {
 
 export const ALL_GENERATIONS = Number.MAX_SAFE_INTEGER;
 export const revokeSignal = defineSignal<[Revocation]>('revoke');
-export const revocationsQuery = defineQuery<RevocationsView, [number]>('revocations');
+export const revocationsQuery = defineQuery<RevocationsView, [number?]>('revocations');
 
 /** One registry per task queue: a test stack's gateways never depend on another stack's worker. */
 export function tokenRegistryId(taskQueue: string): string {
@@ -85,10 +85,14 @@ export async function tokenRegistryWorkflow(input: TokenRegistryInput): Promise<
     entries.set(key, { key, below, at: Math.max(r.at, known?.at ?? 0), v: version });
   });
   setHandler(wakeSignal, () => undefined);
-  setHandler(revocationsQuery, (since) => ({
+  setHandler(
+    revocationsQuery,
+    (since = 0) => ({
     version,
     entries: [...entries.values()].filter((e) => e.v > since).map(({ key, below, at }) => ({ key, below, at })),
-  }));
+  }),
+    { description: 'Revocations changed after a version: (since?: version, 0 for all).' },
+  );
 
   const limit = patched('registry-short-history') ? CONTINUE_AFTER_EVENTS : CONTINUE_AFTER_EVENTS_BEFORE;
   await condition(() => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > limit);

@@ -51,7 +51,13 @@ export function checkBytes(field: string, value: string, max: number): void {
 export async function checkSkills(ctx: ToolContext, items: { skill: string }[], field: string): Promise<void> {
   for (const [i, item] of items.entries()) {
     if (!(await ctx.skills.exists(item.skill))) {
-      throw new ToolError('unknown_skill', `Skill "${item.skill}" has no SKILL.md.`, { field: `${field}[${i}].skill`, skill: item.skill });
+      // The skills that do exist, so an agent can correct itself without guessing.
+      const available = await ctx.skills.names();
+      throw new ToolError('unknown_skill', `Skill "${item.skill}" has no SKILL.md. Skills here: ${available.join(', ') || '(none)'}.`, {
+        field: `${field}[${i}].skill`,
+        skill: item.skill,
+        available,
+      });
     }
   }
 }

@@ -110,6 +110,8 @@ export const askUser = beidouTool({
             // Pending, or answered moments ago: the same question. Closed: ask it anew.
             workflowIdConflictPolicy: 'USE_EXISTING',
             workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+            staticSummary: `Question from ${role}: ${input.questions[0].question.slice(0, 100)}`,
+            staticDetails: input.questions.map((q, i) => `${i}. ${q.header ? `[${q.header}] ` : ''}${q.question}`).join('  \n'),
             typedSearchAttributes: [
               { key: runIdKey, value: ctx.caller.runId },
               { key: agentIdKey, value: ctx.caller.agentId },

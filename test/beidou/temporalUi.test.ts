@@ -1,0 +1,87 @@
+import type { WorkflowHandle } from '@temporalio/client';
+import { agentWorkflowId, questionWorkflowId, runWorkflowId } from '../../workflows/ids';
+import { closeAll, env, operator, spawn, startRun, task } from '../support/team';
+import { connectTemporal } from '../support/temporal';
+
+/**
+ * What a person meets in the Temporal UI: every workflow says what it is
+ * (summary and details), what it is waiting for (current details), and
+ * every query it offers is described and answers with no argument, as the
+ * UI's "Run Query" button sends none.
+ */
+let temporal: Awaited<ReturnType<typeof connectTemporal>>;
+beforeAll(async () => {
+  temporal = await connectTemporal();
+});
+afterAll(async () => {
+  await closeAll();
+  await temporal.close();
+});
+
+interface Metadata {
+  definition?: { queryDefinitions?: { name: string; description?: string }[] };
+  currentDetails?: string;
+}
+
+async function everyQuery(handle: WorkflowHandle): Promise<Record<string, unknown>> {
+  const meta = await handle.query<Metadata>('__temporal_workflow_metadata');
+  const own = (meta.definition?.queryDefinitions ?? []).filter((q) => !q.name.startsWith('__'));
+  expect(own.length).toBeGreaterThan(0);
+  const answers: Record<string, unknown> = {};
+  for (const q of own) {
+    expect({ query: q.name, description: q.description?.length ?? 0 }).toEqual({ query: q.name, description: expect.any(Number) });
+    expect(q.description?.length).toBeGreaterThan(10);
+    answers[q.name] = await handle.query(q.name);
+    expect(answers[q.name]).not.toBeUndefined();
+  }
+  return answers;
+}
+
+it('describes every workflow of a run and answers every query with no argument', async () => {
+  const { runId, rootId, root } = await startRun(undefined, 'Build the search page.');
+  await root.ok('declare_plan', { tasks: [task('a')] });
+  const child = await spawn(root, runId, 'a');
+  // A question waiting for a person, so a question workflow is open too.
+  const asked = root.mcp.callTool({ name: 'ask_user', arguments: { questions: [{ question: 'Ship?', header: '', multiSelect: false, options: [] }] } }, undefined, {
+    timeout: 60_000,
+  });
+  const qid = await (async () => {
+    for (;;) {
+      const pending = (await operator.request('GET', `/questions?run=${runId}`)).json.questions;
+      if (pending.length > 0) return pending[0].qid as string;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
+
+  const wf = (id: string) => temporal.client.workflow.getHandle(id);
+  const run = wf(runWorkflowId(runId));
+  const rootWf = wf(agentWorkflowId(runId, rootId));
+  const childWf = wf(agentWorkflowId(runId, child.agentId));
+  const question = wf(questionWorkflowId(runId, qid));
+
+  const runAnswers = await everyQuery(run);
+  expect(runAnswers.peers).toEqual(expect.arrayContaining([expect.objectContaining({ agent_id: child.agentId })]));
+  expect(runAnswers.peer).toMatchObject({ agent_id: rootId });
+  const rootAnswers = await everyQuery(rootWf);
+  expect(rootAnswers.inbox).toMatchObject({ items: expect.any(Array), status: 'active' });
+  expect(rootAnswers.listReady).toEqual({ ready: [] });
+  await everyQuery(childWf);
+  expect(await everyQuery(question)).toMatchObject({ question: { qid, holder: 'user' } });
+  await everyQuery(wf(`tokens/${env.processEnv.DIPPER_TASK_QUEUE ?? 'dipper'}`));
+
+  expect(await (await run.describe()).staticSummary()).toBe('Run: Build the search page.');
+  const childDescribed = await childWf.describe();
+  expect(await childDescribed.staticSummary()).toBe(`a-engineer (${await childDetailsName(childWf)})`);
+  expect(await childDescribed.staticDetails()).toContain('**Task:**');
+  expect(await (await question.describe()).staticSummary()).toBe('Question from root: Ship?');
+  expect((await question.query<Metadata>('__temporal_workflow_metadata')).currentDetails).toBe('Waiting for a person at the human gateway.');
+  expect((await childWf.query<Metadata>('__temporal_workflow_metadata')).currentDetails).toBe('Working.');
+
+  await operator.request('POST', `/runs/${runId}/questions/${qid}/answer`, { answers: [{ selected_labels: [], text: 'Yes.' }] });
+  await asked;
+});
+
+async function childDetailsName(handle: WorkflowHandle): Promise<string> {
+  const launch = await handle.query<{ identity: { name: string } }>('launch');
+  return launch.identity.name;
+}
