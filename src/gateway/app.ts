@@ -1,3 +1,4 @@
+import type { DipperEvent } from '../../workflows/types';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { EventStore } from '../../activities/eventStore';
@@ -138,6 +139,7 @@ export function createApp(deps: GatewayDeps): express.Express {
         skills: deps.skills,
         limits: config.limits,
         questions: { ...config.questions, taskQueue: config.temporal.taskQueue },
+        recordEvent: (event: DipperEvent) => void deps.events.append([event]).catch(() => undefined),
       };
       const server = createMcpServer(surface, ctx, log);
       // Stateless: no session id, plain JSON answers, nothing kept after the response.

@@ -12,6 +12,7 @@ import { internalError, ToolError } from '../registry/errors';
 import type { ToolContext, ToolDef } from '../registry/types';
 import { safeMessage, type Logger } from '../log';
 import { answerWithin } from './deadline';
+import { checkReviewGate, gateOf, recordGateDenied } from './reviewGate';
 
 export const SERVER_VERSION = '0.1.0';
 
@@ -75,6 +76,22 @@ export function renderError(err: ToolError): CallToolResult {
   return { isError: true, content: [{ type: 'text', text: JSON.stringify({ error }) }] };
 }
 
+/**
+ * The review gate checked here (reviewGate.ts): a read runs beside the
+ * check, so it costs no extra latency; another surface's call that changes
+ * something waits for it.
+ */
+async function gateThen<T>(def: ToolDef, ctx: ToolContext, call: () => Promise<T>): Promise<T> {
+  if (!def.readOnly) {
+    await checkReviewGate(def, ctx);
+    return call();
+  }
+  const [gate, out] = await Promise.allSettled([checkReviewGate(def, ctx), call()]);
+  if (gate.status === 'rejected') throw gate.reason;
+  if (out.status === 'rejected') throw out.reason;
+  return out.value;
+}
+
 export async function callTool(def: ToolDef, raw: Record<string, unknown>, ctx: ToolContext, log: Logger): Promise<CallToolResult> {
   const started = Date.now();
   let outcome = 'ok';
@@ -86,10 +103,13 @@ export async function callTool(def: ToolDef, raw: Record<string, unknown>, ctx: 
     if (!parsed.success) throw inputError(parsed.error);
     // Every tool call answers within the call timeout; past it, `unavailable` (see deadline.ts). One that waits for
     // a person (ask_user) bounds each of its own steps instead.
-    const out = def.waits ? await def.handler(parsed.data, ctx) : await answerWithin(ctx.team.callTimeoutMs, () => def.handler(parsed.data, ctx));
+    const run = () => (gateOf(def) === 'gateway' ? gateThen(def, ctx, () => def.handler(parsed.data, ctx)) : def.handler(parsed.data, ctx));
+    const out = def.waits ? await run() : await answerWithin(ctx.team.callTimeoutMs, run);
     return { content: [{ type: 'text', text: JSON.stringify(out) }], structuredContent: structured(out) };
   } catch (err) {
     const known = err instanceof ToolError ? err : internalError();
+    // The gate refused, here or in the leader's workflow: recorded either way.
+    if (known.code === 'review_gate_denied') recordGateDenied(ctx, def.name, known.extra);
     if (!(err instanceof ToolError)) log.error({ tool: def.name, err: safeMessage(err) }, 'tool failed');
     outcome = known.code;
     return renderError(known);

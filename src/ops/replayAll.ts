@@ -114,22 +114,30 @@ async function fetchOne(client: Client, wf: WorkflowExecutionInfo): Promise<Fetc
  * failure, or whose task has been tried more than twice; a single time-out
  * is only a worker that went away (a killed worker, a test stack stopped).
  */
-function failingTask(history: History, attempt: number): string | undefined {
+export function failingTask(history: History, attempt: number): string | undefined {
   const outcome = lastTaskOutcome(history);
+  // The server turned a completion down because new events had arrived (UnhandledCommand): it scheduled a fresh task
+  // at once, attempt 1; only a worker that then went away (a stopped test stack) leaves it there.
+  if (outcome === 'superseded') return attempt > 2 ? `workflow task attempt ${attempt}` : undefined;
   if (outcome === 'failed') return attempt > 1 ? `workflow task failed, attempt ${attempt}` : 'history ends in WorkflowTaskFailed';
   if (attempt > 2 || (attempt === 2 && outcome !== 'timedOut')) return `workflow task attempt ${attempt}`;
   return undefined;
 }
 
-function lastTaskOutcome(history: History): 'completed' | 'failed' | 'timedOut' | undefined {
+function lastTaskOutcome(history: History): 'completed' | 'failed' | 'superseded' | 'timedOut' | undefined {
   const events = history.events ?? [];
   for (let i = events.length - 1; i >= 0; i--) {
     const e = events[i];
     if (e.workflowTaskCompletedEventAttributes) return 'completed';
-    if (e.workflowTaskFailedEventAttributes) return 'failed';
+    if (e.workflowTaskFailedEventAttributes) return isUnhandledCommand(e.workflowTaskFailedEventAttributes.cause) ? 'superseded' : 'failed';
     if (e.workflowTaskTimedOutEventAttributes) return 'timedOut';
   }
   return undefined;
+}
+
+/** WORKFLOW_TASK_FAILED_CAUSE_UNHANDLED_COMMAND, as a number from the wire or a name from JSON. */
+function isUnhandledCommand(cause: unknown): boolean {
+  return cause === 1 || cause === 'WORKFLOW_TASK_FAILED_CAUSE_UNHANDLED_COMMAND';
 }
 
 function problem(wf: WorkflowExecutionInfo, message: string): ReplayProblem {

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { DipperEvent } from '../../workflows/types';
 import type { Limits } from '../config';
 import type { SkillCatalog } from '../skills';
 import type { ContentKeeper } from '../gateway/content';
@@ -28,6 +29,8 @@ export interface ToolContext {
   progress?: (message: string) => Promise<void>;
   /** Aborts when the client has gone. */
   signal?: AbortSignal;
+  /** Appends an event the gateway itself observes (review_gate.denied); not awaited by the call. */
+  recordEvent?: (event: DipperEvent) => void;
 }
 
 /** `bench` holds only the no-op floor of `npm run bench`; it is served when config.benchSurface is set. */

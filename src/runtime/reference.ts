@@ -88,13 +88,24 @@ async function work(agent: Agent, round: number): Promise<void> {
   await agent.call('signal_review', { detail: `[REVIEW REQUIRED] ${agent.payload.name} wrote result.txt (round ${round})` });
 }
 
+/** A call the review gate refused (a child's review waits): the lead answers reviews first, then tries again. */
+const gated = (err: unknown) => err instanceof Error && err.message.includes('"review_gate_denied"');
+
 async function lead(agent: Agent, script: Script): Promise<void> {
-  await agent.call('declare_plan', { tasks: script.tasks });
+  // After a restart a child's report may already wait: the plan was declared before it, so the refusal is fine.
+  await agent.call('declare_plan', { tasks: script.tasks }).catch((err: unknown) => {
+    if (!gated(err)) throw err;
+  });
   const approved = new Set<string>();
   const reworked = new Set<string>();
   const spawnReady = async () => {
-    const { ready } = await agent.call<{ ready: string[] }>('list_ready');
-    for (const taskId of ready) await agent.call('spawn_agent', { task_id: taskId });
+    try {
+      const { ready } = await agent.call<{ ready: string[] }>('list_ready');
+      for (const taskId of ready) await agent.call('spawn_agent', { task_id: taskId });
+    } catch (err) {
+      // Another child's report arrived meanwhile; spawning resumes once it is approved.
+      if (!gated(err)) throw err;
+    }
   };
   await spawnReady();
   for (;;) {

@@ -30,11 +30,13 @@ it('every state-changing beidou tool is seen by the next read of any agent', asy
   expect(teammates.map((p: { agent_id: string }) => p.agent_id).sort()).toEqual([b.agentId, rootId].sort());
 
   await a.client.ok('signal_review', { detail: '[REVIEW REQUIRED] a is done' });
-  for (const reader of [a.client, b.client, root]) expect(await statusOf(reader, a.agentId)).toBe('review_pending');
+  for (const reader of [a.client, b.client]) expect(await statusOf(reader, a.agentId)).toBe('review_pending');
+  // The leader's very next read meets the review gate: the report is already in its mirror.
+  expect((await root.fail('list_peers', { scope: 'all' })).code).toBe('review_gate_denied');
   expect(await pendingIds(root)).toEqual([a.agentId]);
 
   await b.client.ok('request_termination', { detail: 'b is done' });
-  for (const reader of [a.client, b.client, root]) expect(await statusOf(reader, b.agentId)).toBe('termination_requested');
+  for (const reader of [a.client, b.client]) expect(await statusOf(reader, b.agentId)).toBe('termination_requested');
   // A termination request is not a review: the pending list is unchanged.
   expect(await pendingIds(root)).toEqual([a.agentId]);
 

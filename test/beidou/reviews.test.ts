@@ -34,10 +34,12 @@ describe('signal_review', () => {
 
     const status = await eventsOf(runId, 'status', 2);
     expect(status.map((e: any) => e.data.state)).toContain('review_pending');
+    // The directory says so too (read by the operator: the root itself is kept to the review tools meanwhile).
     await eventually(async () => {
-      const peers = await root.ok('list_peers', { scope: 'children' });
-      return peers.peers.find((p: any) => p.agent_id === a.agentId).status === 'review_pending' ? true : undefined;
+      const { agents } = (await operator.request('GET', `/runs/${runId}/agents`)).json;
+      return agents.find((p: any) => p.agent_id === a.agentId).status === 'review_pending' ? true : undefined;
     });
+    expect((await root.fail('list_peers', { scope: 'children' })).code).toBe('review_gate_denied');
   });
 
   it.each([

@@ -103,7 +103,9 @@ describe('npm start supervises Temporal, the worker and the gateway', () => {
   it('keeps everything it makes in the data folder private: no group or other access', async () => {
     const open: string[] = [];
     const walk = (p: string): void => {
-      const st = fs.lstatSync(p);
+      // A journal SQLite deletes between the listing and this look (temporal.db-journal) is gone, not open.
+      const st = fs.lstatSync(p, { throwIfNoEntry: false });
+      if (!st) return;
       if (st.mode & 0o077) open.push(`${path.relative(dir, p)} ${(st.mode & 0o777).toString(8)}`);
       if (st.isDirectory()) for (const name of fs.readdirSync(p)) walk(path.join(p, name));
     };

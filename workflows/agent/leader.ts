@@ -1,3 +1,4 @@
+import { reviewGateRefusal } from './reviewGate';
 import { sameText } from '../content';
 import { refuse } from '../errors';
 import type { ChildRecord, PlanTask, PlanTaskSpec } from '../types';
@@ -197,6 +198,16 @@ export function pendingReviews(s: AgentState, now: number) {
       summary: c.summary,
       name: c.name,
     }));
+}
+
+/**
+ * The review gate, for the validators of the leader's own calls outside the
+ * allowlist: checked where the call is applied, atomically with it and with
+ * no round trip of its own. Validators do not run on replay.
+ */
+export function checkReviewGate(s: AgentState, tool: string): void {
+  const pending = pendingReviews(s, Date.now());
+  if (pending.length > 0) throw reviewGateRefusal(tool, pending);
 }
 
 export function slug(text: string): string {

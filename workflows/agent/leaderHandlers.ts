@@ -69,7 +69,7 @@ export function installLeaderHandlers(s: AgentState, runTask: Text): void {
         s.planBusy = false;
       }
     },
-    { validator: s.validated(({ tasks }: { tasks: PlanTaskSpec[] }) => leader.checkDeclarePlan(s, tasks)) },
+    { validator: s.validated(({ tasks }: { tasks: PlanTaskSpec[] }) => (leader.checkReviewGate(s, 'declare_plan'), leader.checkDeclarePlan(s, tasks))) },
   );
 
   setUpdateOnce(
@@ -87,7 +87,7 @@ export function installLeaderHandlers(s: AgentState, runTask: Text): void {
         s.planBusy = false;
       }
     },
-    { validator: s.validated(() => leader.checkRemovePlan(s)) },
+    { validator: s.validated(() => (leader.checkReviewGate(s, 'remove_plan'), leader.checkRemovePlan(s))) },
   );
 
   setHandler(m.listReadyQuery, () => (s.data.plan ? { ready: readyIds(s.data.plan.tasks) } : null), {
@@ -134,7 +134,7 @@ export function installLeaderHandlers(s: AgentState, runTask: Text): void {
         s.spawnBusy = false;
       }
     },
-    { validator: s.validated(({ task_id }: { task_id: string }) => void (leader.checkSpawn(s, task_id), leader.checkChildrenRoom(s, 1))) },
+    { validator: s.validated(({ task_id }: { task_id: string }) => void (leader.checkReviewGate(s, 'spawn_agent'), leader.checkSpawn(s, task_id), leader.checkChildrenRoom(s, 1))) },
   );
 
   setHandler(
@@ -201,6 +201,7 @@ export function installLeaderHandlers(s: AgentState, runTask: Text): void {
     {
       validator: (input) => {
         if (answered(s, input.call_key ?? callKey('create_team', input))) return;
+        leader.checkReviewGate(s, 'create_team');
         leader.checkCreateTeam(s, input);
         leader.checkChildrenRoom(s, input.roles.length);
         s.checkEventsWritable();
@@ -229,7 +230,7 @@ export function installLeaderHandlers(s: AgentState, runTask: Text): void {
     s.applied,
     m.updatePlanTaskUpdate,
     (input) => ({ task_id: input.task_id, status: input.status, newly_ready: leader.updatePlanTask(s, input) }),
-    { validator: s.validated((input: m.UpdatePlanTaskInput) => void leader.checkUpdatePlanTask(s, input)) },
+    { validator: s.validated((input: m.UpdatePlanTaskInput) => void (leader.checkReviewGate(s, 'update_plan_task'), leader.checkUpdatePlanTask(s, input))) },
   );
 
   setHandler(m.pendingReviewsQuery, (args) => leader.pendingReviews(s, args?.now ?? Date.now()), {
