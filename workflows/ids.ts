@@ -19,3 +19,8 @@ export function questionWorkflowId(runId: string, qid: string): string {
 export function hostQueue(queue: string, host: string): string {
   return `${queue}@${host}`;
 }
+
+/** A qid as Dipper makes them (`q_` and a digest); anything else cannot name a question. */
+export function isQid(qid: string): boolean {
+  return /^q_[A-Za-z0-9_-]{1,64}$/.test(qid);
+}

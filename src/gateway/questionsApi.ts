@@ -1,12 +1,11 @@
 import type { RequestHandler, Router } from 'express';
 import { z } from 'zod';
-import { questionWorkflowId } from '../../workflows/ids';
+import { isQid, questionWorkflowId } from '../../workflows/ids';
 import { answerQuestionUpdate, declineQuestionUpdate, questionQuery, type QuestionView } from '../../workflows/question/messages';
 import type { OperatorIdentity } from '../auth/operators';
 import { asHttpError, HttpError, parseBody } from './http';
 import { NotFound, type TeamClient } from './teamClient';
 
-const QID = /^q_[A-Za-z0-9_-]{1,64}$/;
 const RUN_ID = /^run_[a-f0-9]{12}$/;
 
 const answerBody = z.strictObject({
@@ -28,7 +27,7 @@ const listQuery = z.strictObject({
  */
 export function questionRoutes(router: Router, team: TeamClient, needs: (role: 'viewer' | 'approver' | 'admin') => RequestHandler): void {
   const handleOf = (runId: string, qid: string) => {
-    if (!RUN_ID.test(runId) || !QID.test(qid)) throw new HttpError(404, 'unknown_qid', 'No such question.');
+    if (!RUN_ID.test(runId) || !isQid(qid)) throw new HttpError(404, 'unknown_qid', 'No such question.');
     return team.client.workflow.getHandle(questionWorkflowId(runId, qid));
   };
   const missing = (err: unknown): never => {

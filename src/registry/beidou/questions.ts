@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { WorkflowHandle } from '@temporalio/client';
-import { questionWorkflowId } from '../../../workflows/ids';
+import { isQid, questionWorkflowId } from '../../../workflows/ids';
 import { answerQuestionUpdate, escalateQuestionUpdate, questionQuery, type QuestionInput, type QuestionView } from '../../../workflows/question/messages';
 import { peerQuery } from '../../../workflows/run/messages';
 import { agentIdKey, runIdKey, statusKey } from '../../../workflows/searchAttributes';
@@ -37,13 +37,12 @@ const given = z.strictObject({
 });
 
 const qid = z.string().min(1).max(100).describe('The question id from the [INBOX QUESTION] system message in your inbox.');
-const QID = /^q_[A-Za-z0-9_-]{1,64}$/;
 
 const answer = z.object({ selected_labels: z.array(z.string()), selected_values: z.array(z.string()), text: z.string().nullable() });
 
 /** The question's workflow, or unknown_qid for anything that cannot be one of this run's questions. */
 function questionHandle(ctx: ToolContext, id: string): WorkflowHandle {
-  if (!QID.test(id)) throw new ToolError('unknown_qid', `No pending question ${id.slice(0, 100)}.`, { field: 'qid' });
+  if (!isQid(id)) throw new ToolError('unknown_qid', `No pending question ${id.slice(0, 100)}.`, { field: 'qid' });
   return ctx.team.client.workflow.getHandle(questionWorkflowId(ctx.caller.runId, id));
 }
 
