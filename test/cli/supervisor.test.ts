@@ -5,9 +5,9 @@ import { readTestEnv, testDataRoot } from '../setup/env';
 import { AgentClient } from '../support/clients';
 import { cleanEnv, dipper, NpmStart, readRecord, until, waitForExit } from './npmStart';
 
-// Ports of its own (3x7xx), apart from the shared test stack's and other tests'.
-const gatewayPort = 37710;
-const temporalPort = 37233;
+// Ports of its own (2x7xx, below the ephemeral range), apart from the shared test stack's and other tests'.
+const gatewayPort = 27710;
+const temporalPort = 26233;
 const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
 const dir = path.join(testDataRoot, 'supervisor');
 const stackFile = path.join(dir, 'stack.json');
@@ -141,7 +141,7 @@ describe('npm start supervises Temporal, the worker and the gateway', () => {
     ],
     [
       'its Temporal port, which a second stack must not reuse',
-      { DIPPER_STACK_FILE: path.join(dir, 'other.json'), DIPPER_DATA_DIR: path.join(dir, 'other'), DIPPER_PORT: '37711' },
+      { DIPPER_STACK_FILE: path.join(dir, 'other.json'), DIPPER_DATA_DIR: path.join(dir, 'other'), DIPPER_PORT: '27711' },
       new RegExp(`Port ${temporalPort} on 127.0.0.1, for the Temporal dev server, is in use`),
     ],
   ])('refuses a second npm start against %s, saying why, and exits non-zero', async (_case, overrides, message) => {

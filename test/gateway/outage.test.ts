@@ -16,8 +16,10 @@ import { startStack, type Stack } from '../support/stack';
  * always fails, then the worker, then Temporal itself.
  */
 
-const TEMPORAL_PORT = 47791;
-const GATEWAY_PORT = 48731;
+// Below Linux's ephemeral range (32768 and up): an outgoing connection elsewhere on the machine cannot be holding them.
+// The dev server also binds its UI and HTTP ports just above port + 1000.
+const TEMPORAL_PORT = 26791;
+const GATEWAY_PORT = 28731;
 const CALL_TIMEOUT_MS = 2000;
 /** Room for a loaded two-core machine on top of the bound itself. */
 const SLACK_MS = 2500;

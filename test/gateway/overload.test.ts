@@ -10,7 +10,7 @@ import { closeAll, env, spawn, startRun, task } from '../support/team';
  * more replica with short request timeouts.
  */
 
-const TIMED_PORT = 48741;
+const TIMED_PORT = 28743;
 const REQUEST_TIMEOUT_MS = 2000;
 const HEADERS_TIMEOUT_MS = 1000;
 
