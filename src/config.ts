@@ -37,6 +37,10 @@ export interface Limits {
   /** Sustained spawns per second in one run, and the burst above it. */
   spawnsPerSecond?: number;
   spawnBurst?: number;
+  /** Watchdog pass A: seconds a child's review may wait before its leader is reminded (0: off; absent in older runs). */
+  reviewWatchdogSeconds?: number;
+  /** Watchdog pass B: seconds without a tool call or inbox delivery before an idle agent is nudged (0: off; absent in older runs). */
+  idleWatchdogSeconds?: number;
 }
 
 /** What keeps one caller, or an outage, from taking the gateway down with it. Per gateway replica. */
@@ -108,6 +112,8 @@ export interface DipperConfig {
   operators?: string;
   /** Origins a browser may call the MCP endpoints and the operator API from, besides the gateway's own. */
   allowedOrigins: string[];
+  /** The Temporal Web UI's base URL, for the operator console's links (DIPPER_TEMPORAL_UI_URL); null: the console shows none. */
+  temporalUiUrl: string | null;
   tokenSecret?: string;
   /**
    * Signing secrets still accepted (never used to sign) while a rotation
@@ -130,6 +136,8 @@ export interface DipperConfig {
   hostId?: string;
   /** Questions (ask_user): see README, "Questions". */
   questions: { humanGateway: boolean; reattachMs: number; progressMs: number };
+  /** How often at most a gateway replica marks one agent's tool calls for its watchdog (pass B); 0: never. */
+  activityMarkMs: number;
   content: {
     /** Content of a run is deleted this long after the run closed, or when Temporal purges the run if that comes first. */
     retentionMs: number;
@@ -178,6 +186,20 @@ function hostIdOf(env: Env): string | undefined {
   if (!id) return undefined;
   if (!/^[A-Za-z0-9._-]{1,64}$/.test(id)) throw new Error(`DIPPER_HOST_ID must be 1-64 letters, digits, '.', '_' or '-', got "${id}"`);
   return id;
+}
+
+/** Only http(s): the console puts it in links, and a `javascript:` URL there would run in the console's page. */
+function temporalUiUrlOf(env: Env): string | null {
+  const raw = env.DIPPER_TEMPORAL_UI_URL?.trim();
+  if (!raw) return null;
+  let url: URL | undefined;
+  try {
+    url = new URL(raw);
+  } catch {
+    url = undefined;
+  }
+  if (!url || !['http:', 'https:'].includes(url.protocol)) throw new Error(`DIPPER_TEMPORAL_UI_URL must be an http(s) URL, got "${raw}"`);
+  return raw.replace(/\/+$/, '');
 }
 
 function int(env: Env, name: string, fallback: number): number {
@@ -298,6 +320,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): DipperC
     operatorToken: env.DIPPER_OPERATOR_TOKEN || undefined,
     operators: env.DIPPER_OPERATORS || (env.DIPPER_OPERATORS_FILE ? readFileSync(env.DIPPER_OPERATORS_FILE, 'utf8') : undefined),
     allowedOrigins: (env.DIPPER_ALLOWED_ORIGINS ?? '').split(',').map((x) => x.trim().replace(/\/+$/, '')).filter(Boolean),
+    temporalUiUrl: temporalUiUrlOf(env),
     tokenSecret: env.DIPPER_TOKEN_SECRET || undefined,
     previousTokenSecrets: (env.DIPPER_TOKEN_SECRET_PREVIOUS ?? '').split(',').map((x) => x.trim()).filter(Boolean),
     databaseUrl: env.DIPPER_DATABASE_URL || undefined,
@@ -316,6 +339,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): DipperC
       staleMs: Math.max(500, int(env, 'DIPPER_REVOCATION_STALE_MS', 3000)),
       waitMs: Math.max(0, int(env, 'DIPPER_REVOCATION_WAIT_MS', 2000)),
     },
+    activityMarkMs: Math.max(0, int(env, 'DIPPER_ACTIVITY_MARK_MS', 15_000)),
     tokenTtlSeconds: int(env, 'DIPPER_TOKEN_TTL_SECONDS', 30 * 24 * 3600),
     runDeadlineSeconds: int(env, 'DIPPER_RUN_DEADLINE_SECONDS', 24 * 3600),
     runDeadlineWarningSeconds: int(env, 'DIPPER_RUN_DEADLINE_WARNING_SECONDS', 600),
@@ -335,6 +359,8 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): DipperC
       maxConcurrentSpawns: Math.max(1, int(env, 'DIPPER_MAX_CONCURRENT_SPAWNS', defaultLimits.maxConcurrentSpawns!)),
       spawnsPerSecond: int(env, 'DIPPER_SPAWNS_PER_SECOND', defaultLimits.spawnsPerSecond!),
       spawnBurst: Math.max(1, int(env, 'DIPPER_SPAWN_BURST', defaultLimits.spawnBurst!)),
+      reviewWatchdogSeconds: Math.max(0, int(env, 'DIPPER_WATCHDOG_REVIEW_SECONDS', defaultLimits.reviewWatchdogSeconds!)),
+      idleWatchdogSeconds: Math.max(0, int(env, 'DIPPER_WATCHDOG_IDLE_SECONDS', defaultLimits.idleWatchdogSeconds!)),
     },
     maxRuntimeProcesses: Math.max(1, int(env, 'DIPPER_MAX_RUNTIME_PROCESSES', 200)),
     agentGroupIds: env.DIPPER_AGENT_GROUP_IDS ?? '2000000000-2099999999',

@@ -21,4 +21,6 @@ export const defaultLimits: Limits = {
   maxConcurrentSpawns: 100,
   spawnsPerSecond: 20,
   spawnBurst: 100,
+  reviewWatchdogSeconds: 60,
+  idleWatchdogSeconds: 120,
 };

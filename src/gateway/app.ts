@@ -12,6 +12,7 @@ import type { SkillCatalog } from '../skills';
 import type { ContentKeeper } from './content';
 import { DeliveryBatcher } from './delivery';
 import type { Wakeups } from './wakeups';
+import { ActivityMarks } from './activityMarks';
 import type { ProcessMetrics } from '../metrics/temporalCalls';
 import { bearer, errorHandler, isMcpPath, limitRate, revoked, unauthorized } from './http';
 import { unconfirmed } from './serviceErrors';
@@ -110,6 +111,7 @@ export function createApp(deps: GatewayDeps): express.Express {
   const polls = new LongPolls(config.guards.pollsPerAgent);
   const agentRate = new RateLimiter(config.guards.agentRate);
   const operatorRate = new RateLimiter(config.guards.operatorRate);
+  const marks = new ActivityMarks(deps.team, config.activityMarkMs, log);
   const agentKey = (res: Response) => `${callerOf(res).runId}/${callerOf(res).agentId}`;
   const serve = (route: string, surface: McpSurface) => {
     app.post(route, agentAuth, express.json({ limit: BODY_LIMIT }), async (req, res) => {
@@ -140,6 +142,7 @@ export function createApp(deps: GatewayDeps): express.Express {
         limits: config.limits,
         questions: { ...config.questions, taskQueue: config.temporal.taskQueue },
         recordEvent: (event: DipperEvent) => void deps.events.append([event]).catch(() => undefined),
+        activity: () => marks.mark(callerOf(res).runId, callerOf(res).agentId),
       };
       const server = createMcpServer(surface, ctx, log);
       // Stateless: no session id, plain JSON answers, nothing kept after the response.

@@ -95,6 +95,8 @@ async function gateThen<T>(def: ToolDef, ctx: ToolContext, call: () => Promise<T
 export async function callTool(def: ToolDef, raw: Record<string, unknown>, ctx: ToolContext, log: Logger): Promise<CallToolResult> {
   const started = Date.now();
   let outcome = 'ok';
+  // Any call is a sign of life, a read or a refused one too.
+  ctx.activity?.();
   try {
     for (const [field, refusal] of Object.entries(def.refusedFields ?? {})) {
       if (field in raw) throw new ToolError(refusal.code, refusal.message, { field });

@@ -45,6 +45,8 @@ const startBody = z.strictObject({
       max_concurrent_spawns: z.number().int().min(1).optional(),
       spawns_per_second: z.number().positive().optional(),
       spawn_burst: z.number().int().min(1).optional(),
+      review_watchdog_seconds: z.number().int().min(0).optional(),
+      idle_watchdog_seconds: z.number().int().min(0).optional(),
     })
     .optional(),
 });
@@ -66,6 +68,9 @@ function runLimits(base: Limits, o: z.infer<typeof startBody>['limits']): Limits
     maxConcurrentSpawns: tighter(o?.max_concurrent_spawns, base.maxConcurrentSpawns!),
     spawnsPerSecond: tighter(o?.spawns_per_second, base.spawnsPerSecond!),
     spawnBurst: tighter(o?.spawn_burst, base.spawnBurst!),
+    // Not a bound on the run but how closely it is watched: a run may ask for its own (0 turns a pass off).
+    reviewWatchdogSeconds: o?.review_watchdog_seconds ?? base.reviewWatchdogSeconds,
+    idleWatchdogSeconds: o?.idle_watchdog_seconds ?? base.idleWatchdogSeconds,
   };
 }
 
@@ -156,6 +161,7 @@ export function operatorRouter(deps: OperatorDeps): Router {
       task: await deps.content.keep(runId, body.task),
       root: { agentId, name: `${slug(role)}-${agentId.slice(3, 7)}`, role, skill },
       limits: runLimits(config.limits, body.limits),
+      humanGateway: config.questions.humanGateway,
       ...deadlineOf(body.deadline_seconds ?? config.runDeadlineSeconds, config.runDeadlineWarningSeconds),
     };
     await team.bounded('start run', () => team.client.workflow.start('runWorkflow', {
@@ -264,7 +270,7 @@ export function operatorRouter(deps: OperatorDeps): Router {
     }
   });
 
-  questionRoutes(router, team, needs);
+  questionRoutes(router, team, deps.content, needs);
 
   router.get('/runs/:runId/events', needs('viewer'), async (req, res) => {
     const runId = runIdOf(req.params.runId);

@@ -5,6 +5,7 @@ import { answerQuestionUpdate, declineQuestionUpdate, questionQuery, type Questi
 import type { OperatorIdentity } from '../auth/operators';
 import { asHttpError, HttpError, parseBody } from './http';
 import { NotFound, type TeamClient } from './teamClient';
+import type { ContentKeeper } from './content';
 
 const RUN_ID = /^run_[a-f0-9]{12}$/;
 
@@ -25,7 +26,12 @@ const listQuery = z.strictObject({
  * for a person, each question's whole record, and the person's answer or
  * refusal (approver role; the operator's name is recorded).
  */
-export function questionRoutes(router: Router, team: TeamClient, needs: (role: 'viewer' | 'approver' | 'admin') => RequestHandler): void {
+export function questionRoutes(
+  router: Router,
+  team: TeamClient,
+  content: ContentKeeper,
+  needs: (role: 'viewer' | 'approver' | 'admin') => RequestHandler,
+): void {
   const handleOf = (runId: string, qid: string) => {
     if (!RUN_ID.test(runId) || !isQid(qid)) throw new HttpError(404, 'unknown_qid', 'No such question.');
     return team.client.workflow.getHandle(questionWorkflowId(runId, qid));
@@ -48,11 +54,12 @@ export function questionRoutes(router: Router, team: TeamClient, needs: (role: '
     });
     const views = await Promise.all(ids.map((id) => team.query(team.client.workflow.getHandle(id), questionQuery).catch(() => null)));
     const pending = views.filter((v): v is QuestionView => v !== null && v.status === 'pending' && v.holder === 'user');
-    res.json({ questions: pending.sort((a, b) => a.asked_at - b.asked_at) });
+    // A root's long report is the context of its review question, kept in the content store.
+    res.json({ questions: await content.resolve(pending.sort((a, b) => a.asked_at - b.asked_at)) });
   });
 
   router.get('/runs/:runId/questions/:qid', needs('viewer'), async (req, res) => {
-    res.json(await team.query(handleOf(String(req.params.runId), String(req.params.qid)), questionQuery).catch(missing));
+    res.json(await content.resolve(await team.query(handleOf(String(req.params.runId), String(req.params.qid)), questionQuery).catch(missing)));
   });
 
   router.post('/runs/:runId/questions/:qid/answer', needs('approver'), async (req, res) => {

@@ -29,6 +29,8 @@ export interface ToolContext {
   progress?: (message: string) => Promise<void>;
   /** Aborts when the client has gone. */
   signal?: AbortSignal;
+  /** The caller made a tool call: its watchdog's clock is marked (debounced; src/gateway/activityMarks.ts). */
+  activity?: () => void;
   /** Appends an event the gateway itself observes (review_gate.denied); not awaited by the call. */
   recordEvent?: (event: DipperEvent) => void;
 }

@@ -153,4 +153,12 @@ export const runEndedSignal = defineSignal<[]>('runEnded');
 export const leaderEndedSignal = defineSignal<[]>('leaderEnded');
 
 /** The root's leader is the human: the run workflow relays the human's answer to a review or request. */
+/** One of this agent's own ask_user questions opened or closed: an agent waiting on its question is not idle (watchdog pass B). */
+export const askingSignal = defineSignal<[{ qid: string; open: boolean }]>('asking');
+/**
+ * The gateway saw a tool call of this agent (reads included, which this
+ * workflow never sees): sent at most once per DIPPER_ACTIVITY_MARK_MS per
+ * agent by each gateway replica, never per call.
+ */
+export const activitySignal = defineSignal<[]>('activity');
 export const humanAnsweredSignal = defineSignal<[{ kind?: 'review' | 'termination' }?]>('humanAnswered');

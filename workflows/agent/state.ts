@@ -9,6 +9,7 @@ import { emptyInbox, Inbox, type InboxData } from './inbox';
 import { reviewDetailProblem } from './reviewDetail';
 import type { DeliverInput } from './messages';
 import { isFinished } from './plan';
+import type { WatchData } from './watchdog';
 
 /** Everything an agent's workflow carries through continue-as-new. */
 export interface AgentData {
@@ -58,6 +59,8 @@ export interface AgentData {
   events: DipperEvent[];
   /** Inbox wakes the previous run had not written yet (patch `wakes-carried`). */
   wakes?: string[];
+  /** The watchdog's clocks and strikes (workflows/agent/watchdog.ts); absent until it first looks. */
+  watch?: WatchData;
 }
 
 export function freshData(launch: LaunchSpec): AgentData {
@@ -99,6 +102,10 @@ export class AgentState {
   spawnBusy = false;
   createTeamBusy = false;
   planBusy = false;
+  /** Set while the watchdog writes to this inbox: its own reminders are no sign of the agent's life. */
+  quietPush = false;
+  /** Called on every sign of the agent's life (watchdog.ts touch); set by the workflow. */
+  onActivity: () => void = () => undefined;
 
   constructor(
     readonly id: AgentIdentity,
@@ -108,7 +115,10 @@ export class AgentState {
     this.inbox = new Inbox(data.inbox);
     this.events = new EventBuffer(id.runId, id.agentId, data.events, data.wakes);
     delete data.wakes;
-    this.inbox.onPush = () => this.events.wakeInbox();
+    this.inbox.onPush = () => {
+      this.events.wakeInbox();
+      if (!this.quietPush) this.onActivity();
+    };
   }
 
   get status(): AgentStatus {
@@ -285,6 +295,7 @@ export class AgentState {
 
   /** Acknowledged inbox items are the delivery side of send_message. */
   ack(upTo: number): number {
+    this.onActivity();
     for (const item of this.inbox.ack(upTo)) {
       this.events.emit('agent_input', { message_id: item.message_id, kind: item.kind, from: item.from });
       if (item.kind === 'terminate') this.consumeTerminate('sentinel');

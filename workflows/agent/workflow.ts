@@ -10,6 +10,7 @@ import {
   patched,
   proxyActivities,
   proxyLocalActivities,
+  setHandler,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
@@ -24,6 +25,8 @@ import { leaderEndedSignal } from './messages';
 import { installHandlers, notifyStatus } from './handlers';
 import { AgentState, freshData, type AgentData } from './state';
 import { watchWorkspaces, watchWorkspacesLong } from './workspaceWatch';
+import { DUE_NOW, nextDue, runWatchdog, setAsking, touch } from './watchdog';
+import { activitySignal, askingSignal } from './messages';
 
 export interface AgentInput {
   identity: AgentIdentity;
@@ -77,6 +80,13 @@ export async function agentWorkflow(input: AgentInput): Promise<void> {
   let reported: AgentStatus = input.reported ?? 'active';
   let runtimeStopped = s.status === 'terminated';
   installHandlers(s, input.runTask);
+  // Watchdog passes A and B (workflows/agent/watchdog.ts): decided at start, so older histories replay without them.
+  const watched = patched('watchdog');
+  if (watched) {
+    s.onActivity = () => touch(s);
+    setHandler(activitySignal, () => touch(s));
+    setHandler(askingSignal, ({ qid, open }) => setAsking(s, qid, open));
+  }
   const { inBackground, windowed, cutByBytes, fitBeforeContinuing, wakes, carriesWakes, record } = eventRecorder();
   Object.assign(s.events, { cutByBytes, fitBeforeContinuing, wakes, carriesWakes });
   if (inBackground) void s.events.flushForever(record, windowed);
@@ -88,17 +98,28 @@ export async function agentWorkflow(input: AgentInput): Promise<void> {
   for (;;) {
     // What a person sees as this agent's current details in the Temporal UI.
     setCurrentDetails(waitingFor(s));
+    if (watched) await runWatchdog(s);
     const grace = s.graceRemaining();
+    // The next watchdog strike: a durable timer. Woken early only when a strike comes due sooner (not for every sign of life).
+    const due = watched ? nextDue(s) : null;
+    const sooner = () => {
+      if (!watched) return false;
+      const next = nextDue(s);
+      return next !== null && (due === null || next < due);
+    };
     const wake = () =>
       (!inBackground && s.events.pending.length > 0) ||
       s.status !== reported ||
       (s.data.launch_wanted !== null && !runtimeStopped) ||
       (s.status === 'terminated' && !runtimeStopped) ||
       s.data.run_ended ||
-      historyFull(input);
-    if (grace === null) await condition(wake);
+      historyFull(input) ||
+      sooner();
+    const watchIn = due === null ? null : due === DUE_NOW ? 1 : Math.max(1, due - Date.now());
+    const timeout = grace === null ? watchIn : watchIn === null ? grace : Math.min(grace, watchIn);
+    if (timeout === null) await condition(wake);
     // Pass C backstop: an unconsumed terminate sentinel forces the runtime down after the grace period.
-    else if (!(await condition(wake, grace))) s.consumeTerminate('watchdog_grace');
+    else if (!(await condition(wake, timeout)) && grace !== null && s.graceRemaining() === 0) s.consumeTerminate('watchdog_grace');
 
     if (s.status === 'terminated' && !runtimeStopped) {
       runtimeStopped = true;

@@ -20,6 +20,8 @@ export interface SubQuestion {
   multiSelect: boolean;
   /** None (free text) or 2 to 4 choices. */
   options: QuestionOption[];
+  /** Dipper's own questions (root reviews): one of the options, no typed "Other" answer. Never set by ask_user. */
+  no_other?: boolean;
 }
 
 /** What a person or a leader gives for one sub-question. */
@@ -66,6 +68,7 @@ export function answerProblem(q: SubQuestion, a: GivenAnswer, at: number): Answe
   if (!q.multiSelect && labels.length > 1) return { field: field('selected_labels'), message: `Question ${at} takes one option.` };
   if (labels.length === 0) {
     if (q.multiSelect) return { field: field('selected_labels'), message: `Select at least one option of question ${at}.` };
+    if (q.no_other) return { field: field('selected_labels'), message: `Select one of the options of question ${at}.` };
     if (!text) return { field: field('text'), message: `Select an option of question ${at}, or give another answer in text.` };
     return null;
   }

@@ -1,10 +1,24 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { Text } from '../content';
 import type { Answer, GivenAnswer, SubQuestion } from './answers';
 
 /** The human gateway's place in a chain: past the root, the user. */
 export const USER = 'user';
 
 export type QuestionStatus = 'pending' | 'answered' | 'declined' | 'unavailable' | 'cancelled';
+
+/**
+ * A question Dipper asks the human itself (the notes: root reviews and
+ * watchdog escalations). Nobody waits on an ask_user call for it: the
+ * question workflow hands the answer on (questions/system.ts).
+ */
+export interface SystemQuestion {
+  kind: 'root_review' | 'root_termination' | 'review_overdue' | 'agent_idle';
+  /** The agent it is about: the root, the leader who left a review pending, or the idle agent. */
+  agent_id: string;
+  /** For review_overdue: the child waiting for the review. */
+  child_id?: string;
+}
 
 export interface QuestionInput {
   runId: string;
@@ -14,9 +28,11 @@ export interface QuestionInput {
   /** The asker's leader, its leader, ... up to the root; empty when the root asks. */
   ancestors: string[];
   questions: SubQuestion[];
-  context: string | null;
+  /** Shared background; a system question's may be a long report kept in the content store. */
+  context: Text | null;
   /** Straight to the human gateway (watchdog escalations, root reviews), not up the chain. */
   toUser?: boolean;
+  system?: SystemQuestion;
   /** Whether a human gateway takes questions (DIPPER_HUMAN_GATEWAY); a question that reaches the top without one ends `unavailable`. */
   humanGateway: boolean;
   /** How long an answered question stays open, so an identical ask_user re-issued by its asker gets the same answer. */
@@ -40,7 +56,9 @@ export interface QuestionView {
   /** Every holder so far, first to last. */
   chain: string[];
   questions: SubQuestion[];
-  context: string | null;
+  context: Text | null;
+  /** Set for the questions Dipper asks the human itself. */
+  system: SystemQuestion | null;
   asked_at: number;
   answers: Answer[] | null;
   answer_text: string | null;
@@ -53,4 +71,6 @@ export const escalateQuestionUpdate = defineUpdate<{ ok: true; qid: string; new_
 export const declineQuestionUpdate = defineUpdate<{ ok: true; qid: string }, [{ operator: string; reason: string }]>('declineQuestion');
 /** The run ended: a question still open is over. */
 export const questionRunEndedSignal = defineSignal('questionRunEnded');
+/** What a system question asked was settled another way (a root decision through the operator API, a newer report): it is over. */
+export const questionWithdrawnSignal = defineSignal<[{ reason: string }]>('questionWithdrawn');
 export const questionQuery = defineQuery<QuestionView, []>('question');

@@ -1,5 +1,5 @@
-import { condition, setCurrentDetails, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import { systemMessageSignal } from '../agent/messages';
+import { condition, patched, setCurrentDetails, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { askingSignal, systemMessageSignal } from '../agent/messages';
 import { refuse } from '../errors';
 import { EventBuffer, eventRecorder } from '../events';
 import { agentWorkflowId, runWorkflowId } from '../ids';
@@ -9,6 +9,7 @@ import { statusKey } from '../searchAttributes';
 import { tell } from '../signals';
 import { answerProblem, answerText, inboxQuestion, toAnswer, type Answer } from './answers';
 import * as m from './messages';
+import { deliverSystemAnswer } from './system';
 
 /**
  * One ask_user question, from asking to answer. It lands in the holder's
@@ -53,7 +54,7 @@ export async function questionWorkflow(input: m.QuestionInput): Promise<void> {
     events.emit('question_routed', { qid, holder: to, reason }, input.askerId);
     await tell(agentWorkflowId(runId, to), systemMessageSignal, {
       message_id: `${qid}-${chain.length}`,
-      content: inboxQuestion({ qid, askerId: input.askerId, askerRole: input.askerRole, questions: input.questions, context: input.context, via: chain.slice(0, -1).filter((h) => h !== m.USER) }),
+      content: inboxQuestion({ qid, askerId: input.askerId, askerRole: input.askerRole, questions: input.questions, context: typeof input.context === 'string' ? input.context : null, via: chain.slice(0, -1).filter((h) => h !== m.USER) }),
     });
   };
   const nextAfter = (current: string): string => {
@@ -71,6 +72,7 @@ export async function questionWorkflow(input: m.QuestionInput): Promise<void> {
     chain: [...chain],
     questions: input.questions,
     context: input.context,
+    system: input.system ?? null,
     asked_at: workflowInfo().startTime.getTime(),
     answers,
     answer_text: answers ? answerText(input.questions, answers) : null,
@@ -136,7 +138,15 @@ export async function questionWorkflow(input: m.QuestionInput): Promise<void> {
       end('declined');
       return { ok: true as const, qid };
     },
-    { validator: ({ operator }) => checkHolder({ operator }, 'unknown_qid') },
+    {
+      validator: ({ operator }) => {
+        checkHolder({ operator }, 'unknown_qid');
+        // The root waits on the verdict; declining would leave it waiting with nobody asked.
+        if (input.system?.kind === 'root_review' || input.system?.kind === 'root_termination') {
+          throw refuse('invalid_input', 'A root review is answered Approve or Rework; it cannot be declined.', { field: 'reason' });
+        }
+      },
+    },
   );
 
   let runEnded = false;
@@ -144,7 +154,17 @@ export async function questionWorkflow(input: m.QuestionInput): Promise<void> {
     runEnded = true;
     if (status === 'pending') end('cancelled');
   });
+  setHandler(m.questionWithdrawnSignal, ({ reason }) => {
+    if (status !== 'pending') return;
+    events.emit('question_withdrawn', { qid, reason }, input.askerId);
+    end('cancelled');
+  });
   setHandler(wakeSignal, () => undefined);
+
+  // The asker's watchdog does not count it idle while it waits on its own question (workflows/agent/watchdog.ts).
+  const asker = input.system ? null : agentWorkflowId(runId, input.askerId);
+  const tellAsker = asker !== null && patched('asker-told');
+  if (tellAsker) await tell(asker, askingSignal, { qid, open: true });
 
   events.emit('question_asked', { qid, questions: input.questions.length, to_user: input.toUser === true }, input.askerId);
   // The run ends its open questions with it; a question whose run has already ended is over at once.
@@ -157,6 +177,13 @@ export async function questionWorkflow(input: m.QuestionInput): Promise<void> {
   setCurrentDetails(`Over: ${over}.`);
   upsertSearchAttributes([{ key: statusKey, value: over }]);
   // Open a while for a re-issued call, unless the run ends first (an ended run leaves nothing running).
+  if (tellAsker) await tell(asker, askingSignal, { qid, open: false });
+  if (input.system && (over === 'answered' || over === 'declined')) {
+    // Set by handlers: read afresh, as `over` is.
+    const by = answeredBy as m.QuestionView['answered_by'];
+    const refusal = declined as m.QuestionView['declined'];
+    await deliverSystemAnswer(runId, qid, input.system, { answers, operator: by?.operator ?? null, declined: refusal?.reason ?? null });
+  }
   if (over === 'answered' || over === 'declined') await condition(() => runEnded, input.reattachMs);
   await tell(runWorkflowId(runId), questionClosedSignal, { qid });
   await events.drain(record);

@@ -1,6 +1,7 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { Text } from '../content';
 import type { PeerEntry } from '../types';
+import type { SystemAsk } from '../question/system';
 
 /** An agent registers (entry) or reports a change (patch) to the run's directory. */
 export interface PeerChange {
@@ -17,6 +18,8 @@ export interface RootReport {
   kind: 'review' | 'termination';
   detail: Text;
   ts: number;
+  /** The question that asks the human for the verdict (absent for reports from before `root-questions`). */
+  qid?: string;
 }
 /** A question of the run opened or closed (workflows/question): the run ends those still open when it ends. */
 export const questionOpenedSignal = defineSignal<[{ qid: string }]>('questionOpened');
@@ -32,6 +35,10 @@ export interface RootDecision {
   operator?: string;
 }
 export const rootDecisionUpdate = defineUpdate<{ ok: true; run_status: string }, [RootDecision]>('rootDecision');
+/** The human answered the root's review question (workflows/question/system.ts); ignored once decided another way. */
+export const rootAnsweredSignal = defineSignal<[RootDecision & { qid: string }]>('rootAnswered');
+/** An agent's watchdog asks the human (workflows/agent/watchdog.ts); the run starts the question. */
+export const systemQuestionSignal = defineSignal<[SystemAsk & { key: string }]>('systemQuestion');
 
 /** `cancelled`: ended by an operator (or its deadline) before the root's termination was approved. */
 export type RunStatus = 'active' | 'completed' | 'cancelled';

@@ -18,7 +18,9 @@ import { humanAnsweredSignal, runEndedSignal, systemMessageSignal } from '../age
 import { refuse } from '../errors';
 import { EventBuffer, eventRecorder, historyFull, readyToContinue } from '../events';
 import { agentWorkflowId, questionWorkflowId } from '../ids';
-import { questionRunEndedSignal } from '../question/messages';
+import { questionRunEndedSignal, questionWithdrawnSignal } from '../question/messages';
+import { askSystemQuestions, systemQid, type QueuedAsk } from './ask';
+import { rootReviewAsk } from '../question/system';
 import { wakeSignal } from '../interceptors';
 import { tell } from '../signals';
 import { agentIdKey, roleKey, runIdKey, statusKey } from '../searchAttributes';
@@ -37,6 +39,8 @@ export interface RunInput {
   /** The run is cancelled this long after it starts (absent or 0: no deadline); the root is warned `deadlineWarningSeconds` before. */
   deadlineSeconds?: number;
   deadlineWarningSeconds?: number;
+  /** Whether a human gateway takes questions (DIPPER_HUMAN_GATEWAY); absent in older runs, which had one. */
+  humanGateway?: boolean;
   data?: RunData;
 }
 
@@ -57,6 +61,9 @@ export interface RunData {
   host?: string;
   /** Questions of the run still open (workflows/question), ended with the run. */
   questions?: string[];
+  /** System questions to start (root reviews, watchdog escalations), and the keys of the last ones asked, so a signal sent twice asks once. */
+  to_ask?: QueuedAsk[];
+  asked_keys?: string[];
   entries: Record<string, PeerEntry>;
   pending_root: m.RootReport[];
   events: DipperEvent[];
@@ -80,8 +87,26 @@ export async function runWorkflow(input: RunInput): Promise<void> {
   const rootWorkflowId = agentWorkflowId(runId, root.agentId);
 
   setHandler(m.peerChangedSignal, (change) => dir.apply(change));
-  setHandler(m.rootReportSignal, (report) => {
-    data.pending_root = data.pending_root.filter((r) => r.kind !== report.kind).concat(report);
+  // Since `root-questions`, the root's reports are questions to the human (answered in the console or through /root/decision).
+  const rootQuestions = patched('root-questions');
+  const withdraw = (report: m.RootReport | undefined, reason: string) =>
+    report?.qid ? tell(questionWorkflowId(runId, report.qid), questionWithdrawnSignal, { reason }) : Promise.resolve(true);
+  setHandler(m.rootReportSignal, async (report) => {
+    const before = data.pending_root.find((r) => r.kind === report.kind);
+    const entry = { ...report };
+    if (rootQuestions && data.status === 'active') {
+      entry.qid = systemQid();
+      (data.to_ask ??= []).push({ ...rootReviewAsk(report.kind, root.agentId, report.detail), key: `root-${report.kind}-${report.ts}`, qid: entry.qid });
+    }
+    data.pending_root = data.pending_root.filter((r) => r.kind !== report.kind).concat(entry);
+    // A newer report replaces the question about the older one.
+    await withdraw(before, 'The root reported again; a newer question replaces this one.');
+  });
+  setHandler(m.systemQuestionSignal, (ask) => {
+    if (data.status !== 'active' || !rootQuestions) return;
+    const asked = (data.asked_keys ??= []);
+    if (asked.includes(ask.key) || (data.to_ask ?? []).some((a) => a.key === ask.key)) return;
+    (data.to_ask ??= []).push({ ...ask, qid: systemQid() });
   });
   setHandler(m.peersQuery, (args) => dir.peers(args?.caller_id ?? root.agentId, args?.scope ?? 'all'), {
     description: "The run's directory as list_peers sees it: { caller_id?: agent (the root), scope?: team | children | all (all) }.",
@@ -99,19 +124,31 @@ export async function runWorkflow(input: RunInput): Promise<void> {
     deadline_at: data.deadline_at ? new Date(data.deadline_at).toISOString() : null,
     host: data.host ?? null,
   }), { description: "The run: status, task, root, agent count, the root's decisions waiting for a person, deadline, host." });
+  /** The human's verdict on the root's pending review or termination request. */
+  const decide = async ({ kind, verdict, text, operator }: m.RootDecision) => {
+    data.pending_root = data.pending_root.filter((r) => r.kind !== kind);
+    // A turned-down termination request is recorded by the root itself (completion.rework), like any leader's answer.
+    if (verdict === 'approve' || kind === 'review') {
+      events.emit(verdict === 'approve' ? 'completion.approved' : 'completion.rework', { kind, by: 'user', ...(operator ? { operator } : {}) }, root.agentId);
+    }
+    if (verdict === 'rework') {
+      await tell(rootWorkflowId, systemMessageSignal, { message_id: uuid4(), content: prefixed('rework: ', text ?? '') });
+    }
+    if (verdict === 'approve' && kind === 'termination') data.status = 'completed';
+    else await tell(rootWorkflowId, humanAnsweredSignal, { kind });
+  };
+  setHandler(m.rootAnsweredSignal, async (answer) => {
+    // Decided already (through /root/decision, or a newer report replaced the question): nothing to do.
+    if (!data.pending_root.some((r) => r.kind === answer.kind && r.qid === answer.qid)) return;
+    await decide(answer);
+  });
   setHandler(
     m.rootDecisionUpdate,
-    async ({ kind, verdict, text, operator }) => {
-      data.pending_root = data.pending_root.filter((r) => r.kind !== kind);
-      // A turned-down termination request is recorded by the root itself (completion.rework), like any leader's answer.
-      if (verdict === 'approve' || kind === 'review') {
-        events.emit(verdict === 'approve' ? 'completion.approved' : 'completion.rework', { kind, by: 'user', ...(operator ? { operator } : {}) }, root.agentId);
-      }
-      if (verdict === 'rework') {
-        await tell(rootWorkflowId, systemMessageSignal, { message_id: uuid4(), content: prefixed('rework: ', text ?? '') });
-      }
-      if (verdict === 'approve' && kind === 'termination') data.status = 'completed';
-      else await tell(rootWorkflowId, humanAnsweredSignal, { kind });
+    async (decision) => {
+      const report = data.pending_root.find((r) => r.kind === decision.kind);
+      await decide(decision);
+      // Answered here: the question about it in the console is over.
+      await withdraw(report, `Decided through the operator API${decision.operator ? ` by ${decision.operator}` : ''}.`);
       return { ok: true, run_status: data.status };
     },
     {
@@ -171,8 +208,9 @@ export async function runWorkflow(input: RunInput): Promise<void> {
   if (inBackground) void events.flushForever(record, windowed);
 
   for (;;) {
-    await condition(() => (!inBackground && events.pending.length > 0) || data.status !== 'active' || historyFull(input));
+    await condition(() => (!inBackground && events.pending.length > 0) || data.status !== 'active' || (data.to_ask ?? []).length > 0 || historyFull(input));
     if (!inBackground) await events.drain(record);
+    if ((data.to_ask ?? []).length > 0) await askSystemQuestions(input, data, events);
     if (data.status !== 'active') {
       await condition(allHandlersFinished);
       // Every agent stops its runtime and closes; their records stay in the event log.

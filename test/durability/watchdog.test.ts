@@ -1,0 +1,166 @@
+import { AgentClient, eventually } from '../support/clients';
+import { startStack, type Stack } from '../support/stack';
+
+/**
+ * Watchdog passes A and B on the real dev server, with intervals of one to
+ * two seconds set per run. A stack of its own: its gateway marks tool calls
+ * every 200 ms (the default is 15 s, far above these intervals), and one
+ * test kills its worker.
+ */
+
+let stack: Stack;
+const clients: AgentClient[] = [];
+const afterAllStops: (() => Promise<void>)[] = [];
+
+beforeAll(async () => {
+  stack = await startStack('watchdog', 28892, { DIPPER_ACTIVITY_MARK_MS: '200' });
+}, 60_000);
+
+afterAll(async () => {
+  for (const stop of afterAllStops) await stop();
+  await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
+  await stack?.stop();
+});
+
+async function connect(token: string): Promise<AgentClient> {
+  const c = await AgentClient.connect(stack.gatewayUrl, token);
+  clients.push(c);
+  return c;
+}
+
+async function startRun(limits: Record<string, number>) {
+  const res = await stack.operator.request('POST', '/runs', { task: 'Watch the watchdog.', limits });
+  if (res.status !== 201) throw new Error(`start run: ${res.status} ${JSON.stringify(res.json)}`);
+  return { runId: res.json.run_id as string, rootId: res.json.root.agent_id as string, root: await connect(res.json.root.agent_token) };
+}
+
+/** The root declares a plan of `ids` and spawns each task; the test plays every child. */
+async function team(limits: Record<string, number>, ids: string[]) {
+  const run = await startRun(limits);
+  await run.root.ok('declare_plan', { tasks: ids.map((id) => ({ id, role: `${id}-engineer`, skill: 'worker', task: `Do ${id}.`, depends_on: [] })) });
+  const kids: Record<string, { agentId: string; client: AgentClient }> = {};
+  for (const id of ids) {
+    const spawned = await run.root.ok('spawn_agent', { task_id: id });
+    const launch = await stack.operator.launch(run.runId, spawned.agent_id);
+    kids[id] = { agentId: spawned.agent_id, client: await connect(launch.token) };
+  }
+  return { ...run, kids };
+}
+
+async function events(runId: string, type: string, pred: (e: any) => boolean = () => true, min = 1, timeoutMs = 20_000): Promise<any[]> {
+  return eventually(async () => {
+    const found = (await stack.operator.events(runId, type)).filter(pred);
+    return found.length >= min ? found : undefined;
+  }, timeoutMs);
+}
+
+/** Workflow time of an event (ms, or an ISO string from the API). */
+const tsOf = (e: any): number => (typeof e.ts === 'number' ? e.ts : Date.parse(e.ts ?? e.time));
+
+async function questionAbout(runId: string, kind: string): Promise<any> {
+  return eventually(async () => {
+    const qs = (await stack.operator.request('GET', `/questions?run=${runId}`)).json.questions;
+    return qs.find((q: any) => q.system?.kind === kind);
+  }, 20_000);
+}
+
+describe('watchdog pass A: a review left pending', () => {
+  it('reminds the leader twice, one interval apart, then asks the person, then stays silent', async () => {
+    const { runId, rootId, root, kids } = await team({ review_watchdog_seconds: 1, idle_watchdog_seconds: 0 }, ['a', 'b']);
+    const { a, b } = kids;
+    await a.client.ok('signal_review', { detail: '[REVIEW REQUIRED] a is done' });
+    const reviewedAt = Date.now();
+
+    const pings = await events(runId, 'completion.reping', (e) => e.data.child_id === a.agentId, 2);
+    expect(pings.map((e) => [e.agent_id, e.data.strike])).toEqual([
+      [rootId, 1],
+      [rootId, 2],
+    ]);
+    expect(tsOf(pings[0]) - reviewedAt).toBeGreaterThanOrEqual(900);
+    expect(tsOf(pings[1]) - tsOf(pings[0])).toBeGreaterThanOrEqual(900);
+    const inbox = (await root.inbox(0, 0)).messages.filter((m: any) => m.content.startsWith('[WATCHDOG]'));
+    expect(inbox).toHaveLength(2);
+    expect(inbox[0].content).toContain(a.agentId);
+    expect(inbox[1].content).toContain('the user will be asked');
+
+    const [escalated] = await events(runId, 'review.escalated_to_user', (e) => e.data.child_id === a.agentId);
+    expect(tsOf(escalated) - tsOf(pings[1])).toBeGreaterThanOrEqual(900);
+    const q = await questionAbout(runId, 'review_overdue');
+    expect(q).toMatchObject({ holder: 'user', system: { agent_id: rootId, child_id: a.agentId } });
+    const answered = await stack.operator.request('POST', `/runs/${runId}/questions/${q.qid}/answer`, { answers: [{ selected_labels: [], text: 'Approve a now, please.' }] });
+    expect(answered.status).toBe(200);
+    await eventually(async () => (await root.inbox(0, 0)).messages.find((m: any) => m.content.startsWith('[FROM USER]') && m.content.includes('Approve a now, please.')));
+
+    // Silence after the question: b's review, reported now, gets both its reminders (over two intervals) while a's count stays.
+    await b.client.ok('signal_review', { detail: '[REVIEW REQUIRED] b is done' });
+    await events(runId, 'completion.reping', (e) => e.data.child_id === b.agentId, 2);
+    expect((await stack.operator.events(runId, 'completion.reping')).filter((e) => e.data.child_id === a.agentId)).toHaveLength(2);
+    expect((await stack.operator.events(runId, 'review.escalated_to_user')).filter((e) => e.data.child_id === a.agentId)).toHaveLength(1);
+
+    // Approving ends the watch over b.
+    await root.ok('terminate_child', { agent_id: b.agentId });
+    const settled = (await stack.operator.events(runId, 'completion.reping')).filter((e) => e.data.child_id === b.agentId).length;
+    expect(settled).toBeLessThanOrEqual(2);
+  }, 60_000);
+
+  it('fires after a worker restart while its timer is pending', async () => {
+    const { runId, rootId, kids } = await team({ review_watchdog_seconds: 2, idle_watchdog_seconds: 0 }, ['a']);
+    await kids.a.client.ok('signal_review', { detail: '[REVIEW REQUIRED] a is done' });
+    const reviewedAt = Date.now();
+    await stack.restartWorker();
+    const [ping] = await events(runId, 'completion.reping', (e) => e.data.child_id === kids.a.agentId, 1, 40_000);
+    expect(ping.agent_id).toBe(rootId);
+    expect(tsOf(ping) - reviewedAt).toBeGreaterThanOrEqual(1900);
+  }, 60_000);
+});
+
+describe('watchdog pass B: an idle agent', () => {
+  it('nudges an idle agent twice and then asks the person, but never one that only reads', async () => {
+    const { runId, root, kids } = await team({ review_watchdog_seconds: 0, idle_watchdog_seconds: 2 }, ['reader', 'sleeper', 'asker']);
+    const { reader, sleeper, asker } = kids;
+    let reading = true;
+    // Reads only: Queries its workflow never sees, marked by the gateway.
+    const reads = (async () => {
+      while (reading) {
+        await reader.client.ok('list_peers', { scope: 'team' });
+        await new Promise((r) => setTimeout(r, 300));
+      }
+    })();
+    // Stopped however the test ends, before the clients close.
+    afterAllStops.push(async () => {
+      reading = false;
+      await reads.catch(() => undefined);
+    });
+    // Waiting on its own question is not idleness either.
+    const asked = asker.client.mcp.callTool(
+      { name: 'ask_user', arguments: { questions: [{ question: 'Which port?', header: 'Port', multiSelect: false, options: [] }] } },
+      undefined,
+      { timeout: 60_000 },
+    );
+
+    const nudges = await events(runId, 'liveness.nudge', (e) => e.agent_id === sleeper.agentId, 2);
+    expect(nudges.map((e) => e.data.strike)).toEqual([1, 2]);
+    expect(tsOf(nudges[1]) - tsOf(nudges[0])).toBeGreaterThanOrEqual(1900);
+    const [escalated] = await events(runId, 'liveness.escalated_to_user', (e) => e.agent_id === sleeper.agentId);
+    reading = false;
+    await reads;
+    expect(tsOf(escalated) - tsOf(nudges[1])).toBeGreaterThanOrEqual(1900);
+    const inbox = (await sleeper.client.inbox(0, 0)).messages.filter((m: any) => m.content.startsWith('[WATCHDOG]'));
+    expect(inbox.map((m: any) => m.content.includes('signal_review') && m.content.includes('ask_user'))).toEqual([true, true]);
+
+    // Three intervals passed for the sleeper; the reader and the asker were never nudged.
+    const all = await stack.operator.events(runId, 'liveness.nudge');
+    expect(all.filter((e) => e.agent_id === reader.agentId || e.agent_id === asker.agentId)).toEqual([]);
+
+    const q = await questionAbout(runId, 'agent_idle');
+    expect(q.system.agent_id).toBe(sleeper.agentId);
+    await stack.operator.request('POST', `/runs/${runId}/questions/${q.qid}/answer`, { answers: [{ selected_labels: [], text: 'Wake up and report.' }] });
+    await eventually(async () => (await sleeper.client.inbox(0, 0)).messages.find((m: any) => m.content.includes('Wake up and report.')));
+
+    // The asker's question still waits in its leader's inbox; answered there, the call returns.
+    const held = await eventually(async () => (await root.inbox(0, 0)).messages.find((m: any) => m.content.startsWith('[INBOX QUESTION]')));
+    const qid = /qid: (q_[A-Za-z0-9_-]+)/.exec(held.content)![1];
+    await root.ok('answer_question', { qid, answers: [{ selected_labels: [], text: '8080' }], reason: 'The plan fixes it.' });
+    expect(((await asked) as any).structuredContent.answer_text).toBe('Port: 8080');
+  }, 60_000);
+});

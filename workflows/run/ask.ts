@@ -1,0 +1,59 @@
+import { ParentClosePolicy, startChild, uuid4 } from '@temporalio/workflow';
+import type { EventBuffer } from '../events';
+import { questionWorkflowId } from '../ids';
+import type { QuestionInput } from '../question/messages';
+import type { SystemAsk } from '../question/system';
+import { agentIdKey, runIdKey, statusKey } from '../searchAttributes';
+import type { RunData, RunInput } from './workflow';
+
+export type QueuedAsk = SystemAsk & { key: string; qid: string };
+
+/** Keys remembered against a signal sent twice; older ones have long been asked. */
+const KEPT_KEYS = 200;
+
+/** A qid for a question Dipper asks itself: the same shape as ask_user's, so every tool and route takes it. */
+export function systemQid(): string {
+  return `q_sys_${uuid4().replace(/-/g, '').slice(0, 16)}`;
+}
+
+/**
+ * Starts the queued system questions, each its own question workflow beside
+ * the run's agents (abandoned by the run, like them: the run ends them when
+ * it ends). They go straight to the human gateway.
+ */
+export async function askSystemQuestions(input: RunInput, data: RunData, events: EventBuffer): Promise<void> {
+  while ((data.to_ask ?? []).length > 0) {
+    const ask = data.to_ask!.shift()!;
+    if (data.status !== 'active') continue;
+    const args: QuestionInput = {
+      runId: input.runId,
+      qid: ask.qid,
+      askerId: ask.system.agent_id,
+      askerRole: 'dipper',
+      ancestors: [],
+      questions: ask.questions,
+      context: ask.context,
+      toUser: true,
+      system: ask.system,
+      humanGateway: input.humanGateway ?? true,
+      // Nobody re-issues a system question: it closes once answered.
+      reattachMs: 0,
+    };
+    await startChild('questionWorkflow', {
+      workflowId: questionWorkflowId(input.runId, ask.qid),
+      parentClosePolicy: ParentClosePolicy.ABANDON,
+      args: [args],
+      staticSummary: ask.summary,
+      staticDetails: `Asked by Dipper (${ask.system.kind}) about ${ask.system.agent_id}.`,
+      typedSearchAttributes: [
+        { key: runIdKey, value: input.runId },
+        { key: agentIdKey, value: ask.system.agent_id },
+        { key: statusKey, value: 'asked' },
+      ],
+    });
+    events.emit('system_question_asked', { qid: ask.qid, kind: ask.system.kind, about: ask.system.agent_id });
+    const keys = (data.asked_keys ??= []);
+    keys.push(ask.key);
+    if (keys.length > KEPT_KEYS) keys.splice(0, keys.length - KEPT_KEYS);
+  }
+}
