@@ -191,7 +191,13 @@ export function createActivities(deps: ActivityDeps) {
         throw ApplicationFailure.create({ type: 'unknown_skill', message: 'skill could not be loaded', nonRetryable: true });
       }
       const payload = buildPayload(
-        { publicUrl: config.publicUrl, tokenSecret: deps.tokenSecret, tokenTtlSeconds: config.tokenTtlSeconds },
+        {
+          publicUrl: config.publicUrl,
+          tokenSecret: deps.tokenSecret,
+          tokenTtlSeconds: config.tokenTtlSeconds,
+          skillNames: await deps.skills.names(),
+          maxDepth: config.limits.maxDepth,
+        },
         input.identity,
         (await resolveTexts(deps.content, input.launch)) as ReadLaunch,
         body,

@@ -13,7 +13,10 @@ export interface LaunchPayload {
   mcp_url: string;
   inbox_url: string;
   skill_body: string;
+  /** The task, and for an agent that may still spawn, a closing [SKILLS] block naming the skills it can give them. */
   first_message: string;
+  /** Skills that exist, for agents this one spawns (empty at the deepest level, which may not spawn). */
+  skills: string[];
   rules: string[];
   workspace_path: string;
   artifacts_path: string | null;
@@ -25,6 +28,9 @@ export interface PayloadDeps {
   publicUrl: string;
   tokenSecret: string;
   tokenTtlSeconds: number;
+  /** Every skill's name (SkillCatalog.names) and the deepest level an agent may spawn at. */
+  skillNames: string[];
+  maxDepth: number;
 }
 
 /** A launch spec whose stored texts have been read back (ContentStore.resolve). */
@@ -39,6 +45,9 @@ export function buildPayload(
   /** The launch the token belongs to: its generation and when it was made. */
   launched: { gen: number; issuedAt: number },
 ): LaunchPayload {
+  // Agents cannot discover skills otherwise (a spawn with an unknown one is refused): a leader is told up front.
+  const skills = id.depth < deps.maxDepth ? deps.skillNames : [];
+  const firstMessage = skills.length > 0 ? `${launch.firstMessage}\n\n${skillsBlock(skills)}` : launch.firstMessage;
   return {
     run_id: id.runId,
     agent_id: id.agentId,
@@ -55,10 +64,16 @@ export function buildPayload(
     mcp_url: `${deps.publicUrl}/mcp/beidou`,
     inbox_url: `${deps.publicUrl}/api/runtime/inbox`,
     skill_body: skillBody.split('{role_description}').join(launch.roleDescription),
-    first_message: launch.firstMessage,
+    first_message: firstMessage,
+    skills,
     rules: launch.rules,
     workspace_path: id.workspacePath,
     artifacts_path: id.artifactsPath ?? null,
     mode,
   };
+}
+
+/** The closing block of a first message, naming what spawn_agent, create_team and declare_plan accept as `skill`. */
+export function skillsBlock(names: string[]): string {
+  return `[SKILLS]\nSkills you can give the agents you spawn (the \`skill\` of spawn_agent, create_team and plan tasks): ${names.join(', ')}.\n[/SKILLS]`;
 }

@@ -87,7 +87,9 @@ export async function up(config: DipperConfig, opts: UpOptions): Promise<void> {
   if (stoppingSince !== undefined) return;
 
   // Absolute paths, so the children resolve the same folders whatever their working directory.
-  const env = { ...process.env, DIPPER_DATA_DIR: config.dataDir, DIPPER_SKILLS_DIR: config.skillsDir };
+  const env: NodeJS.ProcessEnv = { ...process.env, DIPPER_DATA_DIR: config.dataDir, DIPPER_SKILLS_DIR: config.skillsDir };
+  // The operator console links to the UI of the Temporal server started here, unless told of another.
+  if (record.temporal.uiUrl && !env.DIPPER_TEMPORAL_UI_URL) env.DIPPER_TEMPORAL_UI_URL = record.temporal.uiUrl;
   // Both reconnect by themselves when Temporal comes back, so a Temporal restart leaves them alone.
   for (const name of ['worker', 'gateway']) {
     apps.push(await supervise(name, () => startNode(`src/${name}/main.ts`, env), recordPid(name)));

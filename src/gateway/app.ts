@@ -18,6 +18,7 @@ import { bearer, errorHandler, isMcpPath, limitRate, revoked, unauthorized } fro
 import { unconfirmed } from './serviceErrors';
 import { LongPolls } from './longPolls';
 import { checkOrigin } from './origin';
+import { consoleRoutes } from './console';
 import { createMcpServer, mcpSurface, type McpSurface } from './mcp';
 import { refuseOverRate, refuseUnconfirmed } from './mcpRefusals';
 import { operatorRouter } from './operatorApi';
@@ -101,6 +102,7 @@ export function createApp(deps: GatewayDeps): express.Express {
 
   // Browsers may call in only from the gateway's own origin or one the operator allowed (DNS rebinding; MCP transport spec).
   app.use(['/mcp', '/api'], checkOrigin(config));
+  app.use(consoleRoutes(deps));
 
   app.get('/healthz', (_req, res) => {
     res.json({ ok: true });

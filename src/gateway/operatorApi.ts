@@ -7,7 +7,8 @@ import type { EventStore } from '../../activities/eventStore';
 import { launchQuery } from '../../workflows/agent/messages';
 import { slug } from '../../workflows/agent/leader';
 import { runWorkflowId } from '../../workflows/ids';
-import { cancelRunUpdate, peersQuery, rootDecisionUpdate, runQuery } from '../../workflows/run/messages';
+import { cancelRunUpdate, rootDecisionUpdate, runQuery } from '../../workflows/run/messages';
+import { agentRows } from './agentTree';
 import { agentIdKey, roleKey, runIdKey, statusKey } from '../../workflows/searchAttributes';
 import type { RunInput } from '../../workflows/run/workflow';
 import { mayAct, type OperatorIdentity, type Role } from '../auth/operators';
@@ -221,10 +222,10 @@ export function operatorRouter(deps: OperatorDeps): Router {
     res.json(await deps.content.resolve(await team.query(team.run(runId), runQuery).catch(notFound)));
   });
 
+  // The agent tree: directory entries with leader, depth and inbox depth.
   router.get('/runs/:runId/agents', needs('viewer'), async (req, res) => {
     const runId = runIdOf(req.params.runId);
-    const run = await team.query(team.run(runId), runQuery).catch(notFound);
-    res.json({ agents: await team.query(team.run(runId), peersQuery, { caller_id: run.root_agent_id, scope: 'all' }) });
+    res.json({ agents: await agentRows(team, runId).catch(notFound) });
   });
 
   router.get('/runs/:runId/agents/:agentId/launch', needs('admin'), async (req, res) => {
@@ -240,7 +241,13 @@ export function operatorRouter(deps: OperatorDeps): Router {
     const body = (await deps.skills.load(spec.identity.skill)) ?? '';
     // The current launch's token: the same one on every call, until the agent is launched again.
     const payload = buildPayload(
-      { publicUrl: config.publicUrl, tokenSecret: deps.tokenSecret, tokenTtlSeconds: config.tokenTtlSeconds },
+      {
+        publicUrl: config.publicUrl,
+        tokenSecret: deps.tokenSecret,
+        tokenTtlSeconds: config.tokenTtlSeconds,
+        skillNames: await deps.skills.names(),
+        maxDepth: config.limits.maxDepth,
+      },
       spec.identity,
       (await deps.content.resolve(spec.launch)) as ReadLaunch,
       body,

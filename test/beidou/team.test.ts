@@ -17,7 +17,11 @@ describe('spawn_agent', () => {
     expect(second.result).toMatchObject({ team_id: first.result.team_id, team_created: false, remaining_ready: [] });
 
     // The first user message opens with the assignment block, and its artifacts folder exists.
-    expect(first.launch.first_message).toMatch(/^\[TASK ASSIGNMENT\]\nplan_task_id: a\nartifacts_path: (.+)\n\[\/TASK ASSIGNMENT\]\n\nDo a\.$/);
+    // It closes with the skills it can give the agents it spawns (agents cannot discover them otherwise).
+    expect(first.launch.first_message).toMatch(/^\[TASK ASSIGNMENT\]\nplan_task_id: a\nartifacts_path: (.+)\n\[\/TASK ASSIGNMENT\]\n\nDo a\.\n\n\[SKILLS\]\n.*: ([a-z, -]+)\.\n\[\/SKILLS\]$/);
+    // Other tests may add skills to the shared folder while this runs.
+    expect(first.launch.skills).toEqual(expect.arrayContaining(['lead', 'reviewer', 'worker']));
+    expect(first.launch.first_message).toContain(`: ${first.launch.skills.join(', ')}.\n[/SKILLS]`);
     expect(fs.statSync(first.launch.artifacts_path).isDirectory()).toBe(true);
     expect(path.basename(first.launch.artifacts_path)).toBe('a');
 
@@ -209,7 +213,7 @@ describe('create_team (deprecated)', () => {
     const team = await root.ok('create_team', { name: 'app', task: 'coordinate the app', roles });
     expect(team.members.map((m: any) => m.role)).toEqual(['frontend', 'backend']);
     const launch = await operator.launch(runId, team.members[0].agent_id);
-    expect(launch.first_message).toBe('Make a todo app.');
+    expect(launch.first_message.split('\n\n[SKILLS]')[0]).toBe('Make a todo app.');
     expect(launch.skill_body).toContain('Build the page.');
     const member = await connect(launch.token);
     const peers = await member.ok('list_peers');

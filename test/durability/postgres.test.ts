@@ -35,7 +35,7 @@ maybe('a stack on PostgreSQL', () => {
     await root.ok('declare_plan', { tasks: [{ id: 'a', role: 'a-dev', skill: 'worker', task: long('Build a'), depends_on: [] }] });
     const { agent_id: childId } = await root.ok('spawn_agent', { task_id: 'a' });
     const launch = await stack.operator.launch(runId, childId);
-    expect(launch.first_message.endsWith(long('Build a'))).toBe(true);
+    expect(launch.first_message.split('\n\n[SKILLS]\n')[0].endsWith(long('Build a'))).toBe(true);
     const child = await AgentClient.connect(stack.gatewayUrl, launch.token);
     clients.push(child);
     await child.ok('send_message', { to: started.json.root.agent_id, content: long('hello') });

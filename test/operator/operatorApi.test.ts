@@ -24,6 +24,12 @@ describe('the operator API', () => {
     expect(run.json).toMatchObject({ run_id: runId, status: 'active', task: 'Export me.', root_agent_id: rootId, agent_count: 2 });
     const agents = await operator.request('GET', `/runs/${runId}/agents`);
     expect(agents.json.agents.map((a: any) => a.agent_id).sort()).toEqual([rootId, child.agentId].sort());
+    // The tree: each row names its leader and depth, and how many items wait in its inbox.
+    await root.ok('send_message', { to: child.agentId, content: 'one' });
+    await root.ok('send_message', { to: child.agentId, content: 'two' });
+    const rows = (await operator.request('GET', `/runs/${runId}/agents`)).json.agents;
+    expect(rows.find((a: any) => a.agent_id === child.agentId)).toMatchObject({ leader_id: rootId, depth: 1, status: 'active', inbox_depth: 2 });
+    expect(rows.find((a: any) => a.agent_id === rootId)).toMatchObject({ leader_id: null, depth: 0 });
 
     const json = (await operator.request('GET', `/runs/${runId}/events`)).json;
     // Same window as the JSON read: more events may be written meanwhile.

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { writeWorkflowBundle } from '../../src/devstack/bundle';
 import { startDevServer } from '../../src/devstack/devServer';
 import { removeStaleRunFolders } from '../../src/devstack/scratch';
+import { isListening } from '../../src/devstack/processes';
 import { projectRoot, startProcess, waitForHttp } from '../support/processes';
 import type { ClusterRecord } from '../../src/cluster/cluster';
 import { writeTestEnv } from './env';
@@ -25,6 +26,10 @@ export default async function globalSetup(): Promise<void> {
   fs.mkdirSync(dataDir, { recursive: true });
   const temporalPort = Number(process.env.DIPPER_TEST_TEMPORAL_PORT ?? 27233);
   const gatewayPort = Number(process.env.DIPPER_TEST_GATEWAY_PORT ?? 28710);
+  // A gateway left behind by a run that crashed would answer every test with its own tokens (401s that say nothing).
+  if (await isListening(gatewayPort)) {
+    throw new Error(`Port ${gatewayPort} is in use: another jest run, or a gateway a crashed one left behind (DIPPER_TEST_GATEWAY_PORT picks another)`);
+  }
 
   // `dipper cluster test`: the cluster's Temporal server (built from its Go module) and PostgreSQL instead of the dev
   // server and SQLite files; the test stack's own worker and gateway run on them.

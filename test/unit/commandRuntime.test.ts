@@ -19,6 +19,7 @@ const payload = (dir: string): LaunchPayload => ({
   inbox_url: 'http://127.0.0.1:1/api/runtime/inbox',
   skill_body: '',
   first_message: 'hi',
+  skills: [],
   rules: [],
   workspace_path: dir,
   artifacts_path: null,

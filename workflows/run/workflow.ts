@@ -111,6 +111,7 @@ export async function runWorkflow(input: RunInput): Promise<void> {
   setHandler(m.peersQuery, (args) => dir.peers(args?.caller_id ?? root.agentId, args?.scope ?? 'all'), {
     description: "The run's directory as list_peers sees it: { caller_id?: agent (the root), scope?: team | children | all (all) }.",
   });
+  setHandler(m.agentsQuery, () => Object.values(data.entries), { description: "Every agent's directory entry, with its leader and depth: the run's agent tree." });
   setHandler(m.peerQuery, (args) => dir.get(args?.agent_id ?? root.agentId), { description: "One agent's directory entry: { agent_id?: (the root) }." });
   setHandler(m.runQuery, () => ({
     run_id: runId,

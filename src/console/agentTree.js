@@ -1,0 +1,61 @@
+import { badge, el } from './dom.js';
+import { agentWorkflowId, temporalLink } from './temporal.js';
+
+/**
+ * The run's agents nested by leader. A directory row names its team and
+ * the teams it leads; an agent's leader is whoever leads its team (or
+ * `leader_id`, where a row carries it).
+ */
+export function agentTree(runId, agents, rootId) {
+  const leadOf = new Map();
+  for (const a of agents) for (const team of a.is_leader_of ?? []) leadOf.set(team, a.agent_id);
+  const known = new Set(agents.map((a) => a.agent_id));
+  const leaderOf = (a) => a.leader_id ?? (a.team_id ? leadOf.get(a.team_id) : null) ?? null;
+  const children = new Map();
+  const tops = [];
+  for (const a of agents) {
+    const leader = leaderOf(a);
+    if (leader && known.has(leader) && leader !== a.agent_id) {
+      if (!children.has(leader)) children.set(leader, []);
+      children.get(leader).push(a);
+    } else tops.push(a);
+  }
+  // The root first, then anyone whose leader is not in the list.
+  tops.sort((x, y) => (x.agent_id === rootId ? -1 : y.agent_id === rootId ? 1 : 0));
+  const shown = new Set();
+  const branch = (list) =>
+    el(
+      'ul',
+      { class: 'tree' },
+      list.map((a) => {
+        // Each agent once, so a cycle in a half-updated directory cannot hang the page.
+        if (shown.has(a.agent_id)) return null;
+        shown.add(a.agent_id);
+        const below = children.get(a.agent_id) ?? [];
+        return el('li', { 'data-agent-id': a.agent_id }, agentLine(runId, a, a.agent_id === rootId), below.length ? branch(below) : null);
+      }),
+    );
+  const tree = branch(tops);
+  // Agents only a cycle leads to still get a line of their own.
+  const rest = agents.filter((a) => !shown.has(a.agent_id));
+  if (rest.length) tree.append(...branch(rest).children);
+  return tree;
+}
+
+function agentLine(runId, a, isRoot) {
+  const reviewPending = a.review_pending ?? a.status === 'review_pending';
+  const terminationRequested = a.termination_requested ?? a.status === 'termination_requested';
+  const depth = a.inbox_depth;
+  return el(
+    'div',
+    { class: 'agent' },
+    el('strong', { class: 'agent-name', text: a.name || a.agent_id }),
+    el('span', { class: 'agent-role', text: isRoot && a.role !== 'root' ? `${a.role} (root)` : a.role }),
+    badge(a.status),
+    reviewPending ? el('span', { class: 'flag flag-review', text: 'review pending' }) : null,
+    terminationRequested ? el('span', { class: 'flag flag-termination', text: 'termination requested' }) : null,
+    typeof depth === 'number' ? el('span', { class: 'inbox-depth', title: 'Messages waiting in its inbox', text: `inbox ${depth}` }) : null,
+    el('span', { class: 'mono muted', text: a.agent_id }),
+    temporalLink(agentWorkflowId(runId, a.agent_id)),
+  );
+}

@@ -1,0 +1,90 @@
+import { agentTree } from './agentTree.js';
+import { api, describe } from './api.js';
+import { badge, el, when } from './dom.js';
+import { EventTail } from './events.js';
+import { questionWorkflowId, runWorkflowId, temporalLink } from './temporal.js';
+
+const REFRESH_MS = 5000;
+
+/** One run: what it is, its agents as a tree, its latest events and its questions. Refreshes itself. */
+export function runView(root, runId) {
+  const path = `/runs/${encodeURIComponent(runId)}`;
+  const summary = el('div', { class: 'run-summary' });
+  const tree = el('div', { class: 'agents' });
+  const questions = el('div', { class: 'run-questions' });
+  const events = el('div', { class: 'events' });
+  const error = el('p', { class: 'error', role: 'alert', hidden: true });
+  root.replaceChildren(
+    el('p', {}, el('a', { href: '#/runs', text: '← All runs' })),
+    el('h2', {}, `Run ${runId} `, temporalLink(runWorkflowId(runId))),
+    error,
+    summary,
+    el('h3', { text: 'Agents' }),
+    tree,
+    el('h3', { text: 'Questions' }),
+    questions,
+    el('h3', { text: 'Recent events' }),
+    events,
+  );
+
+  const tail = new EventTail(path);
+  let reading = false;
+  const refresh = async () => {
+    if (reading) return;
+    reading = true;
+    try {
+      const [run, { agents }] = await Promise.all([api(path), api(`${path}/agents`), tail.pull()]);
+      summary.replaceChildren(runSummary(run));
+      tree.replaceChildren(agentTree(runId, agents, run.root_agent_id));
+      questions.replaceChildren(await questionList(path, runId, tail.qids()));
+      events.replaceChildren(tail.table());
+      error.hidden = true;
+    } catch (err) {
+      error.textContent = describe(err);
+      error.hidden = false;
+    } finally {
+      reading = false;
+    }
+  };
+  void refresh();
+  const timer = setInterval(refresh, REFRESH_MS);
+  return () => clearInterval(timer);
+}
+
+function runSummary(run) {
+  const task = typeof run.task === 'string' ? run.task : JSON.stringify(run.task);
+  const rows = [
+    ['Status', badge(run.status)],
+    ['Task', el('span', { class: 'task-text', text: task })],
+    ['Root agent', el('span', { class: 'mono', text: run.root_agent_id })],
+    ['Agents', String(run.agent_count)],
+    ['Started', when(run.created_at)],
+    ['Deadline', run.deadline_at ? when(Date.parse(run.deadline_at)) : 'none'],
+  ];
+  for (const report of run.pending_root ?? []) {
+    const detail = typeof report.detail === 'string' ? report.detail : JSON.stringify(report.detail);
+    rows.push([`Root asks (${report.kind})`, el('span', { class: 'task-text', text: detail })]);
+  }
+  return el('dl', {}, rows.map(([k, v]) => [el('dt', { text: k }), el('dd', {}, v)]));
+}
+
+/** The run's latest questions, however each stands now (the events name them; each is read whole). */
+async function questionList(path, runId, qids) {
+  if (qids.length === 0) return el('p', { class: 'empty', text: 'No questions asked.' });
+  const views = await Promise.all(qids.map((qid) => api(`${path}/questions/${encodeURIComponent(qid)}`).catch(() => null)));
+  const items = views
+    .filter((v) => v !== null)
+    .map((v) =>
+      el(
+        'li',
+        { 'data-qid': v.qid },
+        badge(v.status),
+        ` ${v.questions[0]?.question ?? ''} `,
+        el('span', { class: 'muted', text: `from ${v.asker_role} · ${v.status === 'pending' ? `held by ${v.holder === 'user' ? 'a person' : v.holder}` : v.qid}` }),
+        v.status === 'pending' && v.holder === 'user' ? el('a', { href: '#/inbox', text: ' answer in the inbox' }) : null,
+        ' ',
+        temporalLink(questionWorkflowId(runId, v.qid)),
+      ),
+    );
+  return el('ul', { class: 'question-list' }, items);
+}

@@ -1,0 +1,293 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { agentWorkflowId, questionWorkflowId, runWorkflowId } from '../../workflows/ids';
+import type { AgentClient } from '../support/clients';
+import { projectRoot } from '../support/processes';
+import { closeAll, eventsOf, operator, spawn, startRun, task, waitForInbox, type Member } from '../support/team';
+import { ana, launchChromium, startConsoleGateway, TEMPORAL_UI, until } from './browser';
+import { answerRuleCases } from './answerRules';
+
+/**
+ * The operator console in a real headless Chromium against the real
+ * stack: sign in, a question climbing a three-level chain to a person who
+ * answers it in the page, and the run's tree with its Temporal UI links.
+ */
+const SHOTS = path.join(projectRoot, 'test-artifacts', 'console');
+const PWN = '<img src=x onerror="window.__pwned=1">';
+const SCRIPT = '<script>window.__pwned=1</script>';
+
+const database = {
+  question: `Which database? ${PWN}`,
+  header: 'Database',
+  multiSelect: false,
+  options: [
+    { label: 'PostgreSQL', description: 'Shared, several hosts', value: 'pg' },
+    { label: 'SQLite', description: `One file ${SCRIPT}` },
+  ],
+};
+const scope = {
+  question: 'Which features ship first?',
+  header: 'Scope',
+  multiSelect: true,
+  options: [
+    { label: 'Search', description: '' },
+    { label: 'Export', description: PWN },
+    { label: 'Other', description: 'Say which', requires_text: true },
+  ],
+};
+const notes = { question: 'Anything else the team should know?', header: 'Notes', multiSelect: false, options: [] };
+const context = `${SCRIPT} We ship on Friday. ${PWN}`;
+
+let gateway: { url: string; stop: () => Promise<void> };
+let browser: Browser;
+let page: Page;
+const cspViolations: string[] = [];
+const pageErrors: string[] = [];
+
+beforeAll(async () => {
+  fs.mkdirSync(SHOTS, { recursive: true });
+  [gateway, browser] = await Promise.all([startConsoleGateway(), launchChromium()]);
+  page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  // A wait that fails says so well inside jest's minute.
+  page.setDefaultTimeout(15_000);
+  page.on('console', (m) => {
+    if (m.text().includes('Content Security Policy')) cspViolations.push(m.text());
+  });
+  page.on('pageerror', (e) => pageErrors.push(e.message));
+});
+
+afterAll(async () => {
+  await closeAll();
+  await browser?.close();
+  await gateway?.stop();
+});
+
+const shot = (name: string) => page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+// The test compiles without the DOM's types; these run in the page, where the globals are.
+const pwned = () => page.evaluate(() => (globalThis as any).__pwned);
+const stored = () => page.evaluate(() => (globalThis as any).sessionStorage.getItem('dipper.operatorToken') as string | null);
+const cookie = () => page.evaluate(() => (globalThis as any).document.cookie as string);
+
+/** ask_user as a runtime sends it, through the official MCP client. */
+function ask(client: AgentClient, args: Record<string, unknown>) {
+  return client.mcp.callTool({ name: 'ask_user', arguments: args }, undefined, { timeout: 60_000 }) as Promise<{
+    isError?: boolean;
+    structuredContent?: any;
+    content: { text: string }[];
+  }>;
+}
+
+const qidIn = (item: { content: string }) => /qid: (q_[A-Za-z0-9_-]+)/.exec(item.content)?.[1];
+
+describe('the operator console', () => {
+  it('is served with a strict CSP, and the API refuses a foreign origin', async () => {
+    for (const at of ['/console', '/console/']) {
+      const res = await fetch(`${gateway.url}${at}`);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toContain('text/html');
+      expect(res.headers.get('content-security-policy')).toBe(
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+      );
+      expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+      expect(res.headers.get('referrer-policy')).toBe('no-referrer');
+      expect(res.headers.get('cache-control')).toBe('no-store');
+      expect(res.headers.get('set-cookie')).toBeNull();
+    }
+    const script = await fetch(`${gateway.url}/console/app.js`);
+    expect(script.headers.get('content-type')).toContain('javascript');
+    expect(script.headers.get('content-security-policy')).toContain("script-src 'self'");
+
+    const as = (headers: Record<string, string>) => fetch(`${gateway.url}/api/console`, { headers });
+    const foreign = await as({ Authorization: `Bearer ${ana.token}`, Origin: 'https://elsewhere.example' });
+    expect(foreign.status).toBe(403);
+    expect(((await foreign.json()) as any).error.code).toBe('forbidden_origin');
+    expect((await as({})).status).toBe(401);
+    expect(await (await as({ Authorization: `Bearer ${ana.token}` })).json()).toEqual({
+      operator: { name: 'Ana', role: 'approver' },
+      namespace: 'dipper',
+      temporal_ui_url: TEMPORAL_UI,
+    });
+  });
+
+  it('refuses a wrong token in the page, signs in with a right one and signs out', async () => {
+    await page.goto(`${gateway.url}/console`);
+    await page.locator('#login-form').waitFor();
+    await shot('01-page-load');
+
+    await page.fill('#token', 'dpo_not_a_token_anyone_has_0000');
+    await page.click('#login-form button[type=submit]');
+    const message = page.locator('#login-message');
+    await message.filter({ hasText: 'That token was refused' }).waitFor();
+    expect(await stored()).toBeNull();
+
+    await page.fill('#token', ana.token);
+    await page.click('#login-form button[type=submit]');
+    await page.locator('#who-name', { hasText: 'Ana (approver)' }).waitFor();
+    expect(await stored()).toBe(ana.token);
+    // The token never becomes a cookie: nothing another site makes the browser send can authenticate.
+    expect(await cookie()).toBe('');
+    expect((await page.context().cookies()).length).toBe(0);
+
+    await page.click('#logout');
+    await message.filter({ hasText: 'Signed out' }).waitFor();
+    expect(await stored()).toBeNull();
+    await page.fill('#token', ana.token);
+    await page.click('#login-form button[type=submit]');
+    await page.locator('#who-name', { hasText: 'Ana' }).waitFor();
+  });
+
+  let chain: { runId: string; rootId: string; root: AgentClient; a: Member; b: Member; qid: string };
+
+  it('shows a question escalated up a three-level chain, and the answer given in the page reaches the asker', async () => {
+    const { runId, rootId, root } = await startRun(undefined, 'Build the search page.');
+    await root.ok('declare_plan', { tasks: [task('a')] });
+    const a = await spawn(root, runId, 'a');
+    await a.client.ok('declare_plan', { tasks: [task('b')] });
+    const b = await spawn(a.client, runId, 'b');
+
+    // The inbox is open before the question arrives: it must show up by the page's own refresh.
+    await page.goto(`${gateway.url}/console#/inbox`);
+    await page.locator('h2', { hasText: 'Questions waiting for a person' }).waitFor();
+    const asked = ask(b.client, { questions: [database, scope, notes], context });
+    const qid = qidIn(await waitForInbox(a.client, (m) => m.kind === 'system' && m.content.startsWith('[INBOX QUESTION]')))!;
+    await a.client.ok('escalate_question', { qid, reason: 'The root decides this.' });
+    await waitForInbox(root, (m) => m.kind === 'system' && m.content.includes(qid));
+    await root.ok('escalate_question', { qid, reason: 'The user decides.' });
+    chain = { runId, rootId, root, a, b, qid };
+
+    const card = page.locator(`article[data-qid="${qid}"]`);
+    await card.waitFor();
+    await shot('02-inbox');
+
+    // Each sub-question has the widget its kind asks for.
+    const sub = (i: number) => card.locator(`fieldset[data-index="${i}"]`);
+    expect(await Promise.all([0, 1, 2].map((i) => sub(i).getAttribute('data-kind')))).toEqual(['single', 'multi', 'text']);
+    expect(await sub(0).locator('input[type=radio]').count()).toBe(3); // two options and "Other"
+    expect(await sub(0).locator('input[type=checkbox]').count()).toBe(0);
+    expect(await sub(1).locator('input[type=checkbox]').count()).toBe(3);
+    expect(await sub(1).locator('input[type=radio]').count()).toBe(0);
+    expect(await sub(2).locator('input').count()).toBe(0);
+    expect(await sub(2).locator('textarea').isVisible()).toBe(true);
+    expect(await sub(0).locator('textarea').isVisible()).toBe(false);
+    expect(await sub(1).locator('textarea').isVisible()).toBe(false);
+    expect(await Promise.all([0, 1, 2].map((i) => sub(i).locator('.chip').textContent()))).toEqual(['Database', 'Scope', 'Notes']);
+
+    // What the model wrote is shown as text: no element came of it, and nothing ran.
+    expect(await sub(0).locator('.question-text').textContent()).toBe(database.question);
+    expect(await card.locator('.context').textContent()).toBe(context);
+    expect(await sub(1).locator('.choice').nth(1).locator('.option-description').textContent()).toBe(PWN);
+    expect(await card.locator('img, script, b').count()).toBe(0);
+    expect(await pwned()).toBeUndefined();
+
+    // Submit waits until every sub-question's answer would be taken.
+    const submit = card.locator('button[type=submit]');
+    expect(await submit.isDisabled()).toBe(true);
+    await sub(0).locator('input[value=other]').check();
+    expect(await sub(0).locator('textarea').isVisible()).toBe(true);
+    await sub(0).locator('textarea').fill('DuckDB, embedded');
+    await sub(1).locator('input[value="0"]').check();
+    await sub(2).locator('textarea').fill('Ship it on Friday.');
+    expect(await submit.isDisabled()).toBe(false);
+    // Choosing an option that asks for text holds Submit back until the text is there.
+    await sub(1).locator('input[value="2"]').check();
+    expect(await sub(1).locator('textarea').isVisible()).toBe(true);
+    expect(await submit.isDisabled()).toBe(true);
+    await sub(1).locator('textarea').fill('Tags');
+    expect(await submit.isDisabled()).toBe(false);
+    await shot('03-filled');
+
+    await submit.click();
+    const outcome = page.locator(`.outcome[data-qid="${qid}"]`);
+    await outcome.waitFor();
+    await card.waitFor({ state: 'detached' });
+    expect(await outcome.textContent()).toContain('as Ana');
+    await shot('04-answered');
+
+    const res = await asked;
+    expect(res.isError).toBeFalsy();
+    expect(res.structuredContent).toEqual({
+      answers: [
+        { selected_labels: [], selected_values: [], text: 'DuckDB, embedded' },
+        { selected_labels: ['Search', 'Other'], selected_values: ['Search', 'Other'], text: 'Tags' },
+        { selected_labels: [], selected_values: [], text: 'Ship it on Friday.' },
+      ],
+      answer_text: 'Database: DuckDB, embedded\nScope: Search, Other: Tags\nNotes: Ship it on Friday.',
+    });
+    expect(await outcome.locator('pre').textContent()).toBe(res.structuredContent.answer_text);
+    // ask_user's result carries the answers only; the question records who gave them.
+    const record = await operator.request('GET', `/runs/${runId}/questions/${qid}`);
+    expect(record.json).toMatchObject({ status: 'answered', answered_by: { operator: 'Ana', reason: null } });
+    expect((await eventsOf(runId, 'question_answered'))[0].data).toMatchObject({ qid, by: 'operator Ana', hops: 3 });
+    expect(await pwned()).toBeUndefined();
+  });
+
+  it('lists the run, and shows its agents as a tree with links to the Temporal UI', async () => {
+    const { runId, rootId, a, b, qid } = chain;
+    const ui = (workflowId: string) => `${TEMPORAL_UI}/namespaces/dipper/workflows/${encodeURIComponent(workflowId)}`;
+    await page.goto(`${gateway.url}/console#/runs`);
+    const row = page.locator(`tr[data-run-id="${runId}"]`);
+    await row.waitFor();
+    expect(await row.locator('a.temporal').getAttribute('href')).toBe(ui(runWorkflowId(runId)));
+
+    await row.locator(`a[href="#/runs/${runId}"]`).click();
+    const agent = (id: string) => `li[data-agent-id="${id}"]`;
+    await page.locator(`${agent(rootId)} > ul > ${agent(a.agentId)} > ul > ${agent(b.agentId)}`).waitFor();
+    for (const id of [rootId, a.agentId, b.agentId]) {
+      const link = page.locator(`${agent(id)} > .agent a.temporal`);
+      expect(await link.getAttribute('href')).toBe(ui(agentWorkflowId(runId, id)));
+    }
+    expect(await page.locator(`${agent(b.agentId)} > .agent .agent-role`).textContent()).toBe('b-engineer');
+    expect(await page.locator(`${agent(rootId)} > .agent .badge`).textContent()).toBe('active');
+    // Each agent's inbox depth, as the operator API counts it (A and the root still hold the question's inbox line).
+    const rows = (await operator.request('GET', `/runs/${runId}/agents`)).json.agents;
+    for (const id of [rootId, a.agentId]) {
+      const depth = rows.find((r: any) => r.agent_id === id).inbox_depth;
+      expect(depth).toBeGreaterThan(0);
+      expect(await page.locator(`${agent(id)} > .agent .inbox-depth`).textContent()).toBe(`inbox ${depth}`);
+    }
+    expect(await page.locator('h2 a.temporal').getAttribute('href')).toBe(ui(runWorkflowId(runId)));
+    expect(await page.locator('.run-summary dd').allTextContents()).toEqual(expect.arrayContaining(['active', 'Build the search page.', rootId, '3']));
+
+    const question = page.locator(`.run-questions li[data-qid="${qid}"]`);
+    await question.locator('.badge', { hasText: 'answered' }).waitFor();
+    expect(await question.locator('a.temporal').getAttribute('href')).toBe(ui(questionWorkflowId(runId, qid)));
+    await page.locator('table.events td', { hasText: 'question_answered' }).first().waitFor();
+    await shot('05-run-tree');
+  });
+
+  it('declines a question with a reason, which the asker receives', async () => {
+    const { runId, root } = chain;
+    const asked = ask(root, { questions: [notes] });
+    const waiting = await until(async () => {
+      const list = (await operator.request('GET', `/questions?run=${runId}`)).json.questions;
+      return list.find((q: any) => q.asker_id === chain.rootId);
+    }, "the root's question waiting for a person");
+    await page.goto(`${gateway.url}/console#/inbox`);
+    const card = page.locator(`article[data-qid="${waiting.qid}"]`);
+    await card.locator('button', { hasText: 'Decline…' }).click();
+    const send = card.locator('button', { hasText: 'Decline question' });
+    expect(await send.isDisabled()).toBe(true);
+    await card.locator('.decline-reason').fill('Not for this run.');
+    await send.click();
+    await page.locator(`.outcome[data-qid="${waiting.qid}"]`, { hasText: 'Not for this run.' }).waitFor();
+    const res = await asked;
+    expect(res.isError).toBe(true);
+    expect(JSON.parse(res.content[0].text).error).toMatchObject({ code: 'user_declined', reason: 'Not for this run.' });
+  });
+
+  it("applies the question workflow's answer rules in the browser, case for case", async () => {
+    const cases = answerRuleCases();
+    await page.goto(`${gateway.url}/console`);
+    // A string, so the module is imported by the page itself (the test's compiler would rewrite an import() in a function).
+    const inBrowser = await page.evaluate(
+      `import('/console/answers.js').then((rules) => ${JSON.stringify(cases)}.map((c) => rules.answerProblem(c.q, c.a, 0)?.field ?? null))`,
+    );
+    expect(inBrowser).toEqual(cases.map((c) => c.field));
+  });
+
+  it('ran without a script error or a Content-Security-Policy violation', () => {
+    expect(pageErrors).toEqual([]);
+    expect(cspViolations).toEqual([]);
+  });
+});
