@@ -14,6 +14,8 @@ export interface Counts {
   send: number;
   peers: number;
   spawn: number;
+  /** ask_user round trips per row. */
+  ask: number;
   bursts: number;
   /** Agents in the large list_peers run. */
   bigRun: number;

@@ -14,14 +14,15 @@ import { listPeersScenario } from './scenarios/listPeers';
 import { noopScenario } from './scenarios/noop';
 import { sendLongMessageScenario, sendMessageScenario } from './scenarios/sendMessage';
 import { spawnAgentScenario } from './scenarios/spawnAgent';
+import { askUserScenario } from './scenarios/askUser';
 import { temporalQueryScenario } from './scenarios/temporalQuery';
 import { temporalUpdateScenario } from './scenarios/temporalUpdate';
 import { startStack, Teardown } from './stack';
 
 /** A few minutes on two cores. */
-const FULL: Counts = { warmup: 20, noop: 300, update: 300, query: 300, send: 300, peers: 200, spawn: 50, bursts: 5, bigRun: 1000, idleSeconds: 40 };
+const FULL: Counts = { warmup: 20, noop: 300, update: 300, query: 300, send: 300, peers: 200, spawn: 50, ask: 40, bursts: 5, bigRun: 1000, idleSeconds: 40 };
 /** A smoke run under a minute: about a tenth of the calls and a 200-agent large run. */
-const QUICK: Counts = { warmup: 3, noop: 30, update: 30, query: 30, send: 30, peers: 20, spawn: 5, bursts: 2, bigRun: 200, idleSeconds: 10 };
+const QUICK: Counts = { warmup: 3, noop: 30, update: 30, query: 30, send: 30, peers: 20, spawn: 5, ask: 5, bursts: 2, bigRun: 200, idleSeconds: 10 };
 
 const USAGE = 'usage: npm run bench [-- --quick] [--only <scenario>]   (or DIPPER_BENCH_QUICK=1)\n';
 
@@ -91,6 +92,8 @@ async function main(argv: string[]): Promise<number> {
     await scenario('list_peers, 10 agents', async () => void (await listPeersScenario(ctx, 10)));
     await scenario('spawn_agent', () => spawnAgentScenario(ctx));
     await scenario('fan-in', () => fanInScenario(ctx));
+    await scenario('ask_user, 1 hop', () => askUserScenario(ctx, 1));
+    await scenario('ask_user, 3 hops', () => askUserScenario(ctx, 3));
     // Last, so its thousand live workflows weigh on no other figure.
     const watched = [
       ['worker', stack.pids.worker],

@@ -37,6 +37,8 @@ export interface Limits {
   /** Sustained spawns per second in one run, and the burst above it. */
   spawnsPerSecond?: number;
   spawnBurst?: number;
+  /** Questions (ask_user and Dipper's own) open at once in one run; absent in older runs. */
+  maxOpenQuestions?: number;
   /** Watchdog pass A: seconds a child's review may wait before its leader is reminded (0: off; absent in older runs). */
   reviewWatchdogSeconds?: number;
   /** Watchdog pass B: seconds without a tool call or inbox delivery before an idle agent is nudged (0: off; absent in older runs). */
@@ -359,6 +361,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): DipperC
       maxConcurrentSpawns: Math.max(1, int(env, 'DIPPER_MAX_CONCURRENT_SPAWNS', defaultLimits.maxConcurrentSpawns!)),
       spawnsPerSecond: int(env, 'DIPPER_SPAWNS_PER_SECOND', defaultLimits.spawnsPerSecond!),
       spawnBurst: Math.max(1, int(env, 'DIPPER_SPAWN_BURST', defaultLimits.spawnBurst!)),
+      maxOpenQuestions: Math.max(1, int(env, 'DIPPER_MAX_OPEN_QUESTIONS', defaultLimits.maxOpenQuestions!)),
       reviewWatchdogSeconds: Math.max(0, int(env, 'DIPPER_WATCHDOG_REVIEW_SECONDS', defaultLimits.reviewWatchdogSeconds!)),
       idleWatchdogSeconds: Math.max(0, int(env, 'DIPPER_WATCHDOG_IDLE_SECONDS', defaultLimits.idleWatchdogSeconds!)),
     },

@@ -21,6 +21,7 @@ export const defaultLimits: Limits = {
   maxConcurrentSpawns: 100,
   spawnsPerSecond: 20,
   spawnBurst: 100,
+  maxOpenQuestions: 1000,
   reviewWatchdogSeconds: 60,
   idleWatchdogSeconds: 120,
 };

@@ -46,6 +46,7 @@ const startBody = z.strictObject({
       max_concurrent_spawns: z.number().int().min(1).optional(),
       spawns_per_second: z.number().positive().optional(),
       spawn_burst: z.number().int().min(1).optional(),
+      max_open_questions: z.number().int().min(1).optional(),
       review_watchdog_seconds: z.number().int().min(0).optional(),
       idle_watchdog_seconds: z.number().int().min(0).optional(),
     })
@@ -69,6 +70,7 @@ function runLimits(base: Limits, o: z.infer<typeof startBody>['limits']): Limits
     maxConcurrentSpawns: tighter(o?.max_concurrent_spawns, base.maxConcurrentSpawns!),
     spawnsPerSecond: tighter(o?.spawns_per_second, base.spawnsPerSecond!),
     spawnBurst: tighter(o?.spawn_burst, base.spawnBurst!),
+    maxOpenQuestions: tighter(o?.max_open_questions, base.maxOpenQuestions!),
     // Not a bound on the run but how closely it is watched: a run may ask for its own (0 turns a pass off).
     reviewWatchdogSeconds: o?.review_watchdog_seconds ?? base.reviewWatchdogSeconds,
     idleWatchdogSeconds: o?.idle_watchdog_seconds ?? base.idleWatchdogSeconds,

@@ -47,6 +47,12 @@ export interface SoakReport {
   duplicated: number;
   /** Agents that did not answer a read at the end. */
   unanswered: string[];
+  /**
+   * ask_user through the kills: calls asked, answered rightly once, and
+   * question workflows made for them (one per question: a re-issued call
+   * attaches); the root's reviews the operator approved.
+   */
+  questions: { asked: number; answered: number; wrong: number; unanswered: number; workflows: number; rootReviews: number };
   replay: ReplayReport;
   /** Nondeterministic histories the first replay found, before any repair. */
   brokenBeforeRepair: number;
@@ -71,6 +77,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
   const operator = new Operator({ gatewayUrl: stack.gatewayUrl, operatorToken: stack.operatorToken });
   const tally = newTally();
   let team: SoakTeam | undefined;
+  let stopApproving = false;
   try {
     const run = await operator.startRun(`Crash soak, seed ${o.seed}.`);
     team = new SoakTeam(stack.gatewayUrl, rng, tally, async (agentId) => (await operator.launch(run.run_id, agentId)).token as string);
@@ -78,6 +85,19 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     await team.spawnWave(o.agents);
     say(`seed ${o.seed}: ${team.members.length} agents working`);
     team.start(o.pauseMs);
+    // A person at the console: the root's reviews come to them as questions, and they approve each.
+    let rootReviews = 0;
+    const approving = (async () => {
+      while (!stopApproving) {
+        const waiting = await operator.request('GET', `/questions?run=${run.run_id}`).catch(() => undefined);
+        for (const q of (waiting?.json?.questions ?? []) as { qid: string; system: { kind: string } | null }[]) {
+          if (q.system?.kind !== 'root_review') continue;
+          const res = await operator.request('POST', `/runs/${run.run_id}/questions/${q.qid}/answer`, { answers: [{ selected_labels: ['Approve'], text: null }] }).catch(() => undefined);
+          if (res?.status === 200) rootReviews++;
+        }
+        await sleep(500);
+      }
+    })();
     await sleep(o.warmupSeconds * 1000);
 
     const recoverySeconds: number[] = [];
@@ -118,7 +138,19 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     }
     await keepHistories(client, replay, path.join(o.dataRoot, 'broken'));
     await connection.close();
+    stopApproving = true;
+    await approving;
     await team.stop();
+    const asked = [...tally.questions.values()];
+    const askEvents = (await operator.events(run.run_id, 'question_asked')) as { data: { qid: string; to_user: boolean } }[];
+    const questions = {
+      asked: asked.length,
+      answered: asked.filter((q) => q.answered === 1 && q.wrong === 0).length,
+      wrong: asked.filter((q) => q.wrong > 0).length,
+      unanswered: asked.filter((q) => q.answered === 0 && q.wrong === 0).length,
+      workflows: new Set(askEvents.filter((e) => !e.data.to_user).map((e) => e.data.qid)).size,
+      rootReviews,
+    };
     const unanswered: string[] = [];
     for (const m of team.members) {
       const out = await m.client.call('list_peers', {}).catch(() => undefined);
@@ -133,7 +165,9 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       replay.failed.length === 0 &&
       lost === 0 &&
       duplicated === 0 &&
-      unanswered.length === 0;
+      unanswered.length === 0 &&
+      questions.answered === questions.asked &&
+      questions.workflows === questions.asked;
     return {
       seed: o.seed,
       kills: o.kills,
@@ -145,12 +179,14 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       lost,
       duplicated,
       unanswered,
+      questions,
       replay,
       brokenBeforeRepair,
       repaired,
       passed,
     };
   } finally {
+    stopApproving = true;
     await team?.stop();
     await team?.close();
     await stack.stop();
@@ -183,6 +219,7 @@ export function describeSoak(r: SoakReport): string {
     ...(r.brokenBeforeRepair > 0 ? [`  ${r.brokenBeforeRepair} nondeterministic before repair, ${r.repaired} repaired`] : []),
     `  replayed ${r.replay.replayed} histories: ${r.replay.nondeterministic.length} nondeterministic, ${r.replay.stuck.length} stuck, ${r.replay.failed.length} failed`,
     `  agents not answering a read: ${r.unanswered.length}`,
+    `  ask_user: ${r.questions.asked} asked, ${r.questions.answered} answered once and rightly, ${r.questions.wrong} wrong, ${r.questions.unanswered} unanswered, ${r.questions.workflows} question workflows; ${r.questions.rootReviews} root reviews approved`,
     ...r.replay.nondeterministic.map((p) => `  nondeterministic: ${p.workflowId}: ${p.message}`),
     ...r.replay.stuck.map((p) => `  stuck: ${p.workflowId}: ${p.message}`),
   ].join('\n');

@@ -13,6 +13,13 @@ export interface Tally {
   failedCalls: number;
   /** Time of the last successful tool call, for recovery figures. */
   lastSuccess: number;
+  /** ask_user calls by their words: how often the asker got the right answer, and a wrong one. */
+  questions: Map<string, { answered: number; wrong: number }>;
+}
+
+/** What the root answers a soak question with. */
+function answerTo(words: string): string {
+  return `answer to ${words}`;
 }
 
 export interface Member {
@@ -22,7 +29,7 @@ export interface Member {
 }
 
 export function newTally(): Tally {
-  return { acknowledged: new Set(), delivered: new Map(), calls: 0, failedCalls: 0, lastSuccess: 0 };
+  return { acknowledged: new Set(), delivered: new Map(), calls: 0, failedCalls: 0, lastSuccess: 0, questions: new Map() };
 }
 
 /**
@@ -42,6 +49,9 @@ export class SoakTeam {
   private sending = true;
   /** Steps in flight, so stopSending can wait for their acknowledgements. */
   private stepping = 0;
+  /** Members waiting on an ask_user of theirs (one each at a time), and the waits themselves. */
+  private readonly asking = new Set<string>();
+  private readonly waits: Promise<void>[] = [];
 
   constructor(
     private readonly gatewayUrl: string,
@@ -74,13 +84,14 @@ export class SoakTeam {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    await Promise.all(this.loops);
+    await Promise.all([...this.loops, ...this.waits]);
   }
 
   /** Ends the sending and keeps the readers going until every acknowledged send arrived, or the time is up. */
   async drain(timeoutMs: number): Promise<void> {
     const deadline = Date.now() + timeoutMs;
-    while (Date.now() < deadline && [...this.tally.acknowledged].some((c) => !this.tally.delivered.has(c))) {
+    const undelivered = () => [...this.tally.acknowledged].some((c) => !this.tally.delivered.has(c));
+    while (Date.now() < deadline && (undelivered() || this.asking.size > 0)) {
       await new Promise((r) => setTimeout(r, 200));
     }
   }
@@ -121,6 +132,11 @@ export class SoakTeam {
       if (out) this.tally.acknowledged.add(content);
     } else if (roll < 0.8) {
       await this.call(m, 'list_peers', {});
+    } else if (!m.isRoot && roll < 0.85 && !this.asking.has(m.agentId)) {
+      this.ask(m, `Soak question ${this.sent++} from ${m.agentId}?`);
+    } else if (m.isRoot && roll > 0.92) {
+      // The root's own review goes to the person (the soak's operator loop approves it).
+      await this.call(m, 'signal_review', { detail: `Root review ${this.sent++}.` });
     } else if (!m.isRoot) {
       await this.call(m, 'signal_review', { detail: `Review ${this.sent++} from ${m.agentId}.` });
     } else {
@@ -130,6 +146,54 @@ export class SoakTeam {
         await this.call(m, 'send_message', { to: r.agent_id, content: 'Looks good, carry on.' });
       }
     }
+  }
+
+  /**
+   * ask_user in the background, as a runtime whose call failed would: the
+   * same words again until an answer comes (the gateway attaches a re-issued
+   * call to the question already asked). The root answers it.
+   */
+  private ask(m: Member, words: string): void {
+    this.asking.add(m.agentId);
+    this.tally.questions.set(words, { answered: 0, wrong: 0 });
+    const question = { questions: [{ question: words, header: 'Soak', multiSelect: false, options: [] }] };
+    this.waits.push(
+      (async () => {
+        try {
+          while (!this.stopped) {
+            const out = await this.call(m, 'ask_user', question);
+            if (!out) {
+              await new Promise((r) => setTimeout(r, 300));
+              continue;
+            }
+            const got = this.tally.questions.get(words)!;
+            if (out.answer_text === `Soak: ${answerTo(words)}`) got.answered++;
+            else got.wrong++;
+            return;
+          }
+        } finally {
+          this.asking.delete(m.agentId);
+        }
+      })(),
+    );
+  }
+
+  /** The root answers a question in its inbox, again until it is taken or is no longer its own. */
+  private answer(m: Member, content: string): void {
+    const qid = /\nqid: (q_[A-Za-z0-9_-]+)/.exec(content)?.[1];
+    const words = /\n0\. \[Soak\] (.+) \(free text\)/.exec(content)?.[1];
+    if (!qid || !words) return;
+    this.waits.push(
+      (async () => {
+        while (!this.stopped) {
+          this.tally.calls++;
+          const out = await m.client.call('answer_question', { qid, answers: [{ selected_labels: [], text: answerTo(words) }], reason: 'The soak answers.' }).catch(() => undefined);
+          if (out && (!out.isError || ['unknown_qid', 'not_holder', 'stale'].includes(out.error?.code ?? ''))) return;
+          this.tally.failedCalls++;
+          await new Promise((r) => setTimeout(r, 300));
+        }
+      })(),
+    );
   }
 
   private async read(m: Member): Promise<void> {
@@ -143,6 +207,7 @@ export class SoakTeam {
           if (item.seq <= counted) continue;
           counted = item.seq;
           if (item.content.startsWith(TAG)) this.tally.delivered.set(item.content, (this.tally.delivered.get(item.content) ?? 0) + 1);
+          if (m.isRoot && item.content.startsWith('[INBOX QUESTION]')) this.answer(m, item.content);
         }
         if (view.next_cursor > cursor) {
           await m.client.ack(view.next_cursor);

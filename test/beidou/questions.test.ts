@@ -1,5 +1,8 @@
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { AgentClient } from '../support/clients';
+import { inboxQuery } from '../../workflows/agent/messages';
+import { agentWorkflowId } from '../../workflows/ids';
+import { connectTemporal } from '../support/temporal';
 import { closeAll, eventsOf, operator, spawn, startRun, task, waitForInbox, type Member } from '../support/team';
 
 afterAll(closeAll);
@@ -165,6 +168,48 @@ describe('ask_user', () => {
     // One question for the two calls; and asked once more just after, the same answer at once.
     expect((await ask(root, { questions: [why] })).structuredContent.answer_text).toBe('Because.');
     expect(await eventsOf(runId, 'question_asked', 2)).toHaveLength(2);
+  });
+});
+
+describe('limits', () => {
+  it("holds a run's open questions to its limit; a re-issued call still attaches to its own", async () => {
+    const { runId, root } = await startRun({ max_open_questions: 2 });
+    const first = ask(root, { questions: [why] });
+    const second = ask(root, { questions: [choose] });
+    const [q1, q2] = await waitForQuestion(runId, 2);
+    const third = await root.fail('ask_user', { questions: [features] });
+    expect(third).toMatchObject({ code: 'quota_exceeded', quota: 'open_questions', limit: 2 });
+    // The same words again: the same question, whatever the count.
+    const again = ask(root, { questions: [why] });
+    const byText = [q1, q2].find((q) => q.questions[0].question === 'Why?')!;
+    const other = [q1, q2].find((q) => q !== byText)!;
+    await operator.request('POST', `/runs/${runId}/questions/${byText.qid}/answer`, { answers: [{ selected_labels: [], text: 'Because.' }] });
+    await operator.request('POST', `/runs/${runId}/questions/${other.qid}/answer`, { answers: [{ selected_labels: ['SQLite'], text: null }] });
+    expect((await first).structuredContent.answer_text).toBe('Because.');
+    expect((await again).structuredContent.answer_text).toBe('Because.');
+    expect((await second).structuredContent.answer_text).toBe('Database: SQLite');
+  });
+
+  it("reaches a holder's inbox whole when long, kept out of the holder's workflow state", async () => {
+    const { runId, rootId, root } = await startRun();
+    await root.ok('declare_plan', { tasks: [task('a')] });
+    const a = await spawn(root, runId, 'a');
+    const context = 'Background. '.repeat(2000);
+    const asked = ask(a.client, { questions: [why], context });
+    const held = await waitForInbox(root, (m) => m.content.startsWith('[INBOX QUESTION]'));
+    expect(held.content).toContain(context.trim());
+    const qid = qidIn(held)!;
+    // In the root's own state the question is a reference into the content store.
+    const temporal = await connectTemporal();
+    try {
+      const view = await temporal.client.workflow.getHandle(agentWorkflowId(runId, rootId)).query(inboxQuery, {});
+      const item = view.items.find((i) => i.message_id === held.message_id);
+      expect(item?.content).toMatchObject({ content_ref: expect.any(String) });
+    } finally {
+      await temporal.close();
+    }
+    await root.ok('answer_question', { qid, answers: [{ selected_labels: [], text: 'Yes.' }], reason: 'I know.' });
+    expect((await asked).structuredContent.answer_text).toBe('Yes.');
   });
 });
 

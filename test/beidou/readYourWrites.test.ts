@@ -1,4 +1,4 @@
-import type { AgentClient } from '../support/clients';
+import { eventually, type AgentClient } from '../support/clients';
 import { closeAll, connect, operator, spawn, startRun, task } from '../support/team';
 
 /**
@@ -65,4 +65,16 @@ it('every state-changing beidou tool is seen by the next read of any agent', asy
   await root.ok('terminate_child', { agent_id: b.agentId });
   await root.ok('remove_plan', {});
   expect((await root.fail('list_ready', {})).code).toBe('no_active_plan');
+
+  // Questions: each hop is in the next holder's inbox, and each step in the question's record, when the call returns.
+  const asked = helper.mcp.callTool({ name: 'ask_user', arguments: { questions: [{ question: 'Which port?', header: 'Port', multiSelect: false, options: [] }] } }, undefined, { timeout: 60_000 });
+  const held = await eventually(async () => (await b.client.inbox(0, 0)).messages.find((m: { content: string }) => m.content.startsWith('[INBOX QUESTION]')));
+  const qid = /qid: (q_[A-Za-z0-9_-]+)/.exec(held.content)![1];
+  await b.client.ok('escalate_question', { qid, reason: 'Not mine.' });
+  expect((await root.inbox(0, 0)).messages.some((m: { content: string }) => m.content.includes(`qid: ${qid}`))).toBe(true);
+  await root.ok('escalate_question', { qid, reason: 'The user decides.' });
+  expect((await operator.request('GET', `/runs/${runId}/questions/${qid}`)).json).toMatchObject({ holder: 'user', chain: [b.agentId, rootId, 'user'] });
+  expect((await operator.request('POST', `/runs/${runId}/questions/${qid}/answer`, { answers: [{ selected_labels: [], text: '8080' }] })).status).toBe(200);
+  expect((await operator.request('GET', `/runs/${runId}/questions/${qid}`)).json).toMatchObject({ status: 'answered', holder: null });
+  expect(((await asked) as unknown as { structuredContent: { answer_text: string } }).structuredContent.answer_text).toBe('Port: 8080');
 }, 60_000);

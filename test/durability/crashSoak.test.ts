@@ -36,5 +36,8 @@ describe('crash soak', () => {
     expect(report.replay.failed).toEqual([]);
     expect({ lost: report.lost, duplicated: report.duplicated, unanswered: report.unanswered }).toEqual({ lost: 0, duplicated: 0, unanswered: [] });
     expect(report.brokenBeforeRepair).toBe(0);
+    // Questions asked through the kills: each answered once and rightly, one question workflow each however often re-issued.
+    expect(report.questions.asked).toBeGreaterThan(0);
+    expect(report.questions).toMatchObject({ answered: report.questions.asked, wrong: 0, unanswered: 0, workflows: report.questions.asked });
   }, 240_000);
 });

@@ -73,3 +73,17 @@ it('ends with its run: the waiting ask_user is told, and nothing is left running
   expect(JSON.parse(res.content[0].text).error.code).toBe('run_ended');
   await untilNothingRunning(temporal.client, stack.env.DIPPER_DATA_DIR, runId);
 });
+
+it("ends with its run when it is the root's review or a watchdog's question: nothing is left running", async () => {
+  // The root idle for a second: the watchdog asks the person about it; and the root asks for a review.
+  const run = (await stack.operator.request('POST', '/runs', { task: 'reviews end too', limits: { idle_watchdog_seconds: 1 } })).json;
+  const root = await AgentClient.connect(stack.gatewayUrl, run.root.agent_token);
+  clients.push(root);
+  const kinds = async () =>
+    ((await stack.operator.request('GET', `/questions?run=${run.run_id}`)).json.questions as { system: { kind: string } | null }[]).map((q) => q.system?.kind).sort();
+  await eventually(async () => ((await kinds()).includes('agent_idle') ? true : undefined), 30_000, 250);
+  await root.ok('signal_review', { detail: '[REVIEW REQUIRED] all done' });
+  await eventually(async () => ((await kinds()).includes('root_review') ? true : undefined), 15_000, 250);
+  expect((await stack.operator.request('POST', `/runs/${run.run_id}/cancel`, { reason: 'done' })).status).toBe(200);
+  await untilNothingRunning(temporal.client, stack.env.DIPPER_DATA_DIR, run.run_id);
+});

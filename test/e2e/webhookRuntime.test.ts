@@ -33,7 +33,7 @@ describe('the webhook runtime', () => {
     const launch = await eventually(async () => received.find((r) => r.action === 'launch' && r.agent_id === run.root.agent_id));
     expect(launch).toMatchObject({
       run_id: run.run_id,
-      first_message: 'Runs elsewhere.',
+      first_message: expect.stringMatching(/^Runs elsewhere\.\n\n\[SKILLS\]\n/),
       mcp_url: `${stack.gatewayUrl}/mcp/beidou`,
       inbox_url: `${stack.gatewayUrl}/api/runtime/inbox`,
       mode: 'first',
@@ -41,7 +41,7 @@ describe('the webhook runtime', () => {
     expect(launch.skill_body).toContain('member of a team');
     // It carries this agent's own credentials and nothing of Dipper's: exactly the documented fields, one token, its own.
     expect(Object.keys(launch).sort()).toEqual(
-      ['action', 'agent_id', 'artifacts_path', 'first_message', 'inbox_url', 'mcp_url', 'mode', 'model', 'name', 'role', 'rules', 'run_id', 'skill', 'skill_body', 'token', 'workspace_path'].sort(),
+      ['action', 'agent_id', 'artifacts_path', 'first_message', 'inbox_url', 'mcp_url', 'mode', 'model', 'name', 'role', 'rules', 'run_id', 'skill', 'skill_body', 'skills', 'token', 'workspace_path'].sort(),
     );
     expect(verifyAgentToken([readTestEnv().tokenSecret], launch.token)).toMatchObject({ run_id: run.run_id, agent_id: run.root.agent_id, gen: 1 });
     const text = JSON.stringify(launch);

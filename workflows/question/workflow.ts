@@ -1,4 +1,6 @@
-import { condition, patched, setCurrentDetails, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { condition, patched, proxyActivities, setCurrentDetails, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import type { Activities } from '../../activities';
+import { INLINE_TEXT_BYTES, textBytes, type Text } from '../content';
 import { askingSignal, systemMessageSignal } from '../agent/messages';
 import { refuse } from '../errors';
 import { EventBuffer, eventRecorder } from '../events';
@@ -19,6 +21,9 @@ import { deliverSystemAnswer } from './system';
  * stays open a while so the asker's identical call, re-issued after its
  * client gave up, gets the same answer; then it closes.
  */
+/** Retried until the content store takes it: the question must reach its holder. */
+const store = proxyActivities<Activities>({ startToCloseTimeout: '30s', retry: { initialInterval: '500ms', maximumInterval: '10s' } });
+
 export async function questionWorkflow(input: m.QuestionInput): Promise<void> {
   const { runId, qid } = input;
   const events = new EventBuffer(runId, null);
@@ -52,10 +57,12 @@ export async function questionWorkflow(input: m.QuestionInput): Promise<void> {
       return;
     }
     events.emit('question_routed', { qid, holder: to, reason }, input.askerId);
-    await tell(agentWorkflowId(runId, to), systemMessageSignal, {
-      message_id: `${qid}-${chain.length}`,
-      content: inboxQuestion({ qid, askerId: input.askerId, askerRole: input.askerRole, questions: input.questions, context: typeof input.context === 'string' ? input.context : null, via: chain.slice(0, -1).filter((h) => h !== m.USER) }),
-    });
+    const words = inboxQuestion({ qid, askerId: input.askerId, askerRole: input.askerRole, questions: input.questions, context: typeof input.context === 'string' ? input.context : null, via: chain.slice(0, -1).filter((h) => h !== m.USER) });
+    // A long question goes into the holder's inbox as a reference, as a long message does: a leader asked many
+    // long questions would otherwise carry them all in its workflow state, past Temporal's payload limits.
+    let content: Text = words;
+    if (textBytes(words) > INLINE_TEXT_BYTES && patched('question-text-kept')) [content] = await store.keepTexts({ runId, texts: [words] });
+    await tell(agentWorkflowId(runId, to), systemMessageSignal, { message_id: `${qid}-${chain.length}`, content });
   };
   const nextAfter = (current: string): string => {
     const at = input.ancestors.indexOf(current);

@@ -63,6 +63,8 @@ export interface PeerRow {
 /** Arguments are optional: a person pressing "Run Query" in the Temporal UI sends none. */
 export const peersQuery = defineQuery<PeerRow[], [{ caller_id?: string; scope?: PeerScope }?]>('peers');
 export const peerQuery = defineQuery<PeerEntry | null, [{ agent_id?: string }?]>('peer');
+/** How many questions of the run are open, and whether `qid` is one of them (ask_user's cap; a re-issued call attaches past it). */
+export const openQuestionsQuery = defineQuery<{ open: number; includes: boolean; limit: number | null }, [{ qid?: string }?]>('openQuestions');
 /** Every agent's whole directory entry (leader, depth): the operator API's agent tree. */
 export const agentsQuery = defineQuery<PeerEntry[], []>('agents');
 

@@ -91,7 +91,7 @@ export async function runWorkflow(input: RunInput): Promise<void> {
   const rootQuestions = patched('root-questions');
   const withdraw = (report: m.RootReport | undefined, reason: string) =>
     report?.qid ? tell(questionWorkflowId(runId, report.qid), questionWithdrawnSignal, { reason }) : Promise.resolve(true);
-  setHandler(m.rootReportSignal, async (report) => {
+  setHandler(m.rootReportSignal, (report) => {
     const before = data.pending_root.find((r) => r.kind === report.kind);
     const entry = { ...report };
     if (rootQuestions && data.status === 'active') {
@@ -100,7 +100,7 @@ export async function runWorkflow(input: RunInput): Promise<void> {
     }
     data.pending_root = data.pending_root.filter((r) => r.kind !== report.kind).concat(entry);
     // A newer report replaces the question about the older one.
-    await withdraw(before, 'The root reported again; a newer question replaces this one.');
+    if (before?.qid) return withdraw(before, 'The root reported again; a newer question replaces this one.').then(() => undefined);
   });
   setHandler(m.systemQuestionSignal, (ask) => {
     if (data.status !== 'active' || !rootQuestions) return;
@@ -111,6 +111,14 @@ export async function runWorkflow(input: RunInput): Promise<void> {
   setHandler(m.peersQuery, (args) => dir.peers(args?.caller_id ?? root.agentId, args?.scope ?? 'all'), {
     description: "The run's directory as list_peers sees it: { caller_id?: agent (the root), scope?: team | children | all (all) }.",
   });
+  setHandler(
+    m.openQuestionsQuery,
+    (args) => {
+      const open = data.questions ?? [];
+      return { open: open.length, includes: args?.qid !== undefined && open.includes(args.qid), limit: input.limits.maxOpenQuestions ?? null };
+    },
+    { description: 'Open questions of the run, and its limit: { qid?: one to look for }.' },
+  );
   setHandler(m.agentsQuery, () => Object.values(data.entries), { description: "Every agent's directory entry, with its leader and depth: the run's agent tree." });
   setHandler(m.peerQuery, (args) => dir.get(args?.agent_id ?? root.agentId), { description: "One agent's directory entry: { agent_id?: (the root) }." });
   setHandler(m.runQuery, () => ({
@@ -125,7 +133,12 @@ export async function runWorkflow(input: RunInput): Promise<void> {
     deadline_at: data.deadline_at ? new Date(data.deadline_at).toISOString() : null,
     host: data.host ?? null,
   }), { description: "The run: status, task, root, agent count, the root's decisions waiting for a person, deadline, host." });
-  /** The human's verdict on the root's pending review or termination request. */
+  /**
+   * The human's verdict on the root's pending review or termination request.
+   * Called by both handlers below with no await of its own around it: the
+   * Update's completion must come in the same order among a task's commands
+   * as it did before this was shared (older histories replay against it).
+   */
   const decide = async ({ kind, verdict, text, operator }: m.RootDecision) => {
     data.pending_root = data.pending_root.filter((r) => r.kind !== kind);
     // A turned-down termination request is recorded by the root itself (completion.rework), like any leader's answer.
@@ -137,20 +150,23 @@ export async function runWorkflow(input: RunInput): Promise<void> {
     }
     if (verdict === 'approve' && kind === 'termination') data.status = 'completed';
     else await tell(rootWorkflowId, humanAnsweredSignal, { kind });
+    return { ok: true as const, run_status: data.status };
   };
-  setHandler(m.rootAnsweredSignal, async (answer) => {
+  setHandler(m.rootAnsweredSignal, (answer) => {
     // Decided already (through /root/decision, or a newer report replaced the question): nothing to do.
     if (!data.pending_root.some((r) => r.kind === answer.kind && r.qid === answer.qid)) return;
-    await decide(answer);
+    return decide(answer).then(() => undefined);
   });
   setHandler(
     m.rootDecisionUpdate,
-    async (decision) => {
+    (decision) => {
       const report = data.pending_root.find((r) => r.kind === decision.kind);
-      await decide(decision);
-      // Answered here: the question about it in the console is over.
-      await withdraw(report, `Decided through the operator API${decision.operator ? ` by ${decision.operator}` : ''}.`);
-      return { ok: true, run_status: data.status };
+      // Answered here: the question about it in the console is over (reports from before `root-questions` have none).
+      if (!report?.qid) return decide(decision);
+      return decide(decision).then(async (out) => {
+        await withdraw(report, `Decided through the operator API${decision.operator ? ` by ${decision.operator}` : ''}.`);
+        return out;
+      });
     },
     {
       validator: ({ kind }) => {

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { WorkflowHandle } from '@temporalio/client';
 import { isQid, questionWorkflowId } from '../../../workflows/ids';
 import { answerQuestionUpdate, escalateQuestionUpdate, questionQuery, type QuestionInput, type QuestionView } from '../../../workflows/question/messages';
-import { peerQuery } from '../../../workflows/run/messages';
+import { openQuestionsQuery, peerQuery } from '../../../workflows/run/messages';
 import { agentIdKey, runIdKey, statusKey } from '../../../workflows/searchAttributes';
 import { underDeadline } from '../../gateway/deadline';
 import { NotFound } from '../../gateway/teamClient';
@@ -60,6 +60,24 @@ async function ancestorsOf(ctx: ToolContext): Promise<{ role: string; ancestors:
 }
 
 /**
+ * A run holds at most its limits.maxOpenQuestions open questions (the run's
+ * workflow lists them). A re-issued call for one already open attaches to
+ * it whatever the count.
+ */
+async function checkOpenQuestions(ctx: ToolContext, id: string): Promise<void> {
+  const open = await ctx.team.query(ctx.team.run(ctx.caller.runId), openQuestionsQuery, { qid: id });
+  // The run's own limit (set when it started); runs from before it have none.
+  const cap = open.limit;
+  if (cap === null) return;
+  if (!open.includes && open.open >= cap) {
+    throw new ToolError('quota_exceeded', `This run already has ${open.open} open questions, its limit; wait for answers before asking more.`, {
+      quota: 'open_questions',
+      limit: cap,
+    });
+  }
+}
+
+/**
  * The same asker asking the same thing gets the same qid: a call re-issued
  * after the client gave up attaches to the question it already asked.
  */
@@ -88,7 +106,7 @@ export const askUser = beidouTool({
     const step = <T>(fn: () => Promise<T>) => underDeadline(Date.now() + ctx.team.callTimeoutMs, fn);
     const watch = ctx.wakeups.watch(ctx.caller.runId, id);
     try {
-      const { role, ancestors } = await step(() => ancestorsOf(ctx));
+      const [{ role, ancestors }] = await Promise.all([step(() => ancestorsOf(ctx)), step(() => checkOpenQuestions(ctx, id))]);
       const args: QuestionInput = {
         runId: ctx.caller.runId,
         qid: id,
