@@ -29,7 +29,9 @@ export async function questionWorkflow(input: m.QuestionInput): Promise<void> {
   const events = new EventBuffer(runId, null);
   const { windowed, cutByBytes, fitBeforeContinuing, wakes, carriesWakes, record } = eventRecorder();
   Object.assign(events, { cutByBytes, fitBeforeContinuing, wakes, carriesWakes });
-  void events.flushForever(record, windowed);
+  // Someone waits on each of its few writes (a holder's long poll, the asker's call): no gathering window (patch `question-wakes-at-once`).
+  const atOnce = patched('question-wakes-at-once');
+  void events.flushForever(record, windowed && !atOnce);
   const waiters = `${runId}/${qid}`;
 
   let status: m.QuestionStatus = 'pending';
@@ -63,6 +65,8 @@ export async function questionWorkflow(input: m.QuestionInput): Promise<void> {
     let content: Text = words;
     if (textBytes(words) > INLINE_TEXT_BYTES && patched('question-text-kept')) [content] = await store.keepTexts({ runId, texts: [words] });
     await tell(agentWorkflowId(runId, to), systemMessageSignal, { message_id: `${qid}-${chain.length}`, content });
+    // The holder's long poll hears of it from this write, not after the holder's own gathering window.
+    if (atOnce) events.wake(`${runId}/${to}`);
   };
   const nextAfter = (current: string): string => {
     const at = input.ancestors.indexOf(current);
@@ -171,11 +175,16 @@ export async function questionWorkflow(input: m.QuestionInput): Promise<void> {
   // The asker's watchdog does not count it idle while it waits on its own question (workflows/agent/watchdog.ts).
   const asker = input.system ? null : agentWorkflowId(runId, input.askerId);
   const tellAsker = asker !== null && patched('asker-told');
-  if (tellAsker) await tell(asker, askingSignal, { qid, open: true });
+  // Since `question-wakes-at-once` the asker and the run are told together, one round trip before the question moves.
+  const together = tellAsker && atOnce;
+  const askerTold = tellAsker ? tell(asker, askingSignal, { qid, open: true }) : undefined;
+  if (!together) await askerTold;
 
   events.emit('question_asked', { qid, questions: input.questions.length, to_user: input.toUser === true }, input.askerId);
   // The run ends its open questions with it; a question whose run has already ended is over at once.
-  if (!(await tell(runWorkflowId(runId), questionOpenedSignal, { qid }))) end('cancelled');
+  const runTold = tell(runWorkflowId(runId), questionOpenedSignal, { qid });
+  if (together) await askerTold;
+  if (!(await runTold)) end('cancelled');
   else await route(input.toUser || input.ancestors.length === 0 ? m.USER : input.ancestors[0], null);
 
   await condition(() => status !== 'pending');
