@@ -120,6 +120,18 @@ describe('ask_user', () => {
     expect((await a.client.fail('escalate_question', { qid, reason: 'late' })).code).toBe('stale');
   });
 
+  it("is answered two hops up by the asker's leader's leader, once passed on", async () => {
+    const { root, a, b } = await threeLevels();
+    const asked = ask(b.client, { questions: [choose] });
+    const qid = qidIn(await waitForInbox(a.client, (m) => m.content.startsWith('[INBOX QUESTION]')))!;
+    await a.client.ok('escalate_question', { qid, reason: 'The root knows.' });
+    await waitForInbox(root, (m) => m.content.includes(`qid: ${qid}`));
+    // Passed on: A may no longer answer it; the root may.
+    expect((await a.client.fail('answer_question', { qid, answers: [{ selected_labels: ['SQLite'], text: null }], reason: 'late' })).code).toBe('not_holder');
+    expect(await root.ok('answer_question', { qid, answers: [{ selected_labels: ['SQLite'], text: null }], reason: 'One host for now.' })).toEqual({ ok: true, qid });
+    expect((await asked).structuredContent.answer_text).toBe('Database: SQLite');
+  });
+
   it('refuses a malformed question naming the sub-question and field', async () => {
     const { root } = await startRun();
     const long = await root.fail('ask_user', { questions: [{ ...choose, header: 'Thirteen char' }] });

@@ -1,5 +1,6 @@
 import type { Client } from '@temporalio/client';
 import { agentWorkflowId } from '../../workflows/ids';
+import { inboxQuery } from '../../workflows/agent/messages';
 import { closeAll, connect, operator, spawn, startRun, task } from '../support/team';
 import { eventually } from '../support/clients';
 import { connectTemporal } from '../support/temporal';
@@ -137,4 +138,50 @@ it('moves short texts out of a state too large to carry before it continues as n
   }
   expect(moves).toBeGreaterThan(0);
   expect(largest).toBeLessThan(600 * 1024);
+}, 120_000);
+
+it('takes the largest questions from every child at once, holds them as references, and answers each', async () => {
+  const children = 8;
+  const { root, runId, rootId } = await startRun({ continue_as_new_events: 200 });
+  const ids = Array.from({ length: children }, (_, i) => `q${i}`);
+  await root.ok('declare_plan', { tasks: ids.map((id) => task(id)) });
+  const members = [];
+  for (const id of ids) members.push(await spawn(root, runId, id));
+  // Four sub-questions of the largest texts the content limit allows (256 KiB for the whole call).
+  const big = (who: number, i: number) => `Question ${who}.${i}: `.padEnd(60 * 1024, String.fromCharCode(97 + who));
+  const asked = members.map((m, who) =>
+    m.client.mcp.callTool(
+      { name: 'ask_user', arguments: { questions: [0, 1, 2, 3].map((i) => ({ question: big(who, i), header: `Q${i}`, multiSelect: false, options: [] })) } },
+      undefined,
+      { timeout: 120_000 },
+    ) as Promise<any>,
+  );
+  // Settled however the test ends: a call cut off by the clients closing must not take the test run down with it.
+  const outcomes = asked.map((p) => p.then((res) => ({ res }), (err: Error) => ({ err })));
+  // Two megabytes of questions in the leader's inbox: its state holds one reference each (read before anything is acknowledged).
+  const handle = client.workflow.getHandle(agentWorkflowId(runId, rootId));
+  const raw = await eventually(async () => {
+    // A read hands over about 512 KiB, counting a reference as the text it stands for: page on.
+    const items = [];
+    for (let after = 0; ; ) {
+      const page = (await handle.query(inboxQuery, { after, limit: 100 })).items;
+      if (page.length === 0) break;
+      items.push(...page.filter((item) => item.kind === 'system'));
+      after = page.at(-1)!.seq;
+    }
+    return items.length >= children ? items : undefined;
+  }, 60_000, 250);
+  for (const item of raw) expect(item.content).toMatchObject({ content_ref: expect.any(String) });
+  const held = (await wholeInbox(root)).filter((item) => String(item.content).startsWith('[INBOX QUESTION]'));
+  expect(held).toHaveLength(children);
+  for (let who = 0; who < children; who++) expect(held.filter((q) => String(q.content).includes(big(who, 3)))).toHaveLength(1);
+  expect(await failedTasks(runId, rootId)).toEqual([]);
+
+  await Promise.all(
+    held.map(async (q) => {
+      const qid = /qid: (q_[A-Za-z0-9_-]+)/.exec(String(q.content))![1];
+      await root.ok('answer_question', { qid, answers: [0, 1, 2, 3].map((i) => ({ selected_labels: [], text: `answer ${i}` })), reason: 'All of them.' });
+    }),
+  );
+  for (const out of await Promise.all(outcomes)) expect((out as { res: any }).res?.structuredContent?.answer_text).toBe('Q0: answer 0\nQ1: answer 1\nQ2: answer 2\nQ3: answer 3');
 }, 120_000);

@@ -114,6 +114,21 @@ describe('watchdog pass A: a review left pending', () => {
   }, 60_000);
 });
 
+describe('watchdog pass C: a terminate sentinel left unread', () => {
+  it('forces the runtime down after the grace period, across a worker restart', async () => {
+    const { runId, root, kids } = await team({ terminate_grace_seconds: 2, review_watchdog_seconds: 0, idle_watchdog_seconds: 0 }, ['a']);
+    await kids.a.client.ok('signal_review', { detail: '[REVIEW REQUIRED] a is done' });
+    await root.ok('terminate_child', { agent_id: kids.a.agentId });
+    const postedAt = Date.now();
+    // The child never reads its inbox, so never acknowledges the sentinel; the worker dies meanwhile.
+    await stack.restartWorker();
+    const [forced] = await events(runId, 'terminate.forced', (e) => e.agent_id === kids.a.agentId && e.data.reason === 'watchdog_grace', 1, 40_000);
+    expect(tsOf(forced) - postedAt).toBeGreaterThanOrEqual(1900);
+    const [completed] = await events(runId, 'agent_completed', (e) => e.agent_id === kids.a.agentId);
+    expect(completed.data.stop_reason).toBe('cancelled');
+  }, 60_000);
+});
+
 describe('watchdog pass B: an idle agent', () => {
   it('nudges an idle agent twice and then asks the person, but never one that only reads', async () => {
     const { runId, root, kids } = await team({ review_watchdog_seconds: 0, idle_watchdog_seconds: 2 }, ['reader', 'sleeper', 'asker']);
