@@ -91,8 +91,19 @@ async function main(): Promise<void> {
   await root.ack(rootInbox.messages.at(-1).seq);
   await root.ok('signal_review', { detail: '[REVIEW REQUIRED] all done' });
   await operator.request('POST', `/runs/${run.run_id}/root/decision`, { kind: 'review', verdict: 'rework', text: 'one more' });
+  // Since v13 the root's reports are questions to the person: the review above was decided by /root/decision (which
+  // withdraws its question); this one is answered in the question, and so is the termination request.
+  const personQuestion = async (runId: string, kind: string) =>
+    eventually(async () => {
+      const qs = (await operator.request('GET', `/questions?run=${runId}`)).json.questions as { qid: string; system: { kind: string } | null }[];
+      return qs.find((q) => q.system?.kind === kind)?.qid;
+    }, 30_000);
+  const answerPerson = (runId: string, qid: string, labels: string[], text: string | null) =>
+    operator.request('POST', `/runs/${runId}/questions/${qid}/answer`, { answers: [{ selected_labels: labels, text }] });
+  await root.ok('signal_review', { detail: long('[REVIEW REQUIRED] again') });
+  await answerPerson(run.run_id, await personQuestion(run.run_id, 'root_review'), ['Rework'], 'polish it');
   await root.ok('request_termination', { detail: 'finished' });
-  await operator.request('POST', `/runs/${run.run_id}/root/decision`, { kind: 'termination', verdict: 'approve' });
+  await answerPerson(run.run_id, await personQuestion(run.run_id, 'root_termination'), ['Approve'], null);
 
   // A second run: a deadline (timer), quota reservations, a leader whose subtree ends with it, then a cancel.
   const res = await operator.request('POST', '/runs', { task: 'Record a cancelled run.', deadline_seconds: 3600 });
@@ -129,6 +140,38 @@ async function main(): Promise<void> {
     await root3.ok('remove_plan');
   }
   await operator.request('POST', `/runs/${third.run_id}/cancel`, { reason: 'recorded' });
+
+  // A fourth run (since v13): the watchdog's three passes on one-second intervals, each escalation answered by a
+  // person, a long question held as a reference, and the root's review and termination approved in their questions.
+  const fourth = (await operator.request('POST', '/runs', { task: 'Record the watchdog.', limits: { review_watchdog_seconds: 1, idle_watchdog_seconds: 1, terminate_grace_seconds: 1 } })).json;
+  const root4 = await AgentClient.connect(gatewayUrl, fourth.root.agent_token);
+  await root4.ok('declare_plan', { tasks: [task('w1'), task('w2')] });
+  const w1 = await root4.ok('spawn_agent', { task_id: 'w1' });
+  const w2 = await root4.ok('spawn_agent', { task_id: 'w2' });
+  const worker1 = await AgentClient.connect(gatewayUrl, (await operator.launch(fourth.run_id, w1.agent_id)).token);
+  const worker2 = await AgentClient.connect(gatewayUrl, (await operator.launch(fourth.run_id, w2.agent_id)).token);
+  await worker1.ok('signal_review', { detail: '[REVIEW REQUIRED] w1' });
+  await answerPerson(fourth.run_id, await personQuestion(fourth.run_id, 'review_overdue'), [], 'Approve w1, please.');
+  await answerPerson(fourth.run_id, await personQuestion(fourth.run_id, 'agent_idle'), [], 'Report, w2.');
+  // w1 never reads its sentinel: pass C forces it down.
+  await root4.ok('terminate_child', { agent_id: w1.agent_id });
+  await eventually(async () => ((await operator.events(fourth.run_id, 'terminate.forced')).length > 0 ? true : undefined), 30_000);
+  const asked4 = worker2.mcp.callTool({ name: 'ask_user', arguments: { questions: [{ question: long('A long question?'), header: 'Long', multiSelect: false, options: [] }] } }, undefined, { timeout: 120_000 });
+  const q4 = await eventually(async () => {
+    const item = (await root4.inbox(0, 0)).messages.find((m: { content: string }) => m.content.includes('A long question?'));
+    return item ? /qid: (q_[A-Za-z0-9_-]+)/.exec(item.content)?.[1] : undefined;
+  });
+  await root4.ok('answer_question', { qid: q4, answers: [{ selected_labels: [], text: 'Short answer.' }], reason: 'Known.' });
+  await asked4;
+  await worker2.ok('signal_review', { detail: '[REVIEW REQUIRED] w2' });
+  await root4.ok('terminate_child', { agent_id: w2.agent_id });
+  const sentinel2 = await eventually(async () => (await worker2.inbox(0, 0)).messages.find((m: { kind: string }) => m.kind === 'terminate'));
+  await worker2.ack(sentinel2.seq);
+  await root4.ok('signal_review', { detail: '[REVIEW REQUIRED] all of it' });
+  await answerPerson(fourth.run_id, await personQuestion(fourth.run_id, 'root_review'), ['Approve'], null);
+  await root4.ok('request_termination', { detail: 'finished' });
+  await answerPerson(fourth.run_id, await personQuestion(fourth.run_id, 'root_termination'), ['Approve'], null);
+
   const out = path.join(__dirname, 'histories', label);
   fs.mkdirSync(out, { recursive: true });
   const closed = (runId: string, least: number) =>
@@ -140,7 +183,7 @@ async function main(): Promise<void> {
       }
       return found.length >= least ? found : undefined;
     }, 60_000);
-  const ids: string[] = [...(await closed(run.run_id, 7)), ...(await closed(second.run_id, 4))];
+  const ids: string[] = [...(await closed(run.run_id, 7)), ...(await closed(second.run_id, 4)), ...(await closed(fourth.run_id, 6))];
   for (const id of ids) {
     const history = await client.workflow.getHandle(id).fetchHistory();
     // Canonical proto3 JSON, the form Worker.runReplayHistory reads back.
@@ -154,7 +197,7 @@ async function main(): Promise<void> {
     fs.writeFileSync(path.join(out, `${root3Id.replace(/\//g, '_')}_${n}.json`), historyToJSON(history));
   }
   process.stdout.write(`saved ${ids.length + rootRuns.length} histories to ${out}\n`);
-  await Promise.all([root, childA, childB, childC, root2, leader, root3].map((x) => x.close()));
+  await Promise.all([root, childA, childB, childC, root2, leader, root3, root4, worker1, worker2].map((x) => x.close()));
   await connection.close();
 }
 
