@@ -115,6 +115,7 @@ function banner(config: DipperConfig, operatorToken: string, temporalUi: string)
     'Dipper is up.',
     `  MCP endpoint (beidou): ${config.publicUrl}/mcp/beidou`,
     `  Operator API:          ${api}`,
+    `  Operator console:      ${config.publicUrl}/console (sign in with the operator token)`,
     `  Temporal UI:           ${temporalUi}`,
     `  Operator token:        ${operatorToken}`,
     '',

@@ -53,6 +53,8 @@ export interface SoakReport {
    * attaches); the root's reviews the operator approved.
    */
   questions: { asked: number; answered: number; wrong: number; unanswered: number; workflows: number; rootReviews: number };
+  /** Members' reviews signalled and cleared by their leader along the way. */
+  reviews: number;
   replay: ReplayReport;
   /** Nondeterministic histories the first replay found, before any repair. */
   brokenBeforeRepair: number;
@@ -61,6 +63,15 @@ export interface SoakReport {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * A read the agent's workflow answered. The review gate's refusal counts: a
+ * leader with members' reviews pending is refused list_peers, and only its
+ * workflow, running, can say so.
+ */
+function answered(out: { isError: boolean; error?: { code?: string } }): boolean {
+  return !out.isError || out.error?.code === 'review_gate_denied';
+}
 
 /**
  * The crash soak: a team works (messages, inbox reads and acks, plans,
@@ -109,7 +120,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       stack.startWorker();
       // A probe read started after the kill: an answer already on its way when the worker died does not count.
       const probe = team.members[0].client;
-      while (!(await probe.call('list_peers', {}).then((r) => !r.isError, () => false))) await sleep(50);
+      while (!(await probe.call('list_peers', {}).then(answered, () => false))) await sleep(50);
       recoverySeconds.push((Date.now() - killedAt) / 1000);
       say(`kill ${k + 1}/${o.kills}: recovered in ${recoverySeconds.at(-1)!.toFixed(1)} s`);
       await sleep(1000 * (o.killEverySeconds[0] + rng.next() * (o.killEverySeconds[1] - o.killEverySeconds[0])));
@@ -154,7 +165,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     const unanswered: string[] = [];
     for (const m of team.members) {
       const out = await m.client.call('list_peers', {}).catch(() => undefined);
-      if (!out || out.isError) unanswered.push(m.agentId);
+      if (!out || !answered(out)) unanswered.push(m.agentId);
     }
     const lost = [...tally.acknowledged].filter((c) => !tally.delivered.has(c)).length;
     const duplicated = [...tally.delivered.values()].filter((n) => n > 1).length;
@@ -180,6 +191,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       duplicated,
       unanswered,
       questions,
+      reviews: tally.reviews,
       replay,
       brokenBeforeRepair,
       repaired,
@@ -219,7 +231,7 @@ export function describeSoak(r: SoakReport): string {
     ...(r.brokenBeforeRepair > 0 ? [`  ${r.brokenBeforeRepair} nondeterministic before repair, ${r.repaired} repaired`] : []),
     `  replayed ${r.replay.replayed} histories: ${r.replay.nondeterministic.length} nondeterministic, ${r.replay.stuck.length} stuck, ${r.replay.failed.length} failed`,
     `  agents not answering a read: ${r.unanswered.length}`,
-    `  ask_user: ${r.questions.asked} asked, ${r.questions.answered} answered once and rightly, ${r.questions.wrong} wrong, ${r.questions.unanswered} unanswered, ${r.questions.workflows} question workflows; ${r.questions.rootReviews} root reviews approved`,
+    `  ask_user: ${r.questions.asked} asked, ${r.questions.answered} answered once and rightly, ${r.questions.wrong} wrong, ${r.questions.unanswered} unanswered, ${r.questions.workflows} question workflows; ${r.questions.rootReviews} root reviews approved; ${r.reviews} member reviews`,
     ...r.replay.nondeterministic.map((p) => `  nondeterministic: ${p.workflowId}: ${p.message}`),
     ...r.replay.stuck.map((p) => `  stuck: ${p.workflowId}: ${p.message}`),
   ].join('\n');

@@ -15,6 +15,8 @@ export interface Tally {
   lastSuccess: number;
   /** ask_user calls by their words: how often the asker got the right answer, and a wrong one. */
   questions: Map<string, { answered: number; wrong: number }>;
+  /** Members' reviews signalled (their leader clears them with a message). */
+  reviews: number;
 }
 
 /** What the root answers a soak question with. */
@@ -29,7 +31,7 @@ export interface Member {
 }
 
 export function newTally(): Tally {
-  return { acknowledged: new Set(), delivered: new Map(), calls: 0, failedCalls: 0, lastSuccess: 0, questions: new Map() };
+  return { acknowledged: new Set(), delivered: new Map(), calls: 0, failedCalls: 0, lastSuccess: 0, questions: new Map(), reviews: 0 };
 }
 
 /**
@@ -69,11 +71,40 @@ export class SoakTeam {
     const root = this.members[0];
     const w = this.wave++;
     const tasks = Array.from({ length: count }, (_, i) => ({ id: `w${w}-t${i}`, role: `member-${w}-${i}`, skill: 'worker', task: 'Soak.' }));
-    const plan = await this.call(root, 'declare_plan', { tasks });
+    const plan = await this.asLeader(root, 'declare_plan', { tasks });
     if (!plan) return;
     for (const t of tasks) {
-      const spawned = await this.call(root, 'spawn_agent', { task_id: t.id });
+      const spawned = await this.asLeader(root, 'spawn_agent', { task_id: t.id });
       if (spawned) await this.join(spawned.agent_id as string, await this.launch(spawned.agent_id as string), false);
+    }
+  }
+
+  /**
+   * A leader's call that the review gate may refuse while members' reviews
+   * wait: the leader answers them (a message clears a review) and tries
+   * again, as a leader's runtime would.
+   */
+  private async asLeader(m: Member, name: string, args: Record<string, unknown>): Promise<Record<string, unknown> | undefined> {
+    for (let attempt = 0; attempt < 20; attempt++) {
+      this.tally.calls++;
+      const out = await m.client.call(name, args).catch(() => undefined);
+      if (out && !out.isError) {
+        this.tally.lastSuccess = Date.now();
+        return out.data as Record<string, unknown>;
+      }
+      this.tally.failedCalls++;
+      if (out?.error?.code === 'review_gate_denied') await this.answerReviews(m);
+      else if (out?.isError) return undefined;
+      else await new Promise((r) => setTimeout(r, 250));
+    }
+    return undefined;
+  }
+
+  /** The leader answers its pending reviews with a message, which clears each. */
+  private async answerReviews(m: Member, most = Infinity): Promise<void> {
+    const pending = await this.call(m, 'list_pending_reviews', {});
+    for (const r of ((pending?.items as { agent_id: string }[] | undefined) ?? []).slice(0, most)) {
+      await this.call(m, 'send_message', { to: r.agent_id, content: 'Looks good, carry on.' });
     }
   }
 
@@ -136,15 +167,11 @@ export class SoakTeam {
       this.ask(m, `Soak question ${this.sent++} from ${m.agentId}?`);
     } else if (m.isRoot && roll > 0.92) {
       // The root's own review goes to the person (the soak's operator loop approves it).
-      await this.call(m, 'signal_review', { detail: `Root review ${this.sent++}.` });
+      await this.call(m, 'signal_review', { detail: `[REVIEW REQUIRED] Root review ${this.sent++}.` });
     } else if (!m.isRoot) {
-      await this.call(m, 'signal_review', { detail: `Review ${this.sent++} from ${m.agentId}.` });
+      if (await this.call(m, 'signal_review', { detail: `[REVIEW REQUIRED] Review ${this.sent++} from ${m.agentId}.` })) this.tally.reviews++;
     } else {
-      // The leader answers its pending reviews; a leader's message clears the review.
-      const pending = await this.call(m, 'list_pending_reviews', {});
-      for (const r of ((pending?.items as { agent_id: string }[] | undefined) ?? []).slice(0, 3)) {
-        await this.call(m, 'send_message', { to: r.agent_id, content: 'Looks good, carry on.' });
-      }
+      await this.answerReviews(m, 3);
     }
   }
 

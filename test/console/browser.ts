@@ -42,7 +42,8 @@ export async function launchChromium(): Promise<Browser> {
     throw new Error(`No Chromium at ${executablePath}: install Debian's (apt-get install chromium, as .ci/run does) or name one in DIPPER_CHROMIUM.`);
   }
   // No sandbox: CI runs as root, where Chromium's sandbox refuses to start.
-  return chromium.launch({ executablePath, args: ['--no-sandbox'] });
+  // No GPU and no /dev/shm (small in many containers): the usual flags for Chromium on a CI machine.
+  return chromium.launch({ executablePath, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
 }
 
 /** Waits for a condition the page reaches by itself (a refresh, an answer); never a fixed sleep. */

@@ -39,5 +39,8 @@ describe('crash soak', () => {
     // Questions asked through the kills: each answered once and rightly, one question workflow each however often re-issued.
     expect(report.questions.asked).toBeGreaterThan(0);
     expect(report.questions).toMatchObject({ answered: report.questions.asked, wrong: 0, unanswered: 0, workflows: report.questions.asked });
+    // Reviews through the kills: members' (their leader's gate opens and closes) and the root's, answered by a person.
+    expect(report.reviews).toBeGreaterThan(0);
+    expect(report.questions.rootReviews).toBeGreaterThan(0);
   }, 240_000);
 });

@@ -179,3 +179,17 @@ describe('watchdog pass B: an idle agent', () => {
     expect(((await asked) as any).structuredContent.answer_text).toBe('Port: 8080');
   }, 60_000);
 });
+
+describe("the watchdog's questions", () => {
+  it("stop at the run's limit on open questions; the rest are recorded, not asked", async () => {
+    const { runId, kids } = await team({ review_watchdog_seconds: 0, idle_watchdog_seconds: 1, max_open_questions: 1 }, ['a', 'b', 'c']);
+    const [dropped] = await events(runId, 'system_question_dropped');
+    expect(dropped.data).toMatchObject({ kind: 'agent_idle', limit: 1 });
+    expect(Object.values(kids).map((k) => k.agentId)).toContain(dropped.data.about);
+    const idle = await eventually(async () => {
+      const qs = (await stack.operator.request('GET', `/questions?run=${runId}`)).json.questions.filter((q: any) => q.system?.kind === 'agent_idle');
+      return qs.length > 0 ? qs : undefined;
+    });
+    expect(idle).toHaveLength(1);
+  }, 60_000);
+});

@@ -51,6 +51,9 @@ export async function askSystemQuestions(input: RunInput, data: RunData, events:
         { key: statusKey, value: 'asked' },
       ],
     });
+    // Open from now on, before its own word arrives (questionOpened): the limit counts it at once.
+    const open = (data.questions ??= []);
+    if (!open.includes(ask.qid)) open.push(ask.qid);
     events.emit('system_question_asked', { qid: ask.qid, kind: ask.system.kind, about: ask.system.agent_id });
     const keys = (data.asked_keys ??= []);
     keys.push(ask.key);

@@ -106,6 +106,12 @@ export async function runWorkflow(input: RunInput): Promise<void> {
     if (data.status !== 'active' || !rootQuestions) return;
     const asked = (data.asked_keys ??= []);
     if (asked.includes(ask.key) || (data.to_ask ?? []).some((a) => a.key === ask.key)) return;
+    // A thousand idle agents must not become a thousand questions past the run's limit: the rest are recorded, not asked.
+    const cap = input.limits.maxOpenQuestions;
+    if (cap !== undefined && (data.questions ?? []).length + (data.to_ask ?? []).length >= cap) {
+      events.emit('system_question_dropped', { kind: ask.system.kind, about: ask.system.agent_id, open: (data.questions ?? []).length, limit: cap });
+      return;
+    }
     (data.to_ask ??= []).push({ ...ask, qid: systemQid() });
   });
   setHandler(m.peersQuery, (args) => dir.peers(args?.caller_id ?? root.agentId, args?.scope ?? 'all'), {
