@@ -60,13 +60,13 @@ function pendingReviews(s: AgentState): { id: string; name: string; ts: number }
     .map((c) => ({ id: c.agent_id, name: c.name, ts: c.review_pending_ts! }));
 }
 
+/** Reads only: the loop's wake condition calls it through nextDue. */
 function idleAble(s: AgentState): boolean {
-  const w = watchOf(s);
   return (
     s.status === 'active' &&
     !s.data.crashed_out &&
     (s.data.launch_gen ?? 0) > 0 &&
-    w.asking.length === 0 &&
+    (s.data.watch?.asking.length ?? 0) === 0 &&
     !Object.values(s.data.children).some((c) => c.status !== 'terminated')
   );
 }

@@ -39,6 +39,10 @@ export async function askSystemQuestions(input: RunInput, data: RunData, events:
       // Nobody re-issues a system question: it closes once answered.
       reattachMs: 0,
     };
+    // Open from now on, before the start returns or its own word arrives (questionOpened): an escalation signalled
+    // meanwhile is judged against the run's limit with this one counted.
+    const open = (data.questions ??= []);
+    if (!open.includes(ask.qid)) open.push(ask.qid);
     await startChild('questionWorkflow', {
       workflowId: questionWorkflowId(input.runId, ask.qid),
       parentClosePolicy: ParentClosePolicy.ABANDON,
@@ -51,9 +55,6 @@ export async function askSystemQuestions(input: RunInput, data: RunData, events:
         { key: statusKey, value: 'asked' },
       ],
     });
-    // Open from now on, before its own word arrives (questionOpened): the limit counts it at once.
-    const open = (data.questions ??= []);
-    if (!open.includes(ask.qid)) open.push(ask.qid);
     events.emit('system_question_asked', { qid: ask.qid, kind: ask.system.kind, about: ask.system.agent_id });
     const keys = (data.asked_keys ??= []);
     keys.push(ask.key);
