@@ -51,3 +51,19 @@ export function badge(text, kind = text) {
 export function errorLine(text) {
   return el('p', { class: 'error', role: 'alert', text, hidden: !text });
 }
+
+/**
+ * A model's long text (a root's report can be 256 KiB): the first part, and
+ * a button that shows the rest. The page stays light and readable; nothing
+ * is lost.
+ */
+export function longText(tag, props, text, limit = 4000) {
+  if (text.length <= limit) return el(tag, { ...props, text });
+  const node = el(tag, { ...props, text: `${text.slice(0, limit)}…` });
+  const more = el('button', { type: 'button', class: 'link', text: `Show all ${text.length.toLocaleString()} characters` });
+  more.addEventListener('click', () => {
+    node.textContent = text;
+    more.remove();
+  });
+  return el('div', { class: 'long-text' }, node, more);
+}

@@ -1,6 +1,6 @@
 import { answerProblem } from './answers.js';
 import { api, describe } from './api.js';
-import { ago, el, errorLine, when } from './dom.js';
+import { ago, el, errorLine, longText, when } from './dom.js';
 import { subQuestion } from './subQuestion.js';
 import { questionWorkflowId, temporalLink } from './temporal.js';
 
@@ -89,7 +89,7 @@ export function questionCard(view, { mayAnswer, done }) {
       el('a', { href: `#/runs/${encodeURIComponent(view.run_id)}`, text: view.run_id }),
       ` · ${[view.asker_id, ...view.chain].map((h) => (h === 'user' ? 'a person' : h)).join(' → ')}`,
     ),
-    view.context ? el('blockquote', { class: 'context', text: typeof view.context === 'string' ? view.context : JSON.stringify(view.context) }) : null,
+    view.context ? longText('blockquote', { class: 'context' }, typeof view.context === 'string' ? view.context : JSON.stringify(view.context)) : null,
     mayAnswer ? null : el('p', { class: 'muted', text: 'Your role may read questions but not answer them (approver or admin needed).' }),
     form,
   );

@@ -1,4 +1,4 @@
-import { el } from './dom.js';
+import { el, longText } from './dom.js';
 
 /** The radio value of the typed "Other" answer; options are named by their index, so no label can collide with it. */
 const OTHER = 'other';
@@ -13,7 +13,7 @@ const OTHER = 'other';
 export function subQuestion(key, q, at) {
   const kind = q.options.length === 0 ? 'text' : q.multiSelect ? 'multi' : 'single';
   const name = `${key}-${at}`;
-  const legend = el('legend', {}, q.header ? el('span', { class: 'chip', text: q.header }) : null, el('span', { class: 'question-text', text: q.question }));
+  const legend = el('legend', {}, q.header ? el('span', { class: 'chip', text: q.header }) : null, longText('span', { class: 'question-text' }, q.question));
   const choices = q.options.map((option, i) =>
     choice(kind === 'multi' ? 'checkbox' : 'radio', name, String(i), option.label, option.description, option.requires_text === true),
   );

@@ -93,7 +93,7 @@ describe("the root's review, asked of the person", () => {
     await eventually(async () => ((await operator.request('GET', `/runs/${runId}/questions/${second.qid}`)).json.status === 'cancelled' ? true : undefined));
     // A late answer to the withdrawn question changes nothing.
     expect((await answer(runId, second.qid, ['Rework'], 'late')).json.error.code).toBe('unknown_qid');
-    expect((await operator.events(runId, 'completion.approved')).length).toBe(1);
+    expect(await eventsOf(runId, 'completion.approved')).toHaveLength(1);
     const [withdrawn] = await eventsOf(runId, 'question_withdrawn', 2);
     expect(withdrawn.data.qid).toBe(first.qid);
   });

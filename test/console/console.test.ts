@@ -293,6 +293,34 @@ describe('the operator console', () => {
     expect(JSON.parse(res.content[0].text).error).toMatchObject({ code: 'user_declined', reason: 'Not for this run.' });
   });
 
+  it("takes the root's review of the largest size, one unbroken word, without widening the page, and approves it", async () => {
+    const { runId, rootId, root } = await startRun(undefined, 'Report at length.');
+    const report = `[REVIEW REQUIRED] ${'x'.repeat(200_000)}`;
+    await root.ok('signal_review', { detail: report });
+    const waiting = await until(async () => {
+      const list = (await operator.request('GET', `/questions?run=${runId}`)).json.questions;
+      return list.find((q: any) => q.system?.kind === 'root_review');
+    }, "the root's review waiting for a person");
+    await page.goto(`${gateway.url}/console#/inbox`);
+    const card = page.locator(`article[data-qid="${waiting.qid}"]`);
+    await card.waitFor();
+    // Shown in part, wrapped: the page is no wider than its window (a 200,000-character word once made it 2.3 million pixels).
+    expect(((await card.locator('.context').textContent()) ?? '').length).toBeLessThan(5000);
+    const width = () => page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth as number);
+    expect(await width()).toBeLessThanOrEqual(1280);
+    await card.locator('button', { hasText: 'Show all 200,018 characters' }).click();
+    expect(await card.locator('.context').textContent()).toBe(report);
+    expect(await width()).toBeLessThanOrEqual(1280);
+    // Approve or Rework, nothing else: no "Other", and Rework asks for words.
+    expect(await card.locator('input[type=radio]').count()).toBe(2);
+    await card.locator('label', { hasText: 'Approve' }).click();
+    await card.locator('button[type=submit]').click();
+    await page.locator(`.outcome[data-qid="${waiting.qid}"]`).waitFor();
+    await until(async () => (await operator.request('GET', `/runs/${runId}`)).json.pending_root.length === 0, 'the review approved');
+    const [approved] = await eventsOf(runId, 'completion.approved');
+    expect(approved).toMatchObject({ agent_id: rootId, data: { kind: 'review', operator: 'Ana' } });
+  });
+
   it("applies the question workflow's answer rules in the browser, case for case", async () => {
     const cases = answerRuleCases();
     await page.goto(`${gateway.url}/console`);

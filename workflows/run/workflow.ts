@@ -89,8 +89,16 @@ export async function runWorkflow(input: RunInput): Promise<void> {
   setHandler(m.peerChangedSignal, (change) => dir.apply(change));
   // Since `root-questions`, the root's reports are questions to the human (answered in the console or through /root/decision).
   const rootQuestions = patched('root-questions');
-  const withdraw = (report: m.RootReport | undefined, reason: string) =>
-    report?.qid ? tell(questionWorkflowId(runId, report.qid), questionWithdrawnSignal, { reason }) : Promise.resolve(true);
+  const withdraw = (report: m.RootReport | undefined, reason: string) => {
+    if (!report?.qid) return Promise.resolve(true);
+    // Not started yet: it leaves the queue and is never asked (a signal would find no workflow, and it would be asked later).
+    const queued = (data.to_ask ?? []).findIndex((a) => a.qid === report.qid);
+    if (queued >= 0) {
+      data.to_ask!.splice(queued, 1);
+      return Promise.resolve(true);
+    }
+    return tell(questionWorkflowId(runId, report.qid), questionWithdrawnSignal, { reason });
+  };
   setHandler(m.rootReportSignal, (report) => {
     const before = data.pending_root.find((r) => r.kind === report.kind);
     const entry = { ...report };
