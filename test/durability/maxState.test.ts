@@ -157,15 +157,23 @@ it('takes the largest questions from every child at once, holds them as referenc
   for (const id of ids) members.push(await spawn(root, runId, id));
   // Four sub-questions of the largest texts the content limit allows (256 KiB for the whole call).
   const big = (who: number, i: number) => `Question ${who}.${i}: `.padEnd(60 * 1024, String.fromCharCode(97 + who));
-  const asked = members.map((m, who) =>
-    m.client.mcp.callTool(
-      { name: 'ask_user', arguments: { questions: [0, 1, 2, 3].map((i) => ({ question: big(who, i), header: `Q${i}`, multiSelect: false, options: [] })) } },
-      undefined,
-      { timeout: 120_000 },
-    ) as Promise<any>,
-  );
-  // Settled however the test ends: a call cut off by the clients closing must not take the test run down with it.
-  const outcomes = asked.map((p) => p.then((res) => ({ res }), (err: Error) => ({ err })));
+  // As a runtime does: a call refused for now (`unavailable` on a loaded machine) is made again with the same words,
+  // which attaches to the question already asked. Settled however the test ends, so no call outlives its client.
+  const outcomes = members.map(async (m, who) => {
+    const args = { questions: [0, 1, 2, 3].map((i) => ({ question: big(who, i), header: `Q${i}`, multiSelect: false, options: [] })) };
+    let last: unknown;
+    for (let attempt = 0; attempt < 10; attempt++) {
+      try {
+        const res = (await m.client.mcp.callTool({ name: 'ask_user', arguments: args }, undefined, { timeout: 120_000 })) as any;
+        if (!res.isError) return { res };
+        last = res.content?.[0]?.text;
+        if (!JSON.parse(res.content[0].text).error.retryable) break;
+      } catch (err) {
+        last = err instanceof Error ? err.message : err;
+      }
+    }
+    return { err: last };
+  });
   // Two megabytes of questions in the leader's inbox: its state holds one reference each (read before anything is acknowledged).
   const handle = client.workflow.getHandle(agentWorkflowId(runId, rootId));
   const raw = await eventually(async () => {
@@ -178,7 +186,11 @@ it('takes the largest questions from every child at once, holds them as referenc
       after = page.at(-1)!.seq;
     }
     return items.length >= children ? items : undefined;
-  }, 60_000, 250);
+  }, 60_000, 250).catch(async (err: Error) => {
+    // Say what the asks got, if they ended: a wait that runs out alone says nothing.
+    const ended = await Promise.race([Promise.all(outcomes), new Promise((r) => setTimeout(r, 100, 'still waiting'))]);
+    throw new Error(`${err.message}; the asks: ${JSON.stringify(ended).slice(0, 2000)}`);
+  });
   for (const item of raw) expect(item.content).toMatchObject({ content_ref: expect.any(String) });
   const held = (await wholeInbox(root)).filter((item) => String(item.content).startsWith('[INBOX QUESTION]'));
   expect(held).toHaveLength(children);

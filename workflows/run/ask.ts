@@ -1,12 +1,19 @@
 import { ParentClosePolicy, startChild, uuid4 } from '@temporalio/workflow';
 import type { EventBuffer } from '../events';
 import { questionWorkflowId } from '../ids';
-import type { QuestionInput } from '../question/messages';
+import { questionWithdrawnSignal, type QuestionInput } from '../question/messages';
+import { tell } from '../signals';
 import type { SystemAsk } from '../question/system';
 import { agentIdKey, runIdKey, statusKey } from '../searchAttributes';
 import type { RunData, RunInput } from './workflow';
 
 export type QueuedAsk = SystemAsk & { key: string; qid: string };
+
+/** The question whose start is in flight, and the reasons it (or another) was withdrawn before its start answered. */
+export interface Asking {
+  starting: string | null;
+  withdrawn: Map<string, string>;
+}
 
 /** Keys remembered against a signal sent twice; older ones have long been asked. */
 const KEPT_KEYS = 200;
@@ -21,7 +28,7 @@ export function systemQid(): string {
  * the run's agents (abandoned by the run, like them: the run ends them when
  * it ends). They go straight to the human gateway.
  */
-export async function askSystemQuestions(input: RunInput, data: RunData, events: EventBuffer): Promise<void> {
+export async function askSystemQuestions(input: RunInput, data: RunData, events: EventBuffer, asking: Asking): Promise<void> {
   while ((data.to_ask ?? []).length > 0) {
     const ask = data.to_ask!.shift()!;
     if (data.status !== 'active') continue;
@@ -43,6 +50,7 @@ export async function askSystemQuestions(input: RunInput, data: RunData, events:
     // meanwhile is judged against the run's limit with this one counted.
     const open = (data.questions ??= []);
     if (!open.includes(ask.qid)) open.push(ask.qid);
+    asking.starting = ask.qid;
     await startChild('questionWorkflow', {
       workflowId: questionWorkflowId(input.runId, ask.qid),
       parentClosePolicy: ParentClosePolicy.ABANDON,
@@ -55,7 +63,14 @@ export async function askSystemQuestions(input: RunInput, data: RunData, events:
         { key: statusKey, value: 'asked' },
       ],
     });
+    asking.starting = null;
     events.emit('system_question_asked', { qid: ask.qid, kind: ask.system.kind, about: ask.system.agent_id });
+    // Withdrawn while its start was in flight: told now that it exists.
+    const reason = asking.withdrawn.get(ask.qid);
+    if (reason !== undefined) {
+      asking.withdrawn.delete(ask.qid);
+      await tell(questionWorkflowId(input.runId, ask.qid), questionWithdrawnSignal, { reason });
+    }
     const keys = (data.asked_keys ??= []);
     keys.push(ask.key);
     if (keys.length > KEPT_KEYS) keys.splice(0, keys.length - KEPT_KEYS);

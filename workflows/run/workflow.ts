@@ -19,7 +19,7 @@ import { refuse } from '../errors';
 import { EventBuffer, eventRecorder, historyFull, readyToContinue } from '../events';
 import { agentWorkflowId, questionWorkflowId } from '../ids';
 import { questionRunEndedSignal, questionWithdrawnSignal } from '../question/messages';
-import { askSystemQuestions, systemQid, type QueuedAsk } from './ask';
+import { askSystemQuestions, systemQid, type Asking, type QueuedAsk } from './ask';
 import { rootReviewAsk } from '../question/system';
 import { wakeSignal } from '../interceptors';
 import { tell } from '../signals';
@@ -87,6 +87,8 @@ export async function runWorkflow(input: RunInput): Promise<void> {
   const rootWorkflowId = agentWorkflowId(runId, root.agentId);
 
   setHandler(m.peerChangedSignal, (change) => dir.apply(change));
+  /** The system question being started, and those withdrawn meanwhile (workflows/run/ask.ts). */
+  const asking: Asking = { starting: null, withdrawn: new Map() };
   // Since `root-questions`, the root's reports are questions to the human (answered in the console or through /root/decision).
   const rootQuestions = patched('root-questions');
   const withdraw = (report: m.RootReport | undefined, reason: string) => {
@@ -95,6 +97,11 @@ export async function runWorkflow(input: RunInput): Promise<void> {
     const queued = (data.to_ask ?? []).findIndex((a) => a.qid === report.qid);
     if (queued >= 0) {
       data.to_ask!.splice(queued, 1);
+      return Promise.resolve(true);
+    }
+    // Being started: a signal now could reach the server before the workflow exists. It is told once started.
+    if (asking.starting === report.qid) {
+      asking.withdrawn.set(report.qid, reason);
       return Promise.resolve(true);
     }
     return tell(questionWorkflowId(runId, report.qid), questionWithdrawnSignal, { reason });
@@ -241,7 +248,7 @@ export async function runWorkflow(input: RunInput): Promise<void> {
   for (;;) {
     await condition(() => (!inBackground && events.pending.length > 0) || data.status !== 'active' || (data.to_ask ?? []).length > 0 || historyFull(input));
     if (!inBackground) await events.drain(record);
-    if ((data.to_ask ?? []).length > 0) await askSystemQuestions(input, data, events);
+    if ((data.to_ask ?? []).length > 0) await askSystemQuestions(input, data, events, asking);
     if (data.status !== 'active') {
       await condition(allHandlersFinished);
       // Every agent stops its runtime and closes; their records stay in the event log.
