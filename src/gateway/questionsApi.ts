@@ -6,8 +6,11 @@ import type { OperatorIdentity } from '../auth/operators';
 import { asHttpError, HttpError, parseBody } from './http';
 import { NotFound, type TeamClient } from './teamClient';
 import type { ContentKeeper } from './content';
+import { underDeadline } from './deadline';
 
 const RUN_ID = /^run_[a-f0-9]{12}$/;
+/** How long the question list waits for any one question's record. */
+const LIST_READ_MS = 2000;
 
 const answerBody = z.strictObject({
   answers: z
@@ -52,7 +55,11 @@ export function questionRoutes(
         if (ids.length >= q.page_size) break;
       }
     });
-    const views = await Promise.all(ids.map((id) => team.query(team.client.workflow.getHandle(id), questionQuery).catch(() => null)));
+    // Each read gets a short deadline of its own: a question no worker serves (its host down, its queue gone) is left
+    // out of this answer instead of holding the whole list, which the console reads every few seconds.
+    const views = await Promise.all(
+      ids.map((id) => underDeadline(Date.now() + LIST_READ_MS, () => team.query(team.client.workflow.getHandle(id), questionQuery)).catch(() => null)),
+    );
     const pending = views.filter((v): v is QuestionView => v !== null && v.status === 'pending' && v.holder === 'user');
     // A root's long report is the context of its review question, kept in the content store.
     res.json({ questions: await content.resolve(pending.sort((a, b) => a.asked_at - b.asked_at)) });
