@@ -35,7 +35,8 @@ async function startRun(limits: Record<string, number>) {
 }
 
 /** The root declares a plan of `ids` and spawns each task; the test plays every child. */
-async function team(limits: Record<string, number>, ids: string[]) {
+/** `joined` runs as each child connects, before the next is spawned: a child's own traffic starts at once. */
+async function team(limits: Record<string, number>, ids: string[], joined: (id: string, client: AgentClient) => void = () => undefined) {
   const run = await startRun(limits);
   await run.root.ok('declare_plan', { tasks: ids.map((id) => ({ id, role: `${id}-engineer`, skill: 'worker', task: `Do ${id}.`, depends_on: [] })) });
   const kids: Record<string, { agentId: string; client: AgentClient }> = {};
@@ -43,6 +44,7 @@ async function team(limits: Record<string, number>, ids: string[]) {
     const spawned = await run.root.ok('spawn_agent', { task_id: id });
     const launch = await stack.operator.launch(run.runId, spawned.agent_id);
     kids[id] = { agentId: spawned.agent_id, client: await connect(launch.token) };
+    joined(id, kids[id].client);
   }
   return { ...run, kids };
 }
@@ -131,35 +133,43 @@ describe('watchdog pass C: a terminate sentinel left unread', () => {
 
 describe('watchdog pass B: an idle agent', () => {
   it('nudges an idle agent twice and then asks the person, but never one that only reads', async () => {
-    const { runId, root, kids } = await team({ review_watchdog_seconds: 0, idle_watchdog_seconds: 2 }, ['reader', 'sleeper', 'asker']);
-    const { reader, sleeper, asker } = kids;
     let reading = true;
-    // Reads only: Queries its workflow never sees, marked by the gateway.
-    const reads = (async () => {
-      while (reading) {
-        await reader.client.ok('list_peers', { scope: 'team' });
-        await new Promise((r) => setTimeout(r, 300));
+    let reads: Promise<void> = Promise.resolve();
+    let asked: Promise<unknown> = Promise.resolve();
+    // The reader reads and the asker asks from the moment each joins: on a loaded machine spawning the others takes seconds.
+    const { runId, root, kids } = await team({ review_watchdog_seconds: 0, idle_watchdog_seconds: 3 }, ['reader', 'asker', 'sleeper'], (id, client) => {
+      if (id === 'reader') {
+        // Reads only: Queries its workflow never sees, marked by the gateway.
+        reads = (async () => {
+          while (reading) {
+            await client.ok('list_peers', { scope: 'team' });
+            await new Promise((r) => setTimeout(r, 300));
+          }
+        })();
       }
-    })();
+      // Waiting on its own question is not idleness either.
+      if (id === 'asker') {
+        asked = client.mcp.callTool(
+          { name: 'ask_user', arguments: { questions: [{ question: 'Which port?', header: 'Port', multiSelect: false, options: [] }] } },
+          undefined,
+          { timeout: 60_000 },
+        );
+      }
+    });
+    const { reader, sleeper, asker } = kids;
     // Stopped however the test ends, before the clients close.
     afterAllStops.push(async () => {
       reading = false;
       await reads.catch(() => undefined);
     });
-    // Waiting on its own question is not idleness either.
-    const asked = asker.client.mcp.callTool(
-      { name: 'ask_user', arguments: { questions: [{ question: 'Which port?', header: 'Port', multiSelect: false, options: [] }] } },
-      undefined,
-      { timeout: 60_000 },
-    );
 
     const nudges = await events(runId, 'liveness.nudge', (e) => e.agent_id === sleeper.agentId, 2);
     expect(nudges.map((e) => e.data.strike)).toEqual([1, 2]);
-    expect(tsOf(nudges[1]) - tsOf(nudges[0])).toBeGreaterThanOrEqual(1900);
+    expect(tsOf(nudges[1]) - tsOf(nudges[0])).toBeGreaterThanOrEqual(2900);
     const [escalated] = await events(runId, 'liveness.escalated_to_user', (e) => e.agent_id === sleeper.agentId);
     reading = false;
     await reads;
-    expect(tsOf(escalated) - tsOf(nudges[1])).toBeGreaterThanOrEqual(1900);
+    expect(tsOf(escalated) - tsOf(nudges[1])).toBeGreaterThanOrEqual(2900);
     const inbox = (await sleeper.client.inbox(0, 0)).messages.filter((m: any) => m.content.startsWith('[WATCHDOG]'));
     expect(inbox.map((m: any) => m.content.includes('signal_review') && m.content.includes('ask_user'))).toEqual([true, true]);
 
