@@ -216,7 +216,8 @@ describe('the operator console', () => {
 
     await submit.click();
     const outcome = page.locator(`.outcome[data-qid="${qid}"]`);
-    await outcome.waitFor();
+    // In a full CI run this has taken over 15 s (not yet understood; see the stop note): wait longer, well inside the test's minute.
+    await outcome.waitFor({ timeout: 40_000 });
     await card.waitFor({ state: 'detached' });
     expect(await outcome.textContent()).toContain('as Ana');
     await shot('04-answered');
