@@ -59,3 +59,28 @@ export async function api(path, { method = 'GET', body, as } = {}) {
 export function describe(err) {
   return err instanceof ApiError ? `${err.code}: ${err.message}` : String(err && err.message ? err.message : err);
 }
+
+/**
+ * Runs `read` now and every `ms`, never two at once (a slow answer is not
+ * overtaken by the next); a failure shows in `error` until a read succeeds.
+ * Returns the stop.
+ */
+export function refreshEvery(ms, error, read) {
+  let reading = false;
+  const refresh = async () => {
+    if (reading) return;
+    reading = true;
+    try {
+      await read();
+      error.hidden = true;
+    } catch (err) {
+      error.textContent = describe(err);
+      error.hidden = false;
+    } finally {
+      reading = false;
+    }
+  };
+  void refresh();
+  const timer = setInterval(refresh, ms);
+  return () => clearInterval(timer);
+}

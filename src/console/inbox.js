@@ -1,4 +1,4 @@
-import { api, describe } from './api.js';
+import { api, refreshEvery } from './api.js';
 import { el } from './dom.js';
 import { questionCard, questionOutcome } from './questionCard.js';
 
@@ -33,34 +33,19 @@ export function inboxView(root, { operator, count }) {
     outcomes.prepend(questionOutcome(view));
   };
 
-  let reading = false;
-  const refresh = async () => {
-    if (reading) return;
-    reading = true;
-    try {
-      const { questions } = await api('/questions');
-      error.hidden = true;
-      const waiting = questions.filter((q) => !over.has(q.qid));
-      const still = new Set(waiting.map((q) => q.qid));
-      for (const qid of [...cards.keys()]) if (!still.has(qid)) drop(qid);
-      for (const q of waiting) {
-        if (cards.has(q.qid)) continue;
-        const card = questionCard(q, { mayAnswer, done });
-        const later = [...cards.values()].find((c) => Number(c.dataset.askedAt) > q.asked_at);
-        list.insertBefore(card, later ?? null);
-        cards.set(q.qid, card);
-      }
-      empty.hidden = cards.size > 0;
-      count(cards.size);
-    } catch (err) {
-      error.textContent = describe(err);
-      error.hidden = false;
-    } finally {
-      reading = false;
+  return refreshEvery(REFRESH_MS, error, async () => {
+    const { questions } = await api('/questions');
+    const waiting = questions.filter((q) => !over.has(q.qid));
+    const still = new Set(waiting.map((q) => q.qid));
+    for (const qid of [...cards.keys()]) if (!still.has(qid)) drop(qid);
+    for (const q of waiting) {
+      if (cards.has(q.qid)) continue;
+      const card = questionCard(q, { mayAnswer, done });
+      const later = [...cards.values()].find((c) => Number(c.dataset.askedAt) > q.asked_at);
+      list.insertBefore(card, later ?? null);
+      cards.set(q.qid, card);
     }
-  };
-
-  void refresh();
-  const timer = setInterval(refresh, REFRESH_MS);
-  return () => clearInterval(timer);
+    empty.hidden = cards.size > 0;
+    count(cards.size);
+  });
 }

@@ -1,5 +1,5 @@
 import { agentTree } from './agentTree.js';
-import { api, describe } from './api.js';
+import { api, refreshEvery } from './api.js';
 import { badge, el, when } from './dom.js';
 import { EventTail } from './events.js';
 import { questionWorkflowId, runWorkflowId, temporalLink } from './temporal.js';
@@ -28,27 +28,13 @@ export function runView(root, runId) {
   );
 
   const tail = new EventTail(path);
-  let reading = false;
-  const refresh = async () => {
-    if (reading) return;
-    reading = true;
-    try {
-      const [run, { agents }] = await Promise.all([api(path), api(`${path}/agents`), tail.pull()]);
-      summary.replaceChildren(runSummary(run));
-      tree.replaceChildren(agentTree(runId, agents, run.root_agent_id));
-      questions.replaceChildren(await questionList(path, runId, tail.qids()));
-      events.replaceChildren(tail.table());
-      error.hidden = true;
-    } catch (err) {
-      error.textContent = describe(err);
-      error.hidden = false;
-    } finally {
-      reading = false;
-    }
-  };
-  void refresh();
-  const timer = setInterval(refresh, REFRESH_MS);
-  return () => clearInterval(timer);
+  return refreshEvery(REFRESH_MS, error, async () => {
+    const [run, { agents }] = await Promise.all([api(path), api(`${path}/agents`), tail.pull()]);
+    summary.replaceChildren(runSummary(run));
+    tree.replaceChildren(agentTree(runId, agents, run.root_agent_id));
+    questions.replaceChildren(await questionList(path, runId, tail.qids()));
+    events.replaceChildren(tail.table());
+  });
 }
 
 function runSummary(run) {
