@@ -196,6 +196,7 @@ export function createActivities(deps: ActivityDeps) {
           tokenSecret: deps.tokenSecret,
           tokenTtlSeconds: config.tokenTtlSeconds,
           skillNames: await deps.skills.names(),
+          taskBoards: true,
           maxDepth: config.limits.maxDepth,
         },
         input.identity,

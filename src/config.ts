@@ -170,6 +170,45 @@ export interface DipperConfig {
   logLevel: string;
   /** Serves the `bench` surface (a no-op tool) at /mcp/bench: the gateway floor `npm run bench` measures. */
   benchSurface: boolean;
+  /** Check every tool result against its published output schema (DIPPER_CHECK_OUTPUTS=1; test stacks set it). */
+  checkOutputs: boolean;
+  taskApi: TaskApiConfig;
+}
+
+/** The Task service the `agentteam` tools call (docs/task-service.md). */
+export interface TaskApiConfig {
+  /** Base URL of an external Task API (DIPPER_TASK_API_URL); absent: the embedded reference service on `servicePort`. */
+  url?: string;
+  /** Port of the embedded reference service (DIPPER_TASK_SERVICE_PORT; default: the gateway's port + 2). */
+  servicePort: number;
+  /** The workspace every agent of this deployment works in (DIPPER_TASK_WORKSPACE). */
+  workspace: string;
+  /** Key of the token routes (DIPPER_TASK_ADMIN_KEY); absent: derived from the token secret (src/auth/secrets.ts). */
+  adminKey?: string;
+  /** Bytes of compact JSON one task tool result may take (DIPPER_TASK_RESULT_BUDGET_BYTES). */
+  resultBudgetBytes: number;
+  /** Longest one Task API request may take (DIPPER_TASK_REQUEST_TIMEOUT_MS). */
+  requestTimeoutMs: number;
+}
+
+/** The Task API's base URL: the external one, or the embedded service's. */
+export function taskApiUrl(config: DipperConfig): string {
+  return config.taskApi.url ?? `http://127.0.0.1:${config.taskApi.servicePort}`;
+}
+
+function taskApiOf(env: Env, gatewayPort: number): TaskApiConfig {
+  const workspace = env.DIPPER_TASK_WORKSPACE ?? 'dipper';
+  if (!/^[A-Za-z0-9._-]{1,64}$/.test(workspace)) throw new Error(`DIPPER_TASK_WORKSPACE must be 1-64 letters, digits, '.', '_' or '-', got "${workspace}"`);
+  const url = env.DIPPER_TASK_API_URL?.trim().replace(/\/+$/, '') || undefined;
+  if (url && !/^https?:\/\//.test(url)) throw new Error(`DIPPER_TASK_API_URL must be an http(s) URL, got "${url}"`);
+  return {
+    url,
+    servicePort: int(env, 'DIPPER_TASK_SERVICE_PORT', gatewayPort + 2),
+    workspace,
+    adminKey: env.DIPPER_TASK_ADMIN_KEY || undefined,
+    resultBudgetBytes: Math.max(4096, int(env, 'DIPPER_TASK_RESULT_BUDGET_BYTES', 32 * 1024)),
+    requestTimeoutMs: Math.max(500, int(env, 'DIPPER_TASK_REQUEST_TIMEOUT_MS', 10_000)),
+  };
 }
 
 export { defaultLimits };
@@ -232,7 +271,7 @@ function parseRuntimes(env: Env): DipperConfig['runtimes'] {
  * Dipper's own secrets and its Temporal connection: never handed to an
  * agent, whatever a runtime's `env` or `pass_env` says.
  */
-export const NEVER_PASSED = /^(DIPPER_TOKEN_SECRET|DIPPER_OPERATOR_TOKEN|DIPPER_OPERATORS|TEMPORAL_)/;
+export const NEVER_PASSED = /^(DIPPER_TOKEN_SECRET|DIPPER_OPERATOR_TOKEN|DIPPER_OPERATORS|DIPPER_TASK_ADMIN_KEY|TEMPORAL_)/;
 
 /** A runtime that would hand an agent Dipper's own secrets, or a malformed one, stops the process at start. */
 function checkRuntime(where: string, choice: RuntimeChoice): void {
@@ -372,6 +411,8 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): DipperC
     guards: loadGuards(env),
     logLevel: env.DIPPER_LOG_LEVEL ?? 'info',
     benchSurface: env.DIPPER_BENCH_SURFACE === '1',
+    checkOutputs: env.DIPPER_CHECK_OUTPUTS === '1',
+    taskApi: taskApiOf(env, port),
   };
 }
 

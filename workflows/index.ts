@@ -4,3 +4,4 @@ export { runWorkflow } from './run/workflow';
 export { questionWorkflow } from './question/workflow';
 export { echoWorkflow } from './bench/echoWorkflow';
 export { tokenRegistryWorkflow } from './tokens/registry';
+export { taskMutationWorkflow } from './taskOp/workflow';

@@ -11,9 +11,11 @@ export interface LaunchPayload {
   model: string | null;
   token: string;
   mcp_url: string;
+  /** The task board's MCP endpoint (the agentteam tools); the same token reaches it. */
+  task_mcp_url: string;
   inbox_url: string;
   skill_body: string;
-  /** The task, and for an agent that may still spawn, a closing [SKILLS] block naming the skills it can give them. */
+  /** The task; for an agent that may still spawn, a [SKILLS] block naming the skills it can give them; then a [TASK BOARD] block naming its boards. */
   first_message: string;
   /** Skills that exist, for agents this one spawns (empty at the deepest level, which may not spawn). */
   skills: string[];
@@ -31,6 +33,8 @@ export interface PayloadDeps {
   /** Every skill's name (SkillCatalog.names) and the deepest level an agent may spawn at. */
   skillNames: string[];
   maxDepth: number;
+  /** Whether the agentteam tools are served (a [TASK BOARD] block tells each agent its boards). */
+  taskBoards: boolean;
 }
 
 /** A launch spec whose stored texts have been read back (ContentStore.resolve). */
@@ -47,7 +51,8 @@ export function buildPayload(
 ): LaunchPayload {
   // Agents cannot discover skills otherwise (a spawn with an unknown one is refused): a leader is told up front.
   const skills = id.depth < deps.maxDepth ? deps.skillNames : [];
-  const firstMessage = skills.length > 0 ? `${launch.firstMessage}\n\n${skillsBlock(skills)}` : launch.firstMessage;
+  const blocks = [launch.firstMessage, skills.length > 0 ? skillsBlock(skills) : null, deps.taskBoards ? taskBoardBlock(id) : null];
+  const firstMessage = blocks.filter((b) => b !== null).join('\n\n');
   return {
     run_id: id.runId,
     agent_id: id.agentId,
@@ -62,6 +67,7 @@ export function buildPayload(
       exp: expiryOf(launched.issuedAt, deps.tokenTtlSeconds),
     }),
     mcp_url: `${deps.publicUrl}/mcp/beidou`,
+    task_mcp_url: `${deps.publicUrl}/mcp/agentteam`,
     inbox_url: `${deps.publicUrl}/api/runtime/inbox`,
     skill_body: skillBody.split('{role_description}').join(launch.roleDescription),
     first_message: firstMessage,
@@ -76,4 +82,14 @@ export function buildPayload(
 /** The closing block of a first message, naming what spawn_agent, create_team and declare_plan accept as `skill`. */
 export function skillsBlock(names: string[]): string {
   return `[SKILLS]\nSkills you can give the agents you spawn (the \`skill\` of spawn_agent, create_team and plan tasks): ${names.join(', ')}.\n[/SKILLS]`;
+}
+
+/**
+ * The closing block of a first message: the boards an agent's task tools
+ * take as `channel`. It cannot ask for them otherwise (task_list needs a
+ * board), and it cannot know its run id without being told.
+ */
+export function taskBoardBlock(id: Pick<AgentIdentity, 'runId' | 'teamId'>): string {
+  const team = id.teamId ? `, ${id.teamId} (your team)` : '';
+  return `[TASK BOARD]\nYour task boards (the \`channel\` of the task_* tools): ${id.runId} (everyone in this run)${team}. A team you create gets a board named by its team_id.\n[/TASK BOARD]`;
 }

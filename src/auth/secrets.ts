@@ -39,3 +39,14 @@ function readOrCreate(file: string): Secrets {
     }
   }
 }
+
+/**
+ * The key of the Task service's token routes: the configured one, or one
+ * derived from the signing secret, so the worker, the gateways and the
+ * embedded service agree without another secret to keep. It only ever
+ * issues agent tokens; task requests never carry it.
+ */
+export function taskAdminKey(config: DipperConfig, secrets: Secrets): string {
+  if (config.taskApi.adminKey) return config.taskApi.adminKey;
+  return `dtk_${crypto.createHmac('sha256', secrets.tokenSecret).update('dipper task service admin key').digest('base64url')}`;
+}

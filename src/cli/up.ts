@@ -1,7 +1,8 @@
 import { keepFilesPrivate } from '../private';
 import path from 'node:path';
-import { loadOrCreateSecrets } from '../auth/secrets';
-import type { DipperConfig } from '../config';
+import { loadOrCreateSecrets, taskAdminKey } from '../auth/secrets';
+import { taskApiUrl, type DipperConfig } from '../config';
+import { taskServiceEnv } from '../taskservice/env';
 import { ensureNamespace, loadTemporalDevConfig, startDevServer } from '../devstack/devServer';
 import { waitForPort } from '../devstack/processes';
 import { whyUpCannotStart } from './preflight';
@@ -94,6 +95,11 @@ export async function up(config: DipperConfig, opts: UpOptions): Promise<void> {
   for (const name of ['worker', 'gateway']) {
     apps.push(await supervise(name, () => startNode(`src/${name}/main.ts`, env), recordPid(name)));
   }
+  // The embedded reference Task service, unless the agentteam tools are pointed at another (DIPPER_TASK_API_URL).
+  if (!config.taskApi.url) {
+    const taskEnv = { ...env, ...taskServiceEnv(config, taskAdminKey(config, loadOrCreateSecrets(config))) };
+    apps.push(await supervise('task service', () => startNode('src/taskservice/main.ts', taskEnv), recordPid('taskservice')));
+  }
 
   const probeHost = ['0.0.0.0', '::'].includes(config.host) ? '127.0.0.1' : config.host;
   if (!(await waitForPort(config.port, probeHost, 60_000))) {
@@ -114,6 +120,8 @@ function banner(config: DipperConfig, operatorToken: string, temporalUi: string)
     '',
     'Dipper is up.',
     `  MCP endpoint (beidou): ${config.publicUrl}/mcp/beidou`,
+    `  MCP endpoint (tasks):  ${config.publicUrl}/mcp/agentteam`,
+    `  Task API:              ${taskApiUrl(config)}${config.taskApi.url ? '' : ' (embedded)'}`,
     `  Operator API:          ${api}`,
     `  Operator console:      ${config.publicUrl}/console (sign in with the operator token)`,
     `  Temporal UI:           ${temporalUi}`,

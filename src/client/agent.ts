@@ -17,9 +17,10 @@ export class AgentClient {
     readonly gatewayUrl: string,
   ) {}
 
-  static async connect(gatewayUrl: string, token: string): Promise<AgentClient> {
+  /** `surface`: beidou (team orchestration) or agentteam (the task board); the same token reaches both. */
+  static async connect(gatewayUrl: string, token: string, surface: 'beidou' | 'agentteam' = 'beidou'): Promise<AgentClient> {
     const mcp = new Client({ name: 'dipper-test', version: '0.0.0' });
-    const transport = new StreamableHTTPClientTransport(new URL(`${gatewayUrl}/mcp/beidou`), {
+    const transport = new StreamableHTTPClientTransport(new URL(`${gatewayUrl}/mcp/${surface}`), {
       requestInit: { headers: { Authorization: `Bearer ${token}` } },
     });
     await mcp.connect(transport);

@@ -20,6 +20,7 @@ import { LongPolls } from './longPolls';
 import { checkOrigin } from './origin';
 import { consoleRoutes } from './console';
 import { createMcpServer, mcpSurface, type McpSurface } from './mcp';
+import type { TaskBoard } from './taskBoard';
 import { refuseOverRate, refuseUnconfirmed } from './mcpRefusals';
 import { operatorRouter } from './operatorApi';
 import { RateLimiter } from './rateLimit';
@@ -43,6 +44,8 @@ export interface GatewayDeps {
   /** This replica's counters, served at /api/metrics. */
   metrics: ProcessMetrics;
   log: Logger;
+  /** The task board behind /mcp/agentteam. */
+  tasks: TaskBoard;
 }
 
 /** A tools/call of a tool that waits, with a progress token: answered as an event stream. */
@@ -142,6 +145,8 @@ export function createApp(deps: GatewayDeps): express.Express {
         wakeups,
         skills: deps.skills,
         limits: config.limits,
+        tasks: deps.tasks,
+        checkOutput: config.checkOutputs,
         questions: { ...config.questions, taskQueue: config.temporal.taskQueue },
         recordEvent: (event: DipperEvent) => void deps.events.append([event]).catch(() => undefined),
         activity: () => marks.mark(callerOf(res).runId, callerOf(res).agentId),
@@ -162,6 +167,7 @@ export function createApp(deps: GatewayDeps): express.Express {
     });
   };
   serve('/mcp/beidou', mcpSurface('beidou', toolsOf('beidou')));
+  serve('/mcp/agentteam', mcpSurface('agentteam', toolsOf('agentteam')));
   // The no-op floor `npm run bench` measures beidou calls against: same auth, parsing and per-request server.
   if (config.benchSurface) serve('/mcp/bench', mcpSurface('bench', benchTools));
 

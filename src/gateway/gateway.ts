@@ -5,6 +5,8 @@ import { openStores } from '../../activities/stores';
 import { Wakeups } from './wakeups';
 import { ProcessMetrics } from '../metrics/temporalCalls';
 import { loadOrCreateSecrets } from '../auth/secrets';
+import { taskApiClient } from '../../activities/taskApi';
+import { TaskBoard } from './taskBoard';
 import { temporalAddress, type DipperConfig } from '../config';
 import { createLogger } from '../log';
 import { SkillCatalog } from '../skills';
@@ -58,13 +60,15 @@ export async function startGateway(config: DipperConfig): Promise<GatewayHandle>
   await revocations.start();
   const wakeups = new Wakeups(stores.wakes);
   await wakeups.start();
+  const team = new TeamClient(client, log, config.guards.callTimeoutMs, queryCapMs(config.temporal.stickyTimeoutMs), metrics);
   const app = createApp({
     config,
     operators: loadOperators(secrets.operatorToken, config.operators),
     tokenSecrets: [secrets.tokenSecret, ...config.previousTokenSecrets],
     tokenSecret: secrets.tokenSecret,
     revocations,
-    team: new TeamClient(client, log, config.guards.callTimeoutMs, queryCapMs(config.temporal.stickyTimeoutMs), metrics),
+    team,
+    tasks: new TaskBoard(taskApiClient(config, secrets), team, config.temporal.taskQueue, config.taskApi.resultBudgetBytes),
     skills: new SkillCatalog(config.skillsDir),
     events,
     content: new ContentKeeper(content),

@@ -71,9 +71,27 @@ export function inputError(error: z.ZodError): ToolError {
  * Errors travel as JSON text only: MCP clients check any structuredContent
  * against the tool's output schema, even on an error result.
  */
-export function renderError(err: ToolError): CallToolResult {
-  const error = { code: err.code, message: err.message, retryable: err.retryable, ...err.extra };
+export function renderError(err: ToolError, surface?: ToolDef['surface']): CallToolResult {
+  const error = surface === 'agentteam' ? contractError(err) : { code: err.code, message: err.message, retryable: err.retryable, ...err.extra };
   return { isError: true, content: [{ type: 'text', text: JSON.stringify({ error }) }] };
+}
+
+/**
+ * The task-tools contract's error (section 8.2): exactly code, message,
+ * retryable, field_errors and suggested_action. Facts other surfaces carry
+ * beside them are left out.
+ */
+function contractError(err: ToolError): Record<string, unknown> {
+  const { field, field_errors, suggested_action } = err.extra as { field?: string; field_errors?: Record<string, string>; suggested_action?: unknown };
+  const fieldErrors = field_errors ?? (field ? { [field]: err.message } : undefined);
+  const suggested = suggested_action ?? (err.code === 'review_gate_denied' ? { tool: 'list_pending_reviews', arguments: {} } : undefined);
+  return {
+    code: err.code,
+    message: err.message,
+    retryable: err.retryable,
+    ...(fieldErrors ? { field_errors: fieldErrors } : {}),
+    ...(suggested ? { suggested_action: suggested } : {}),
+  };
 }
 
 /**
@@ -107,6 +125,7 @@ export async function callTool(def: ToolDef, raw: Record<string, unknown>, ctx: 
     // a person (ask_user) bounds each of its own steps instead.
     const run = () => (gateOf(def) === 'gateway' ? gateThen(def, ctx, () => def.handler(parsed.data, ctx)) : def.handler(parsed.data, ctx));
     const out = def.waits ? await run() : await answerWithin(ctx.team.callTimeoutMs, run);
+    if (ctx.checkOutput) checkOutput(def, out, log);
     return { content: [{ type: 'text', text: JSON.stringify(out) }], structuredContent: structured(out) };
   } catch (err) {
     const known = err instanceof ToolError ? err : internalError();
@@ -114,10 +133,24 @@ export async function callTool(def: ToolDef, raw: Record<string, unknown>, ctx: 
     if (known.code === 'review_gate_denied') recordGateDenied(ctx, def.name, known.extra);
     if (!(err instanceof ToolError)) log.error({ tool: def.name, err: safeMessage(err) }, 'tool failed');
     outcome = known.code;
-    return renderError(known);
+    return renderError(known, def.surface);
   } finally {
     log.debug({ tool: def.name, run: ctx.caller.runId, agent: ctx.caller.agentId, ms: Date.now() - started, outcome }, 'tool call');
   }
+}
+
+/**
+ * A result that does not match the tool's published output schema is a
+ * Dipper bug: with DIPPER_CHECK_OUTPUTS (every test stack) the call fails
+ * with `internal` and the log names the tool and the path, so any test
+ * making the call fails.
+ */
+function checkOutput(def: ToolDef, out: unknown, log: Logger): void {
+  const checked = def.output.safeParse(out);
+  if (checked.success) return;
+  const issue = checked.error.issues[0];
+  log.error({ tool: def.name, path: issue.path.join('.'), problem: issue.message }, 'result does not match the output schema');
+  throw internalError();
 }
 
 /** One surface's tools, with their MCP definitions built once at start. */

@@ -248,6 +248,7 @@ export function operatorRouter(deps: OperatorDeps): Router {
         tokenSecret: deps.tokenSecret,
         tokenTtlSeconds: config.tokenTtlSeconds,
         skillNames: await deps.skills.names(),
+        taskBoards: true,
         maxDepth: config.limits.maxDepth,
       },
       spec.identity,

@@ -4,6 +4,7 @@ import { declarePlan, listReady, removePlan, updatePlanTask } from './beidou/pla
 import { answerQuestion, askUser, escalateQuestion } from './beidou/questions';
 import { listPendingReviews, requestTermination, signalReview } from './beidou/reviews';
 import { createTeam, spawnAgent, terminateChild } from './beidou/team';
+import { taskCheckpoint, taskCreate, taskDelete, taskGet, taskList, taskSetClaim, taskUpdate } from './agentteam';
 import type { Surface, ToolDef } from './types';
 
 /** The canonical registry: the only list of tools. Every surface, schema and doc is built from it. */
@@ -23,6 +24,13 @@ export const tools: ToolDef[] = [
   askUser,
   answerQuestion,
   escalateQuestion,
+  taskList,
+  taskGet,
+  taskCreate,
+  taskUpdate,
+  taskSetClaim,
+  taskCheckpoint,
+  taskDelete,
 ] as unknown as ToolDef[];
 
 export function toolsOf(surface: Surface): ToolDef[] {

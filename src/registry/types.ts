@@ -6,6 +6,7 @@ import type { ContentKeeper } from '../gateway/content';
 import type { DeliveryBatcher } from '../gateway/delivery';
 import type { Wakeups } from '../gateway/wakeups';
 import type { TeamClient } from '../gateway/teamClient';
+import type { TaskBoard } from '../gateway/taskBoard';
 
 /** Who is calling, taken from the bearer token and never from tool input. */
 export interface Caller {
@@ -23,6 +24,8 @@ export interface ToolContext {
   wakeups: Wakeups;
   skills: SkillCatalog;
   limits: Limits;
+  /** The task board (agentteam tools): reads straight to the Task API, mutations through a short workflow. */
+  tasks?: TaskBoard;
   /** How questions (ask_user) are held: whether a human gateway takes them, how long an answer waits for a re-issued call. */
   questions: { humanGateway: boolean; reattachMs: number; progressMs: number; taskQueue: string };
   /** For tools that wait: tells the client the call is still alive (when it sent a progress token). */
@@ -31,18 +34,20 @@ export interface ToolContext {
   signal?: AbortSignal;
   /** The caller made a tool call: its watchdog's clock is marked (debounced; src/gateway/activityMarks.ts). */
   activity?: () => void;
+  /** Check every result against the tool's output schema (DIPPER_CHECK_OUTPUTS; test stacks). */
+  checkOutput?: boolean;
   /** Appends an event the gateway itself observes (review_gate.denied); not awaited by the call. */
   recordEvent?: (event: DipperEvent) => void;
 }
 
 /** `bench` holds only the no-op floor of `npm run bench`; it is served when config.benchSurface is set. */
-export type Surface = 'beidou' | 'bench';
+export type Surface = 'beidou' | 'agentteam' | 'bench';
 
 /** One tool, declared once as data. MCP definitions, annotations and docs are built from it. */
 export interface ToolDef<In extends z.ZodObject = z.ZodObject, Out = unknown> {
   name: string;
   surface: Surface;
-  owner: 'team-orchestration' | 'bench';
+  owner: 'team-orchestration' | 'task-board' | 'bench';
   title: string;
   description: string;
   permission: 'read_only' | 'agent_mutation' | 'destructive';
@@ -50,8 +55,24 @@ export interface ToolDef<In extends z.ZodObject = z.ZodObject, Out = unknown> {
   destructive: boolean;
   idempotent: boolean;
   /** Context Dipper injects after parsing; never a model field. */
-  hiddenContext: readonly ('caller_agent_id' | 'run_id')[];
-  deprecated?: { replacement: string };
+  hiddenContext: readonly ('caller_agent_id' | 'run_id' | 'workspace_id')[];
+  /**
+   * How a repeat of the call behaves (contract section 7): a read or a
+   * desired-state setter repeats harmlessly, a keyed create answers its
+   * receipt, an append or a plain mutation happens again.
+   */
+  idempotency?: 'read' | 'desired_state' | 'idempotency_key' | 'call_receipt' | 'none';
+  /** How a stale overwrite is prevented: an expected revision, the owning workflow's own ordering, or not applicable. */
+  concurrency?: 'expected_updated_at' | 'owner_serialized' | 'none';
+  /** Result budget class (section 8.3): `standard` is the configured byte budget (DIPPER_TASK_RESULT_BUDGET_BYTES); absent: bounded by its schema's limits only. */
+  resultBudget?: 'standard';
+  deprecated?: {
+    replacement: string;
+    /** How it stays callable until it goes (contract 11.3): whether it is listed, what a call gets. */
+    callable?: string;
+    /** What must be true before it is removed: a gate, not a date. */
+    removalGate?: string;
+  };
   /** The call waits for something outside the caller (a person): no call timeout, progress while it waits. */
   waits?: boolean;
   /** Fields that get their own error code instead of invalid_input when present (e.g. leader_id). */

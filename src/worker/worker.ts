@@ -3,6 +3,8 @@ import { Client, Connection } from '@temporalio/client';
 import path from 'node:path';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../../activities';
+import { taskApiClient } from '../../activities/taskApi';
+import { createTaskActivities } from '../../activities/taskMutation';
 import { openStores } from '../../activities/stores';
 import { AgentAccounts, checkAccountsSupport } from '../../activities/runtimes/accounts';
 import { CommandRuntime } from '../../activities/runtimes/command';
@@ -60,17 +62,20 @@ export async function createDipperWorker(
     maxCachedWorkflows: 0,
     ...bundle,
   });
-  const activities = createActivities({
-    config,
-    tokenSecret: secrets.tokenSecret,
-    client,
-    events,
-    wakes: stores.wakes,
-    content,
-    skills: new SkillCatalog(config.skillsDir),
-    commands,
-    accounts,
-  });
+  const activities = {
+    ...createActivities({
+      config,
+      tokenSecret: secrets.tokenSecret,
+      client,
+      events,
+      wakes: stores.wakes,
+      content,
+      skills: new SkillCatalog(config.skillsDir),
+      commands,
+      accounts,
+    }),
+    ...createTaskActivities(taskApiClient(config, secrets)),
+  };
   const worker = await Worker.create({
     connection,
     namespace: config.temporal.namespace,

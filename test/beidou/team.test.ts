@@ -18,10 +18,12 @@ describe('spawn_agent', () => {
 
     // The first user message opens with the assignment block, and its artifacts folder exists.
     // It closes with the skills it can give the agents it spawns (agents cannot discover them otherwise).
-    expect(first.launch.first_message).toMatch(/^\[TASK ASSIGNMENT\]\nplan_task_id: a\nartifacts_path: (.+)\n\[\/TASK ASSIGNMENT\]\n\nDo a\.\n\n\[SKILLS\]\n.*: ([a-z, -]+)\.\n\[\/SKILLS\]$/);
+    expect(first.launch.first_message).toMatch(/^\[TASK ASSIGNMENT\]\nplan_task_id: a\nartifacts_path: (.+)\n\[\/TASK ASSIGNMENT\]\n\nDo a\.\n\n\[SKILLS\]\n.*: ([a-z, -]+)\.\n\[\/SKILLS\]\n\n\[TASK BOARD\]\n.*\n\[\/TASK BOARD\]$/);
     // Other tests may add skills to the shared folder while this runs.
     expect(first.launch.skills).toEqual(expect.arrayContaining(['lead', 'reviewer', 'worker']));
     expect(first.launch.first_message).toContain(`: ${first.launch.skills.join(', ')}.\n[/SKILLS]`);
+    // And with the task boards it can use: its run's and its team's.
+    expect(first.launch.first_message).toContain(`${runId} (everyone in this run), ${first.result.team_id} (your team).`);
     expect(fs.statSync(first.launch.artifacts_path).isDirectory()).toBe(true);
     expect(path.basename(first.launch.artifacts_path)).toBe('a');
 

@@ -9,8 +9,8 @@ import { eventually } from '../support/clients';
 import { approve, closeAll, env, eventsOf, operator, spawn, startRun, task } from '../support/team';
 import { connectTemporal } from '../support/temporal';
 
-/** A first message without its closing [SKILLS] block. */
-const taskOf = (first: string) => first.split('\n\n[SKILLS]\n')[0];
+/** A first message without its closing [SKILLS] and [TASK BOARD] blocks. */
+const taskOf = (first: string) => first.split(/\n\n\[(?:SKILLS|TASK BOARD)\]\n/)[0];
 
 /**
  * Long text lives in the content store, not in workflow state: what goes

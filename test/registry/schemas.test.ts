@@ -22,6 +22,10 @@ const HIDDEN_LIKE = [
 
 type JsonSchema = Record<string, any>;
 
+/** Each surface's owner, and the context Dipper injects into its calls (the task board also injects the workspace). */
+const OWNER: Record<string, string> = { beidou: 'team-orchestration', agentteam: 'task-board' };
+const HIDDEN: Record<string, string[]> = { beidou: ['caller_agent_id', 'run_id'], agentteam: ['workspace_id', 'caller_agent_id', 'run_id'] };
+
 /** Every object schema inside a JSON schema, with its path (properties, items, unions). */
 function objectSchemas(schema: JsonSchema, at = '$'): [string, JsonSchema][] {
   const found: [string, JsonSchema][] = [];
@@ -53,13 +57,12 @@ describe('the registry', () => {
     expect(new Set(names).size).toBe(names.length);
   });
 
-  it('is the beidou surface in full', () => {
-    expect(toolsOf('beidou')).toEqual(tools);
+  it('is the beidou and agentteam surfaces in full, in that order', () => {
+    expect([...toolsOf('beidou'), ...toolsOf('agentteam')]).toEqual(tools);
   });
 
   it.each(published)('%s has an owner, a surface, a title and a description', (_name, def) => {
-    expect(def.owner).toBe('team-orchestration');
-    expect(def.surface).toBe('beidou');
+    expect(def.owner).toBe(OWNER[def.surface]);
     expect(def.title.trim()).not.toBe('');
     expect(def.description.length).toBeGreaterThan(20);
   });
@@ -91,7 +94,7 @@ describe('the registry', () => {
       expect(HIDDEN_LIKE).not.toContain(name);
       expect(def.hiddenContext as readonly string[]).not.toContain(name);
     }
-    expect(def.hiddenContext).toEqual(['caller_agent_id', 'run_id']);
+    expect(def.hiddenContext).toEqual(HIDDEN[def.surface]);
   });
 
   it.each(published)('%s publishes an object output schema', (_name, _def, mcp) => {

@@ -14,7 +14,7 @@ export interface TestEnv {
   bundlePath: string;
   /** Environment the shared worker and gateway run with; tests that start their own processes extend it. */
   processEnv: Record<string, string>;
-  pids: { worker: number; gateway: number; temporal?: number };
+  pids: { worker: number; gateway: number; temporal?: number; taskService?: number };
 }
 
 /**

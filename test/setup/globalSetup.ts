@@ -63,13 +63,24 @@ export default async function globalSetup(): Promise<void> {
     // A waiting ask_user tells its client it is alive every second, so tests can use short client timeouts.
     DIPPER_QUESTION_PROGRESS_MS: '1000',
     DIPPER_LOG_LEVEL: 'warn',
+    // Every tool result of every test call is checked against its published output schema.
+    DIPPER_CHECK_OUTPUTS: '1',
+    // The embedded Task service of the agentteam tools, started below; other test stacks reuse it.
+    DIPPER_TASK_SERVICE_PORT: String(gatewayPort + 2),
+    DIPPER_TASK_ADMIN_KEY: `dtk_test_${crypto.randomBytes(12).toString('hex')}`,
     // A queue of its own: the cluster's workers serve `dipper`.
     ...(cluster ? { DIPPER_DATABASE_URL: cluster.databaseUrl, DIPPER_TASK_QUEUE: 'dipper-tests' } : {}),
   };
+  const taskService = startProcess(
+    'taskservice',
+    { ...processEnv, DIPPER_TASK_SERVICE_DB: path.join(dataDir, 'tasks.db'), DIPPER_TASK_SERVICE_HOST: '127.0.0.1' },
+    path.join(testDataRoot, 'taskservice.log'),
+  );
   const worker = startProcess('worker', processEnv, path.join(testDataRoot, 'worker.log'));
   const gateway = startProcess('gateway', processEnv, path.join(testDataRoot, 'gateway.log'));
   const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
   await waitForHttp(`${gatewayUrl}/healthz`);
+  await waitForHttp(`http://127.0.0.1:${gatewayPort + 2}/healthz`);
 
   writeTestEnv(testDataRoot, {
     gatewayUrl,
@@ -81,11 +92,11 @@ export default async function globalSetup(): Promise<void> {
     skillsDir,
     bundlePath,
     processEnv,
-    pids: { worker: worker.proc.pid!, gateway: gateway.proc.pid!, temporal: server.pid },
+    pids: { worker: worker.proc.pid!, gateway: gateway.proc.pid!, temporal: server.pid, taskService: taskService.proc.pid! },
   });
   (globalThis as { __dipperStack?: Started }).__dipperStack = {
     stop: async () => {
-      await Promise.all([gateway.kill(), worker.kill()] satisfies Promise<void>[]);
+      await Promise.all([gateway.kill(), worker.kill(), taskService.kill()] satisfies Promise<void>[]);
       await server.stop();
     },
   };

@@ -13,8 +13,8 @@ export interface Member {
 const open: AgentClient[] = [];
 
 /** Connects as an agent; every client opened here is closed by closeAll(). */
-export async function connect(token: string): Promise<AgentClient> {
-  const c = await AgentClient.connect(env.gatewayUrl, token);
+export async function connect(token: string, surface: 'beidou' | 'agentteam' = 'beidou'): Promise<AgentClient> {
+  const c = await AgentClient.connect(env.gatewayUrl, token, surface);
   open.push(c);
   return c;
 }

@@ -16,6 +16,7 @@ const payload = (dir: string): LaunchPayload => ({
   model: null,
   token: 'dpa_secret',
   mcp_url: 'http://127.0.0.1:1/mcp/beidou',
+  task_mcp_url: 'http://127.0.0.1:1/mcp/agentteam',
   inbox_url: 'http://127.0.0.1:1/api/runtime/inbox',
   skill_body: '',
   first_message: 'hi',

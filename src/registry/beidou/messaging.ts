@@ -11,6 +11,9 @@ export const sendMessage = beidouTool({
   description:
     "Send a message to another agent in this task; it lands in the recipient's inbox. A leader's message to a child with a pending review or termination request acknowledges it (rework). Fails with inbox_full when the recipient's inbox is at its cap.",
   permission: 'agent_mutation',
+  // Each call is a new message (its own message_id) appended to the recipient's inbox.
+  idempotency: 'none',
+  concurrency: 'none',
   input: z.strictObject({
     to: agentId('Agent id of the recipient, in the same task.'),
     content: z.string().describe('Message body (at most 256 KiB).'),
@@ -63,6 +66,8 @@ export const listPeers = beidouTool({
   description:
     'List agents of this task with their role, team, status and the teams they lead. scope: team (default) = your teammates and their leader; children = members of teams you lead; all = the whole task graph.',
   permission: 'read_only',
+  idempotency: 'read',
+  concurrency: 'none',
   input: z.strictObject({
     scope: z
       .enum(['team', 'children', 'all'])

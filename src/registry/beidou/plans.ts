@@ -27,6 +27,9 @@ export const declarePlan = beidouTool({
   description:
     'Declare your plan as a DAG of tasks. Validates ids, dependencies and skills, persists the plan and makes it your active plan; spawns nothing (use spawn_agent per ready task). Fails with plan_already_declared if you have one: remove_plan first to replan.',
   permission: 'agent_mutation',
+  // A repeat is refused (plan_already_declared); the leader's workflow orders plan changes.
+  idempotency: 'none',
+  concurrency: 'owner_serialized',
   input: z.strictObject({ tasks: z.array(taskSpec).describe('One entry per node of the DAG.') }),
   output: z.object({
     plan_id: z.string(),
@@ -53,6 +56,9 @@ export const removePlan = beidouTool({
   description:
     'Remove your active plan so a new one can be declared. Refused with plan_in_use while any task is in flight; the team and workspace stay, and the removed plan is kept on record.',
   permission: 'agent_mutation',
+  // A repeat is refused (no_active_plan).
+  idempotency: 'none',
+  concurrency: 'owner_serialized',
   input: z.strictObject({}),
   output: z.object({ removed_plan_id: z.string() }),
   async handler(_input, ctx) {
@@ -65,6 +71,8 @@ export const listReady = beidouTool({
   title: 'List ready tasks',
   description: 'List the task ids of your active plan that are ready to spawn (all dependencies done). Read-only.',
   permission: 'read_only',
+  idempotency: 'read',
+  concurrency: 'none',
   input: z.strictObject({}),
   output: z.object({ ready: z.array(z.string()) }),
   async handler(_input, ctx) {
@@ -80,6 +88,9 @@ export const updatePlanTask = beidouTool({
   description:
     'Record that a task of your active plan is done or failed when you did it yourself or it will not be done; status is set once. Tasks run by a live child are settled by terminate_child instead. Returns the tasks this made ready.',
   permission: 'agent_mutation',
+  // Set once: a repeat is refused (invalid_transition).
+  idempotency: 'none',
+  concurrency: 'owner_serialized',
   input: z.strictObject({
     task_id: id('Id of a task in your active plan.'),
     status: z.enum(['done', 'failed']).describe('The final status to record.'),

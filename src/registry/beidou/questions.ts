@@ -92,6 +92,9 @@ export const askUser = beidouTool({
   description:
     "Ask 1-4 questions. They go to your leader's inbox first ([INBOX QUESTION]); your leader answers or escalates them, and past the root they reach the human. Blocks until answered, with no timeout; send a progress token to get progress notifications while you wait. Calling again with exactly the same questions while they are pending (or just answered) waits for the same answer.",
   permission: 'agent_mutation',
+  // The qid is a digest of the call: the same questions again attach to the same question and get its answer.
+  idempotency: 'call_receipt',
+  concurrency: 'none',
   waits: true,
   input: z.strictObject({
     questions: z.array(subQuestion).min(1).max(4).describe('1 to 4 sub-questions.'),
@@ -181,6 +184,9 @@ export const answerQuestion = beidouTool({
   description:
     "Answer an [INBOX QUESTION] you hold, one answer per sub-question in order: {selected_labels, text}. For free text or \"Other\", leave selected_labels empty and put the answer in text. The asker's ask_user returns your answer; the human is not asked.",
   permission: 'agent_mutation',
+  // The question's workflow takes one answer from its holder; a repeat is refused.
+  idempotency: 'none',
+  concurrency: 'owner_serialized',
   input: z.strictObject({
     qid,
     answers: z.array(given).min(1).max(4).describe('One entry per sub-question, in order.'),
@@ -205,6 +211,9 @@ export const escalateQuestion = beidouTool({
   description:
     "Pass an [INBOX QUESTION] you hold to your own leader (past the root: the human). Returns at once; the answer goes to the original asker, not to you. new_holder is null when it reached the human.",
   permission: 'agent_mutation',
+  // After one hop the caller no longer holds the question: a repeat is refused (not_holder).
+  idempotency: 'none',
+  concurrency: 'owner_serialized',
   input: z.strictObject({
     qid,
     reason: z.string().min(1).max(4000).describe("Why you can't answer it yourself (audit trail)."),

@@ -10,6 +10,9 @@ export const signalReview = beidouTool({
   description:
     "Tell your leader your deliverables are ready for review: the detail goes to the leader's inbox (the root's goes to the human). detail must contain [REVIEW REQUIRED] or [ITERATION READY]. You stay alive; call again to supersede.",
   permission: 'agent_mutation',
+  // A repeat supersedes the pending report with a new one (the spec: call again to supersede).
+  idempotency: 'none',
+  concurrency: 'owner_serialized',
   input: z.strictObject({
     detail: z
       .string()
@@ -36,6 +39,9 @@ export const requestTermination = beidouTool({
   description:
     'Declare all your work complete and ask your leader to terminate you; then end your turn and wait. Refused with plan_incomplete while your plan has unfinished tasks. The leader answers with terminate_child or a rework message.',
   permission: 'agent_mutation',
+  // A repeat asks again; the leader's inbox keeps only the newest unread request.
+  idempotency: 'none',
+  concurrency: 'owner_serialized',
   input: z.strictObject({ detail: z.string().optional().describe('Summary of the completed work.') }),
   output: z.object({ recorded: z.literal(true), termination_requested: z.literal(true) }),
   async handler({ detail }, ctx) {
@@ -64,6 +70,8 @@ export const listPendingReviews = beidouTool({
   description:
     'List your direct children waiting for your review (signal_review not yet answered by terminate_child or a rework message), oldest first. Read-only.',
   permission: 'read_only',
+  idempotency: 'read',
+  concurrency: 'none',
   input: z.strictObject({}),
   output: z.array(pendingReview),
   async handler(_input, ctx) {

@@ -11,6 +11,9 @@ export const spawnAgent = beidouTool({
   description:
     'Start one agent for a ready task of your active plan. Your first spawn creates your team (team_created: true) and its workspace; the new agent gets the task text after a [TASK ASSIGNMENT] block. Returns the tasks still ready to spawn.',
   permission: 'agent_mutation',
+  // No receipt: a repeat is refused (task_not_pending, naming the agent the first call started).
+  idempotency: 'none',
+  concurrency: 'owner_serialized',
   input: z.strictObject({ task_id: id('Id of a ready task in your active plan.') }),
   output: z.object({
     agent_id: z.string(),
@@ -42,7 +45,14 @@ export const createTeam = beidouTool({
   description:
     'Deprecated: use declare_plan + spawn_agent for ordered work. Spawns a new team led by you with one member per role; every member receives the originating user task. Refuses identical member descriptions unless consensus=true.',
   permission: 'agent_mutation',
-  deprecated: { replacement: 'declare_plan + spawn_agent' },
+  // The leader keeps the answer of each call (workflows/receipts.ts): the same call again gets the same team.
+  idempotency: 'call_receipt',
+  concurrency: 'owner_serialized',
+  deprecated: {
+    replacement: 'declare_plan + spawn_agent',
+    callable: 'Listed and served unchanged while its spec keeps it; its description and _meta.deprecated name the replacement.',
+    removalGate: "When team-tool-surface.md drops it (once all callers have migrated); its calls show as createTeam Updates in leaders' histories.",
+  },
   refusedFields: {
     leader_id: { code: 'leader_override_attempted', message: 'leader_id cannot be set: you lead the teams you create.' },
   },
@@ -78,6 +88,9 @@ export const terminateChild = beidouTool({
   description:
     "Approve a direct child's work and end it: posts a terminate sentinel to its inbox and marks its plan task done. Needs the child to have signalled a review or requested termination, unless force=true (audited; its task is marked failed).",
   permission: 'destructive',
+  // A repeat is refused (already_terminating).
+  idempotency: 'none',
+  concurrency: 'owner_serialized',
   input: z.strictObject({
     agent_id: agentId('A member of a team you lead.'),
     force: z.boolean().optional().describe('Default false. true bypasses the review requirement; audited as terminate.forced.'),
