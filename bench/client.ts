@@ -13,7 +13,7 @@ export class BenchAgent {
     private readonly mcp: Client,
   ) {}
 
-  static async connect(gatewayUrl: string, surface: 'beidou' | 'bench', agentId: string, token: string): Promise<BenchAgent> {
+  static async connect(gatewayUrl: string, surface: 'beidou' | 'agentteam' | 'bench', agentId: string, token: string): Promise<BenchAgent> {
     const mcp = new Client({ name: 'dipper-bench', version: '0.0.0' });
     const transport = new StreamableHTTPClientTransport(new URL(`${gatewayUrl}/mcp/${surface}`), {
       requestInit: { headers: { Authorization: `Bearer ${token}` } },
@@ -58,7 +58,7 @@ export class Agents {
     this.operator = new Operator({ gatewayUrl, operatorToken });
   }
 
-  async connect(surface: 'beidou' | 'bench', agentId: string, token: string): Promise<BenchAgent> {
+  async connect(surface: 'beidou' | 'agentteam' | 'bench', agentId: string, token: string): Promise<BenchAgent> {
     const agent = await BenchAgent.connect(this.gatewayUrl, surface, agentId, token);
     this.open.push(agent);
     return agent;

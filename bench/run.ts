@@ -15,6 +15,7 @@ import { noopScenario } from './scenarios/noop';
 import { sendLongMessageScenario, sendMessageScenario } from './scenarios/sendMessage';
 import { spawnAgentScenario } from './scenarios/spawnAgent';
 import { askUserScenario } from './scenarios/askUser';
+import { taskBoardScenario } from './scenarios/taskBoard';
 import { temporalQueryScenario } from './scenarios/temporalQuery';
 import { temporalUpdateScenario } from './scenarios/temporalUpdate';
 import { startStack, Teardown } from './stack';
@@ -94,6 +95,7 @@ async function main(argv: string[]): Promise<number> {
     await scenario('fan-in', () => fanInScenario(ctx));
     await scenario('ask_user, 1 hop', () => askUserScenario(ctx, 1));
     await scenario('ask_user, 3 hops', () => askUserScenario(ctx, 3));
+    await scenario('task board', () => taskBoardScenario(ctx, stack.config));
     // Last, so its thousand live workflows weigh on no other figure.
     const watched = [
       ['worker', stack.pids.worker],

@@ -102,12 +102,17 @@ export async function startStack(dataRoot: string, teardown: Teardown, progress:
     DIPPER_RATE_PER_SECOND: '1000000',
     DIPPER_RATE_BURST: '1000000',
     DIPPER_LOG_LEVEL: 'warn',
+    DIPPER_TASK_SERVICE_PORT: String(await freePort(gatewayPort + 2)),
+    DIPPER_TASK_ADMIN_KEY: `dtk_bench_${crypto.randomBytes(12).toString('hex')}`,
   };
   const config = loadConfig(env, projectRoot);
 
   progress('starting the worker and the gateway');
   const workerLog = path.join(dataRoot, 'worker.log');
   const gatewayLog = path.join(dataRoot, 'gateway.log');
+  const taskLog = path.join(dataRoot, 'taskservice.log');
+  const taskService = startProcess('taskservice', { ...env, DIPPER_TASK_SERVICE_DB: path.join(dataDir, 'tasks.db') }, taskLog);
+  teardown.add('the Task service', () => taskService.kill());
   const worker = startProcess('worker', env, workerLog);
   teardown.add('the worker', () => worker.kill());
   const gateway = startProcess('gateway', env, gatewayLog);
@@ -115,6 +120,7 @@ export async function startStack(dataRoot: string, teardown: Teardown, progress:
   const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
   await readyUnlessExited(waitForHttp(`${gatewayUrl}/healthz`, 60_000), gateway, 'gateway', gatewayLog);
   await readyUnlessExited(untilPolling(config), worker, 'worker', workerLog);
+  await readyUnlessExited(waitForHttp(`http://127.0.0.1:${config.taskApi.servicePort}/healthz`, 60_000), taskService, 'Task service', taskLog);
 
   return {
     config,

@@ -1,12 +1,16 @@
-import { Command } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { loadOrCreateSecrets } from '../auth/secrets';
 import { loadConfig } from '../config';
 import { ensureTemporalCli } from '../devstack/temporalCli';
 import { localBin, projectRoot } from './projectRoot';
 import { runSteps } from './runStep';
 import { clusterTest, clusterUp } from './cluster';
 import { doctor } from './doctor';
+import { EXEC_HELP, exec, EXIT } from './exec';
+import { printEvents, printRuns, type OperatorTarget } from './operatorCommands';
 import { loadStackConfig } from './stackRecord';
 import { startRun } from './startRun';
+import { surfaces } from './toolCatalog';
 import { printStatus } from './status';
 import { runTemporalCli } from './temporal';
 import { up } from './up';
@@ -56,6 +60,75 @@ program
   .requiredOption('--task <text>', 'what the team is to do')
   .action(async (opts: { task: string }) => {
     process.exitCode = await startRun(loadStackConfig(), opts.task);
+  });
+
+// The gateway these commands talk to: --url, DIPPER_URL, else the stack `npm start` recorded.
+const urlOption = () => new Option('--url <url>', "gateway URL (default: the running stack's)").env('DIPPER_URL');
+// An empty flag or variable counts as unset, as loadConfig reads the environment.
+const gatewayUrl = (url: string | undefined) => (url || loadStackConfig().publicUrl).replace(/\/$/, '');
+
+const execCommand = program
+  .command('exec')
+  .description("call one tool as an agent through the gateway's MCP endpoint (JSON object on stdin, JSON on stdout); list tools, show their help and schemas")
+  .argument('[surface]', `tool surface: ${surfaces().join(', ')}`)
+  .argument('[tool]', 'tool name')
+  .argument('[input]', '`-`: read the input from stdin')
+  .addOption(new Option('--token <token>', 'agent token (the variable is safer: a flag shows in ps)').env('DIPPER_AGENT_TOKEN'))
+  .addOption(urlOption())
+  .option('--compact', 'print JSON on one line')
+  .option('--input-schema', "print the tool's input JSON schema (as MCP publishes it)")
+  .option('--output-schema', "print the tool's output JSON schema (as MCP publishes it)")
+  .option('--list', "list the surface's tools (every surface's without one)")
+  // `--help` after a tool is that tool's help, so commander's own help flag is replaced by one the action reads.
+  .helpOption(false)
+  .option('-h, --help', "with <surface> <tool>: the tool's help; otherwise this help")
+  .addHelpText('after', EXEC_HELP)
+  // Usage mistakes exit 2, so a script can tell them from a tool's refusal (1).
+  .exitOverride((err) => process.exit(err.exitCode === 0 ? EXIT.ok : EXIT.usage))
+  .action(async (surface: string | undefined, tool: string | undefined, input: string | undefined, opts: Record<string, boolean | string | undefined>) => {
+    process.exitCode = await exec(surface, tool, input, {
+      ...opts,
+      token: opts.token as string | undefined,
+      url: () => gatewayUrl(opts.url as string | undefined),
+      commandHelp: () => execCommand.outputHelp(),
+    });
+  });
+
+/** The operator API's address and token: flags, then the environment, then the running stack's. */
+function operatorTarget(opts: { url?: string; operatorToken?: string }): OperatorTarget {
+  return { url: gatewayUrl(opts.url), token: opts.operatorToken || loadOrCreateSecrets(loadStackConfig()).operatorToken };
+}
+const operatorTokenOption = () => new Option('--operator-token <token>', "operator token (default: the running stack's)").env('DIPPER_OPERATOR_TOKEN');
+const count = (value: string) => {
+  if (!/^\d+$/.test(value)) throw new InvalidArgumentError('expected a whole number');
+  return Number(value);
+};
+
+program
+  .command('runs')
+  .description('list runs, newest first (GET /api/runs)')
+  .addOption(new Option('--status <status>', 'only these runs').choices(['active', 'ended', 'completed', 'cancelled']))
+  .option('--page-token <token>', 'the next page, from a previous answer')
+  .option('--json', "print the API's JSON answer instead of a table")
+  .addOption(urlOption())
+  .addOption(operatorTokenOption())
+  .action(async (opts: { status?: string; pageToken?: string; json?: boolean; url?: string; operatorToken?: string }) => {
+    process.exitCode = await printRuns(operatorTarget(opts), opts);
+  });
+
+program
+  .command('events')
+  .description("print a run's events in order (GET /api/runs/:run/events): seq, time, type, agent, data; --json for NDJSON")
+  .argument('<run>', 'run id (run_…)')
+  .option('--after <seq>', 'only events after this seq', count, 0)
+  .option('--limit <n>', 'stop after n events', count)
+  .option('--type <type>', 'only events of this type')
+  .option('--follow', 'keep printing new events until Ctrl-C')
+  .option('--json', 'one JSON object per line (NDJSON), as the API records them')
+  .addOption(urlOption())
+  .addOption(operatorTokenOption())
+  .action(async (runId: string, opts: { after: number; limit?: number; type?: string; follow?: boolean; json?: boolean; url?: string; operatorToken?: string }) => {
+    process.exitCode = await printEvents(operatorTarget(opts), runId, opts);
   });
 
 program

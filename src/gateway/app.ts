@@ -147,6 +147,7 @@ export function createApp(deps: GatewayDeps): express.Express {
         limits: config.limits,
         tasks: deps.tasks,
         checkOutput: config.checkOutputs,
+        countDeprecated: (tool: string) => deps.metrics.deprecatedCalls.inc({ tool }),
         questions: { ...config.questions, taskQueue: config.temporal.taskQueue },
         recordEvent: (event: DipperEvent) => void deps.events.append([event]).catch(() => undefined),
         activity: () => marks.mark(callerOf(res).runId, callerOf(res).agentId),

@@ -115,6 +115,7 @@ export async function callTool(def: ToolDef, raw: Record<string, unknown>, ctx: 
   let outcome = 'ok';
   // Any call is a sign of life, a read or a refused one too.
   ctx.activity?.();
+  if (def.deprecated) ctx.countDeprecated?.(def.name);
   try {
     for (const [field, refusal] of Object.entries(def.refusedFields ?? {})) {
       if (field in raw) throw new ToolError(refusal.code, refusal.message, { field });

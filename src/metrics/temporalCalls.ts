@@ -11,6 +11,7 @@ export class ProcessMetrics {
   readonly registry = new Registry();
   readonly temporalCalls: Counter<'method'>;
   readonly queries: Counter<'query'>;
+  readonly deprecatedCalls: Counter<'tool'>;
 
   constructor(process: string) {
     this.registry.setDefaultLabels({ process });
@@ -24,6 +25,13 @@ export class ProcessMetrics {
       name: 'dipper_workflow_queries_total',
       help: 'Workflow Queries this gateway asked, by Query (inbox: what long polls cost).',
       labelNames: ['query'],
+      registers: [this.registry],
+    });
+    // Section 11.3: a deprecated tool's use is counted, so its removal gate can be read off this figure.
+    this.deprecatedCalls = new Counter({
+      name: 'dipper_deprecated_tool_calls_total',
+      help: 'Calls of deprecated tools this gateway served, by tool.',
+      labelNames: ['tool'],
       registers: [this.registry],
     });
   }

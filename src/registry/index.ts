@@ -33,6 +33,11 @@ export const tools: ToolDef[] = [
   taskDelete,
 ] as unknown as ToolDef[];
 
+/** The served surfaces, in registry order (the bench surface is not in `tools`). */
+export function surfaces(): Surface[] {
+  return [...new Set(tools.map((t) => t.surface))];
+}
+
 export function toolsOf(surface: Surface): ToolDef[] {
   return tools.filter((t) => t.surface === surface);
 }

@@ -1,6 +1,7 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { toMcpTool } from '../gateway/mcp';
-import { tools, toolsOf } from './index';
+import { surfaces, toolsOf } from './index';
+import { typeOf, type JsonSchema } from './schemaFields';
 import type { Surface, ToolDef } from './types';
 
 /**
@@ -60,26 +61,12 @@ export function applies(check: ContractCheck, surface: Surface): boolean {
   return surfaceRules[surface]?.exempt[check] === undefined;
 }
 
-/** The surfaces of the registry, in registry order. */
-export function surfaces(): Surface[] {
-  return [...new Set(tools.map((t) => t.surface))];
-}
 
 /** The compact-JSON size of a surface's tools/list: the model carries it in every turn (contract 10.1). */
 export function listBytes(defs: ToolDef[]): number {
   return Buffer.byteLength(JSON.stringify(defs.map(toMcpTool)), 'utf8');
 }
 
-type JsonSchema = Record<string, unknown> & { properties?: Record<string, JsonSchema>; items?: JsonSchema; anyOf?: JsonSchema[]; required?: string[] };
-
-function typeOf(s: JsonSchema): string {
-  if (s.const !== undefined) return JSON.stringify(s.const);
-  if (Array.isArray(s.enum)) return `one of ${s.enum.map((v) => JSON.stringify(v)).join(', ')}`;
-  if (s.anyOf) return s.anyOf.map(typeOf).join(' or ');
-  if (s.type === 'array') return `array of ${s.items ? typeOf(s.items) : 'any'}`;
-  if (Array.isArray(s.type)) return s.type.join(' or ');
-  return typeof s.type === 'string' ? s.type : 'any';
-}
 
 interface Row {
   field: string;

@@ -34,6 +34,8 @@ export interface ToolContext {
   signal?: AbortSignal;
   /** The caller made a tool call: its watchdog's clock is marked (debounced; src/gateway/activityMarks.ts). */
   activity?: () => void;
+  /** Counts a call of a deprecated tool (section 11.3 usage telemetry). */
+  countDeprecated?: (tool: string) => void;
   /** Check every result against the tool's output schema (DIPPER_CHECK_OUTPUTS; test stacks). */
   checkOutput?: boolean;
   /** Appends an event the gateway itself observes (review_gate.denied); not awaited by the call. */

@@ -78,3 +78,26 @@ it('every state-changing beidou tool is seen by the next read of any agent', asy
   expect((await operator.request('GET', `/runs/${runId}/questions/${qid}`)).json).toMatchObject({ status: 'answered', holder: null });
   expect(((await asked) as unknown as { structuredContent: { answer_text: string } }).structuredContent.answer_text).toBe('Port: 8080');
 }, 60_000);
+
+it('every task board change is seen by the next read of any agent of the run', async () => {
+  const { root, runId } = await startRun();
+  await root.ok('declare_plan', { tasks: [task('a')] });
+  const a = await spawn(root, runId, 'a');
+  const [mine, theirs] = await Promise.all([connect(root.token, 'agentteam'), connect(a.client.token, 'agentteam')]);
+  const readers = [mine, theirs];
+  const get = async (reader: AgentClient, number: number) => (await reader.ok('task_get', { channel: runId, number })).task;
+
+  const made = await mine.ok('task_create', { channel: runId, tasks: [{ title: 'Seen at once' }] });
+  const n = made.tasks[0].number;
+  for (const reader of readers) {
+    expect((await reader.ok('task_list', { channel: runId })).items.map((t: { number: number }) => t.number)).toContain(n);
+  }
+  await theirs.ok('task_update', { channel: runId, number: n, status: 'in_progress' });
+  for (const reader of readers) expect((await get(reader, n)).status).toBe('in_progress');
+  await theirs.ok('task_set_claim', { channel: runId, numbers: [n], claimed: true });
+  for (const reader of readers) expect((await get(reader, n)).assignee).toBe(a.agentId);
+  await theirs.ok('task_checkpoint', { channel: runId, number: n, summary: 'Halfway.' });
+  for (const reader of readers) expect((await reader.ok('task_get', { channel: runId, number: n })).checkpoint_count).toBe(1);
+  await mine.ok('task_delete', { channel: runId, number: n });
+  for (const reader of readers) expect((await reader.fail('task_get', { channel: runId, number: n })).code).toBe('task_deleted');
+});

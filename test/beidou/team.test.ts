@@ -210,9 +210,18 @@ describe('create_team (deprecated)', () => {
     { role: 'backend', skill: 'worker', description: 'Build the API.' },
   ];
 
+  /** This gateway's count of create_team calls (section 11.3 usage telemetry). */
+  const deprecatedCount = async () => {
+    const res = await fetch(`${env.gatewayUrl}/api/metrics`, { headers: { authorization: `Bearer ${env.operatorToken}` } });
+    const line = (await res.text()).split('\n').find((l) => l.startsWith('dipper_deprecated_tool_calls_total{') && l.includes('tool="create_team"'));
+    return line ? Number(line.split(' ').at(-1)) : 0;
+  };
+
   it('spawns one member per role; each receives the originating user task', async () => {
     const { root, runId, rootId } = await startRun(undefined, 'Make a todo app.');
+    const counted = await deprecatedCount();
     const team = await root.ok('create_team', { name: 'app', task: 'coordinate the app', roles });
+    expect(await deprecatedCount()).toBe(counted + 1);
     expect(team.members.map((m: any) => m.role)).toEqual(['frontend', 'backend']);
     const launch = await operator.launch(runId, team.members[0].agent_id);
     expect(launch.first_message.split('\n\n[SKILLS]')[0]).toBe('Make a todo app.');

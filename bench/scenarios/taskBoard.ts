@@ -1,0 +1,47 @@
+import { TaskApiClient } from '../../activities/taskApi/client';
+import { taskApiUrl, type DipperConfig } from '../../src/config';
+import { taskMutationWorkflow } from '../../workflows/taskOp/workflow';
+import { expectEqual, sequential, type BenchContext } from '../measure';
+
+/**
+ * The task board's two paths: a read straight from the gateway to the Task
+ * API, and a change through a short workflow. The same read made both ways
+ * from this process (no MCP in either) is what decided that reads do not
+ * go through a workflow (docs/architecture.md, "The task board").
+ */
+export async function taskBoardScenario(ctx: BenchContext, config: DipperConfig): Promise<void> {
+  const viaMcp = ctx.row('task_get (read straight from the gateway)', ['noop']);
+  const create = ctx.row('task_create (one task, through a workflow)', ['noop', 'update']);
+  const direct = ctx.row('Task API read, direct (no MCP)', []);
+  const workflow = ctx.row('Task API read, through a workflow (no MCP)', []);
+
+  const res = await ctx.agents.operator.request('POST', '/runs', { task: 'Benchmark the task board.', limits: { idle_watchdog_seconds: 0 } });
+  if (res.status !== 201) throw new Error(`start run: ${res.status} ${JSON.stringify(res.json)}`);
+  const runId: string = res.json.run_id;
+  const agentId: string = res.json.root.agent_id;
+  const tasks = await ctx.agents.connect('agentteam', agentId, res.json.root.agent_token);
+  const made = await tasks.call<{ tasks: { number: number }[] }>('task_create', { channel: runId, tasks: [{ title: 'Benchmark task', description: 'x'.repeat(500) }] });
+  const number = made.tasks[0].number;
+
+  await sequential(viaMcp, ctx.counts.warmup, ctx.counts.query, async () => {
+    const out = await tasks.call<{ task: { number: number } }>('task_get', { channel: runId, number });
+    expectEqual('task read', out.task.number, number);
+  });
+  await sequential(create, ctx.counts.warmup, ctx.counts.spawn, (i) => tasks.call('task_create', { channel: runId, tasks: [{ title: `Created ${i}` }] }));
+
+  const api = new TaskApiClient({
+    baseUrl: taskApiUrl(config),
+    workspace: config.taskApi.workspace,
+    adminKey: config.taskApi.adminKey!,
+    requestTimeoutMs: config.taskApi.requestTimeoutMs,
+  });
+  const read = { op: 'get' as const, agentId, channels: [runId], body: { channel: runId, number }, retrySafe: true };
+  await sequential(direct, ctx.counts.warmup, ctx.counts.query, async () => {
+    const out = await api.request({ op: read.op, agent: { agentId, channels: read.channels }, body: read.body });
+    if (!out.ok) throw new Error(out.error.code);
+  });
+  await sequential(workflow, ctx.counts.warmup, ctx.counts.query, async (i) => {
+    const out = await ctx.temporal.workflow.execute(taskMutationWorkflow, { taskQueue: ctx.taskQueue, workflowId: `bench/task-read/${runId}/${i}`, args: [read] });
+    if (out.kind !== 'answer' || !out.answer.ok) throw new Error('the read through a workflow failed');
+  });
+}
