@@ -91,7 +91,7 @@ describe('docker-compose.yml', () => {
   const { services } = compose;
 
   it('has Temporal on PostgreSQL, its UI, the one-shot setup, two workers, two gateways and a load balancer', () => {
-    expect(Object.keys(services).sort()).toEqual(['gateway-1', 'gateway-2', 'lb', 'postgresql', 'temporal', 'temporal-setup', 'temporal-ui', 'worker-a', 'worker-b']);
+    expect(Object.keys(services).sort()).toEqual(['gateway-1', 'gateway-2', 'lb', 'postgresql', 'tasks', 'temporal', 'temporal-setup', 'temporal-ui', 'worker-a', 'worker-b']);
     expect(services.postgresql.image).toBe('postgres:16');
     expect(services.temporal.environment?.DB).toBe('postgres12');
     expect(services['temporal-ui'].environment?.TEMPORAL_ADDRESS).toBe('temporal:7233');
@@ -120,9 +120,18 @@ describe('docker-compose.yml', () => {
       DIPPER_PUBLIC_URL: expect.stringContaining('http://lb:8710'),
       DIPPER_DATABASE_URL: expect.stringMatching(/^postgres:\/\/dipper:.*@postgresql:5432\/dipper$/),
     });
-    expect(Object.keys(service.environment ?? {})).toEqual(expect.arrayContaining(['DIPPER_OPERATOR_TOKEN', 'DIPPER_TOKEN_SECRET']));
+    expect(Object.keys(service.environment ?? {})).toEqual(expect.arrayContaining(['DIPPER_OPERATOR_TOKEN', 'DIPPER_TOKEN_SECRET', 'DIPPER_TASK_ADMIN_KEY']));
+    // Every worker and gateway reaches the one Task service: a worker's tokens and a gateway's are issued by the same server.
+    expect(service.environment?.DIPPER_TASK_API_URL).toContain('http://tasks:8712');
     expect(service.depends_on?.['temporal-setup']).toEqual({ condition: 'service_completed_successfully' });
     expect(service.healthcheck?.test.length).toBeGreaterThan(1);
+  });
+
+  it('runs the reference Task service on a volume of its own, listening where the workers and gateways look', () => {
+    const tasks = services.tasks;
+    expect(tasks.command).toEqual(['npx', 'tsx', 'src/taskservice/main.ts']);
+    expect(tasks.environment).toMatchObject({ DIPPER_TASK_SERVICE_HOST: '0.0.0.0', DIPPER_TASK_SERVICE_PORT: '8712', DIPPER_TASK_SERVICE_DB: '/data/tasks.db' });
+    expect(tasks.volumes).toContain('tasks-data:/data');
   });
 
   it('makes each worker a host of its own: its own host id and its own disk', () => {

@@ -17,7 +17,7 @@ export interface ClusterRecord {
   operatorToken: string;
   databaseUrl: string;
   /** Each Dipper process: how to find it, and the environment to start it again with. */
-  processes: { name: string; role: 'worker' | 'gateway'; pid: number; env: Record<string, string>; log: string; url?: string; dataDir?: string }[];
+  processes: { name: string; role: 'worker' | 'gateway' | 'taskservice'; pid: number; env: Record<string, string>; log: string; url?: string; dataDir?: string }[];
   pids: { temporal: number; lb: number };
 }
 
@@ -84,7 +84,11 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
     const url = `http://127.0.0.1:${lbPort}`;
     const databaseUrl = `postgres://${encodeURIComponent(pg.user)}:${encodeURIComponent(pg.password)}@${pg.host}:${pg.port}/${DIPPER_DB}`;
     const operatorToken = `dpo_cluster_${crypto.randomBytes(12).toString('hex')}`;
+    // One Task service for the whole cluster, as docker-compose.yml's `tasks`: every worker and gateway reach the same one.
+    const tasksPort = opts.basePort + 30;
     const common: Record<string, string> = {
+      DIPPER_TASK_API_URL: `http://127.0.0.1:${tasksPort}`,
+      DIPPER_TASK_ADMIN_KEY: `dtk_cluster_${crypto.randomBytes(12).toString('hex')}`,
       TEMPORAL_ADDRESS: temporalAddress,
       TEMPORAL_NAMESPACE: devConfig.namespace,
       DIPPER_DATABASE_URL: databaseUrl,
@@ -96,13 +100,15 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
       ...opts.extraEnv,
     };
     const processes: ClusterRecord['processes'] = [];
-    const run = (name: string, role: 'worker' | 'gateway', env: Record<string, string>, extra: { url?: string; dataDir?: string }): DipperProcess => {
+    const run = (name: string, role: 'worker' | 'gateway' | 'taskservice', env: Record<string, string>, extra: { url?: string; dataDir?: string }): DipperProcess => {
       const logFile = path.join(dir, `${name}.log`);
       const p = startProcess(role, env, logFile);
       started.push(() => p.kill());
       processes.push({ name, role, pid: p.proc.pid!, env, log: logFile, ...extra });
       return p;
     };
+    run('tasks', 'taskservice', { ...common, DIPPER_TASK_SERVICE_PORT: String(tasksPort), DIPPER_TASK_SERVICE_DB: path.join(dir, 'tasks', 'tasks.db') }, {});
+    await waitForHttp(`http://127.0.0.1:${tasksPort}/healthz`, 60_000);
     for (const host of ['host-a', 'host-b']) {
       const dataDir = path.join(dir, host);
       run(`worker-${host}`, 'worker', { ...common, DIPPER_HOST_ID: host, DIPPER_DATA_DIR: dataDir }, { dataDir });

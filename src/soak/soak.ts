@@ -55,6 +55,12 @@ export interface SoakReport {
   questions: { asked: number; answered: number; wrong: number; unanswered: number; workflows: number; rootReviews: number };
   /** Members' reviews signalled and cleared by their leader along the way. */
   reviews: number;
+  /**
+   * Keyed task_create calls through the kills, each re-issued with its key
+   * until answered: keys, keys answered, keys on the board, keys with more
+   * than one task, answered keys with none.
+   */
+  tasks: { keyed: number; answered: number; onBoard: number; duplicates: number; missing: number };
   replay: ReplayReport;
   /** Nondeterministic histories the first replay found, before any repair. */
   brokenBeforeRepair: number;
@@ -91,7 +97,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
   let stopApproving = false;
   try {
     const run = await operator.startRun(`Crash soak, seed ${o.seed}.`);
-    team = new SoakTeam(stack.gatewayUrl, rng, tally, async (agentId) => (await operator.launch(run.run_id, agentId)).token as string);
+    team = new SoakTeam(stack.gatewayUrl, run.run_id, rng, tally, async (agentId) => (await operator.launch(run.run_id, agentId)).token as string);
     await team.addRoot(run.root.agent_id, run.root.agent_token);
     await team.spawnWave(o.agents);
     say(`seed ${o.seed}: ${team.members.length} agents working`);
@@ -167,6 +173,15 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       const out = await m.client.call('list_peers', {}).catch(() => undefined);
       if (!out || !answered(out)) unanswered.push(m.agentId);
     }
+    const onBoard = await team.tasksByKey();
+    const keyed = [...tally.taskKeys.entries()];
+    const tasks = {
+      keyed: keyed.length,
+      answered: keyed.filter(([, n]) => n > 0).length,
+      onBoard: onBoard.size,
+      duplicates: [...onBoard.values()].filter((n) => n > 1).length,
+      missing: keyed.filter(([key, n]) => n > 0 && !onBoard.has(key)).length,
+    };
     const lost = [...tally.acknowledged].filter((c) => !tally.delivered.has(c)).length;
     const duplicated = [...tally.delivered.values()].filter((n) => n > 1).length;
 
@@ -178,7 +193,10 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       duplicated === 0 &&
       unanswered.length === 0 &&
       questions.answered === questions.asked &&
-      questions.workflows === questions.asked;
+      questions.workflows === questions.asked &&
+      tasks.answered === tasks.keyed &&
+      tasks.duplicates === 0 &&
+      tasks.missing === 0;
     return {
       seed: o.seed,
       kills: o.kills,
@@ -192,6 +210,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       unanswered,
       questions,
       reviews: tally.reviews,
+      tasks,
       replay,
       brokenBeforeRepair,
       repaired,
@@ -232,6 +251,7 @@ export function describeSoak(r: SoakReport): string {
     `  replayed ${r.replay.replayed} histories: ${r.replay.nondeterministic.length} nondeterministic, ${r.replay.stuck.length} stuck, ${r.replay.failed.length} failed`,
     `  agents not answering a read: ${r.unanswered.length}`,
     `  ask_user: ${r.questions.asked} asked, ${r.questions.answered} answered once and rightly, ${r.questions.wrong} wrong, ${r.questions.unanswered} unanswered, ${r.questions.workflows} question workflows; ${r.questions.rootReviews} root reviews approved; ${r.reviews} member reviews`,
+    `  task_create with a key: ${r.tasks.keyed} keys, ${r.tasks.answered} answered, ${r.tasks.onBoard} on the board, ${r.tasks.duplicates} duplicated, ${r.tasks.missing} missing`,
     ...r.replay.nondeterministic.map((p) => `  nondeterministic: ${p.workflowId}: ${p.message}`),
     ...r.replay.stuck.map((p) => `  stuck: ${p.workflowId}: ${p.message}`),
   ].join('\n');

@@ -60,12 +60,18 @@ export async function startSoakStack(opts: SoakStackOptions): Promise<SoakStack>
     DIPPER_LOG_LEVEL: 'warn',
     DIPPER_STACK_FILE: path.join(opts.dataRoot, 'stack.json'),
     ...opts.env,
+    // The soak's own Task service, whatever the caller's environment says: its keyed creates are counted on it.
+    DIPPER_TASK_SERVICE_PORT: String(await freePort(gatewayPort + 2)),
+    DIPPER_TASK_ADMIN_KEY: `dtk_soak_${crypto.randomBytes(12).toString('hex')}`,
   };
+  delete env.DIPPER_TASK_API_URL;
   const log = (what: string) => path.join(opts.dataRoot, `${what}.log`);
+  const tasks = startProcess('taskservice', { ...env, DIPPER_TASK_SERVICE_DB: path.join(dataDir, 'tasks.db') }, log('taskservice'));
   let worker = startProcess('worker', env, log('worker'));
   const gateway = startProcess('gateway', { ...env, ...opts.gatewayEnv }, log('gateway'));
   const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
   await waitForHttp(`${gatewayUrl}/healthz`, 60_000);
+  await waitForHttp(`http://127.0.0.1:${env.DIPPER_TASK_SERVICE_PORT}/healthz`, 60_000);
   return {
     gatewayUrl,
     namespace: 'dipper',
@@ -79,6 +85,7 @@ export async function startSoakStack(opts: SoakStackOptions): Promise<SoakStack>
     async stop() {
       await gateway.kill();
       await worker.kill();
+      await tasks.kill();
       await server.stop();
     },
   };

@@ -17,6 +17,8 @@ export interface Tally {
   questions: Map<string, { answered: number; wrong: number }>;
   /** Members' reviews signalled (their leader clears them with a message). */
   reviews: number;
+  /** Keyed task_create calls by key: how many times each was answered with success (a re-issued call keeps its key). */
+  taskKeys: Map<string, number>;
 }
 
 /** What the root answers a soak question with. */
@@ -27,11 +29,16 @@ function answerTo(words: string): string {
 export interface Member {
   agentId: string;
   client: AgentClient;
+  /** The same agent on the task board (agentteam). */
+  tasks: AgentClient;
   isRoot: boolean;
 }
 
+/** The title a soak task gets: its key, so the board can be counted by key. */
+export const soakTaskTitle = (key: string) => `Soak task ${key}`;
+
 export function newTally(): Tally {
-  return { acknowledged: new Set(), delivered: new Map(), calls: 0, failedCalls: 0, lastSuccess: 0, questions: new Map(), reviews: 0 };
+  return { acknowledged: new Set(), delivered: new Map(), calls: 0, failedCalls: 0, lastSuccess: 0, questions: new Map(), reviews: 0, taskKeys: new Map() };
 }
 
 /**
@@ -57,6 +64,8 @@ export class SoakTeam {
 
   constructor(
     private readonly gatewayUrl: string,
+    /** The run's board: its id. */
+    private readonly board: string,
     private readonly rng: Rng,
     readonly tally: Tally,
     private readonly launch: (agentId: string) => Promise<string>,
@@ -122,13 +131,15 @@ export class SoakTeam {
   async drain(timeoutMs: number): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     const undelivered = () => [...this.tally.acknowledged].some((c) => !this.tally.delivered.has(c));
-    while (Date.now() < deadline && (undelivered() || this.asking.size > 0)) {
+    const creating = () => [...this.tally.taskKeys.values()].some((n) => n === 0);
+    while (Date.now() < deadline && (undelivered() || this.asking.size > 0 || creating())) {
       await new Promise((r) => setTimeout(r, 200));
     }
   }
 
   private async join(agentId: string, token: string, isRoot: boolean): Promise<void> {
-    const member = { agentId, client: await AgentClient.connect(this.gatewayUrl, token), isRoot };
+    const [client, tasks] = await Promise.all([AgentClient.connect(this.gatewayUrl, token), AgentClient.connect(this.gatewayUrl, token, 'agentteam')]);
+    const member = { agentId, client, tasks, isRoot };
     this.members.push(member);
     if (this.pause > 0) this.startLoops(member, this.pause);
   }
@@ -156,7 +167,10 @@ export class SoakTeam {
 
   private async step(m: Member): Promise<void> {
     const roll = this.rng.next();
-    if (roll < 0.7) {
+    if (!m.isRoot && roll < 0.06) {
+      // Members only: the root's calls meet the review gate while members' reviews wait.
+      this.createTask(m, `k${this.sent++}`);
+    } else if (roll < 0.7) {
       const to = this.rng.pick(this.members).agentId;
       const content = `${TAG}${m.agentId}:${this.sent++}`;
       const out = await this.call(m, 'send_message', { to, content });
@@ -205,6 +219,27 @@ export class SoakTeam {
     );
   }
 
+  /**
+   * A keyed task_create, re-issued with the same key until it answers, as
+   * a runtime whose call failed (the worker was down) would: the board must
+   * end with exactly one task per key.
+   */
+  private createTask(m: Member, key: string): void {
+    this.tally.taskKeys.set(key, 0);
+    this.waits.push(
+      (async () => {
+        while (!this.stopped) {
+          const out = await this.call(m, 'task_create', { channel: this.board, tasks: [{ title: soakTaskTitle(key) }], idempotency_key: key }, m.tasks);
+          if (out) {
+            this.tally.taskKeys.set(key, this.tally.taskKeys.get(key)! + 1);
+            return;
+          }
+          await new Promise((r) => setTimeout(r, 300));
+        }
+      })(),
+    );
+  }
+
   /** The root answers a question in its inbox, again until it is taken or is no longer its own. */
   private answer(m: Member, content: string): void {
     const qid = /\nqid: (q_[A-Za-z0-9_-]+)/.exec(content)?.[1];
@@ -247,10 +282,10 @@ export class SoakTeam {
   }
 
   /** One tool call; its structured result, or undefined when it failed. */
-  private async call(m: Member, name: string, args: Record<string, unknown>): Promise<Record<string, unknown> | undefined> {
+  private async call(m: Member, name: string, args: Record<string, unknown>, client = m.client): Promise<Record<string, unknown> | undefined> {
     this.tally.calls++;
     try {
-      const out = await m.client.call(name, args);
+      const out = await client.call(name, args);
       if (out.isError) {
         this.tally.failedCalls++;
         return undefined;
@@ -263,7 +298,22 @@ export class SoakTeam {
     }
   }
 
+  /** How many tasks the board holds per soak key (every page, subtasks included). */
+  async tasksByKey(): Promise<Map<string, number>> {
+    const counts = new Map<string, number>();
+    let cursor: string | undefined;
+    do {
+      const page = await this.members[0].tasks.ok('task_list', { channel: this.board, limit: 100, include_subtasks: true, sort: 'number_asc', ...(cursor ? { cursor } : {}) });
+      for (const t of page.items as { title: string }[]) {
+        const key = /^Soak task (k\d+)$/.exec(t.title)?.[1];
+        if (key) counts.set(key, (counts.get(key) ?? 0) + 1);
+      }
+      cursor = page.next_cursor;
+    } while (cursor);
+    return counts;
+  }
+
   async close(): Promise<void> {
-    await Promise.all(this.members.map((m) => m.client.close().catch(() => undefined)));
+    await Promise.all(this.members.flatMap((m) => [m.client.close().catch(() => undefined), m.tasks.close().catch(() => undefined)]));
   }
 }

@@ -1,4 +1,8 @@
-import { readTestEnv } from '../setup/env';
+import fs from 'node:fs';
+import path from 'node:path';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { readTestEnv, testDataRoot } from '../setup/env';
+import { connectTemporal } from '../support/temporal';
 import { AgentClient, eventually } from '../support/clients';
 import { startStack, type Stack } from '../support/stack';
 import { TaskProxy } from '../support/taskProxy';
@@ -79,4 +83,28 @@ it('repeats a keyed create whose answer was lost, and its receipt keeps it to on
   expect(created.reused).toBe(true);
   expect(proxy.seen.filter((s) => s.method === 'POST' && s.path.endsWith(`/agents/${rootId}/runtime/tasks`))).toHaveLength(2);
   expect((await tasks.ok('task_list', { channel: runId })).items.map((t: { number: number }) => t.number)).toEqual([created.tasks[0].number]);
+});
+
+it("keeps every agent's Task API token out of workflow histories, events and logs", async () => {
+  const { runId, tasks } = await root();
+  const n = (await tasks.ok('task_create', { channel: runId, tasks: [{ title: 'Secret keeping' }], idempotency_key: 'secrets' })).tasks[0].number;
+  await tasks.ok('task_update', { channel: runId, number: n, status: 'done' });
+  const tokens = [...new Set(proxy.seen.map((s) => s.bearer).filter((b): b is string => !!b))];
+  expect(tokens.length).toBeGreaterThan(0);
+  const temporal = await connectTemporal();
+  try {
+    const texts: string[] = [];
+    for await (const wf of temporal.client.workflow.list({ query: `DipperRunId = '${runId}'` })) {
+      texts.push(historyToJSON(await temporal.client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory()));
+    }
+    // The run, its root and its two task workflows at least.
+    expect(texts.length).toBeGreaterThanOrEqual(4);
+    texts.push(JSON.stringify(await stack.operator.events(runId)));
+    for (const log of fs.readdirSync(testDataRoot).filter((f) => f.startsWith('tasks-') && f.endsWith('.log'))) texts.push(fs.readFileSync(path.join(testDataRoot, log), 'utf8'));
+    for (const text of texts) for (const token of tokens) expect(text.includes(token)).toBe(false);
+    // Nor the admin key that issues them.
+    for (const text of texts) expect(text.includes(base.processEnv.DIPPER_TASK_ADMIN_KEY)).toBe(false);
+  } finally {
+    await temporal.close();
+  }
 });

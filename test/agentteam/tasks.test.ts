@@ -185,6 +185,43 @@ describe('the agentteam surface', () => {
   });
 });
 
+describe('the result budget (32 KiB)', () => {
+  const bytes = (v: unknown) => Buffer.byteLength(JSON.stringify(v), 'utf8');
+
+  it('shortens a long page, says so, and continues by cursor until every task was shown once', async () => {
+    const { runId, tasks } = await board();
+    const titles = Array.from({ length: 80 }, (_, i) => `Long ${String(i).padStart(2, '0')} ${'é'.repeat(480)}`);
+    await tasks.ok('task_create', { channel: runId, tasks: titles.slice(0, 50).map((title) => ({ title })) });
+    await tasks.ok('task_create', { channel: runId, tasks: titles.slice(50).map((title) => ({ title })) });
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    let shortened = 0;
+    do {
+      const page = await tasks.ok('task_list', { channel: runId, limit: 100, sort: 'number_asc', ...(cursor ? { cursor } : {}) });
+      expect(bytes(page)).toBeLessThanOrEqual(32 * 1024);
+      if (page.truncated) {
+        shortened++;
+        expect(page.truncated).toMatchObject({ reason: 'result_budget', budget_bytes: 32 * 1024, items_omitted: expect.any(Number) });
+        expect(page.next_cursor).toEqual(expect.any(String));
+      }
+      seen.push(...page.items.map((t: { title: string }) => t.title));
+      cursor = page.next_cursor;
+    } while (cursor);
+    expect(shortened).toBeGreaterThan(0);
+    expect(seen).toEqual(titles);
+  });
+
+  it('cuts a long description in task_get, marking the cut and naming the field', async () => {
+    const { runId, tasks } = await board();
+    const n = (await tasks.ok('task_create', { channel: runId, tasks: [{ title: 'Wordy', description: '€'.repeat(20_000) }] })).tasks[0].number;
+    const got = await tasks.ok('task_get', { channel: runId, number: n });
+    expect(bytes(got)).toBeLessThanOrEqual(32 * 1024);
+    expect(got.truncated).toMatchObject({ reason: 'result_budget', fields_cut: ['task.description'] });
+    expect(got.task.description).toMatch(/^€+ … \[cut: \d+ more characters\]$/);
+    expect(got.task.title).toBe('Wordy');
+  });
+});
+
 describe('a team on the board', () => {
   it('gives a member its run and team boards, keeps claims per agent, and deletion to the creator', async () => {
     const { runId, root } = await startRun();

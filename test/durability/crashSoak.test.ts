@@ -42,5 +42,8 @@ describe('crash soak', () => {
     // Reviews through the kills: members' (their leader's gate opens and closes) and the root's, answered by a person.
     expect(report.reviews).toBeGreaterThan(0);
     expect(report.questions.rootReviews).toBeGreaterThan(0);
+    // Keyed task creates through the kills: each key answered, and exactly one task per key on the board.
+    expect(report.tasks.keyed).toBeGreaterThan(0);
+    expect(report.tasks).toMatchObject({ answered: report.tasks.keyed, onBoard: report.tasks.keyed, duplicates: 0, missing: 0 });
   }, 240_000);
 });

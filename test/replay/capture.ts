@@ -85,6 +85,19 @@ async function main(): Promise<void> {
   const q3 = await eventually(async () => (await operator.request('GET', `/questions?run=${run.run_id}`)).json.questions[0]?.qid as string | undefined);
   await operator.request('POST', `/runs/${run.run_id}/questions/${q3}/decline`, { reason: 'Not now.' });
   await asked3;
+  // The task board (since v14): each change is a short workflow of the run; a keyed create twice, the second answered by the receipt.
+  const board = await AgentClient.connect(gatewayUrl, run.root.agent_token, 'agentteam');
+  const keyed = { channel: run.run_id, tasks: [{ title: 'Recorded task', description: long('At length.') }], idempotency_key: 'capture-1' };
+  const made = await board.ok('task_create', keyed);
+  await board.ok('task_create', keyed);
+  const n = made.tasks[0].number;
+  await board.ok('task_create', { channel: run.run_id, parent: n, tasks: [{ title: 'Sub one' }, { title: 'Sub two' }] });
+  await board.ok('task_update', { channel: run.run_id, number: n, status: 'in_progress' });
+  await board.ok('task_set_claim', { channel: run.run_id, numbers: [n], claimed: true });
+  await board.ok('task_checkpoint', { channel: run.run_id, number: n, summary: 'Halfway.' });
+  await board.fail('task_update', { channel: run.run_id, number: n, title: 'Stale', expected_updated_at: '2020-01-01T00:00:00.000Z' });
+  await board.ok('task_delete', { channel: run.run_id, number: n, subtask_mode: 'delete' });
+  await board.close();
   await childB.ok('signal_review', { detail: '[REVIEW REQUIRED] b' });
   await root.ok('terminate_child', { agent_id: b.agent_id });
   const rootInbox = await root.inbox(0, 0);
