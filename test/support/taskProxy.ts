@@ -17,7 +17,7 @@ export interface Seen {
 export class TaskProxy {
   readonly seen: Seen[] = [];
   private server!: http.Server;
-  private refuseNext = false;
+  private refuseNext = 0;
   private hangNext: string | null = null;
   private readonly held = new Set<http.ServerResponse>();
 
@@ -29,9 +29,9 @@ export class TaskProxy {
     return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
   }
 
-  /** The next runtime request gets 401, as if its token had expired. */
-  expireNext(): void {
-    this.refuseNext = true;
+  /** The next `count` runtime requests get 401, as if their token had expired. */
+  expireNext(count = 1): void {
+    this.refuseNext = count;
   }
 
   /** The next request whose path ends with `suffix` reaches the service, but its answer is never sent. */
@@ -55,8 +55,8 @@ export class TaskProxy {
     const path = req.url ?? '/';
     const seen: Seen = { method: req.method ?? 'GET', path, bearer: req.headers.authorization?.replace(/^Bearer /, '') };
     this.seen.push(seen);
-    if (this.refuseNext && path.includes('/runtime/')) {
-      this.refuseNext = false;
+    if (this.refuseNext > 0 && path.includes('/runtime/')) {
+      this.refuseNext--;
       seen.status = 401;
       res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { code: 'token_expired', message: 'Token expired.' } }));
       return;
