@@ -2,9 +2,11 @@
  * Receipts: what a completed call answered, kept for a while, so the same
  * call sent again (a runtime retrying after its answer was lost) gets the
  * same answer instead of doing the work twice. One mechanism for every
- * tool that creates something: beidou's spawn_agent and create_team now,
- * the task board's and iSphere's idempotency keys later (their key is the
- * caller's; here it is derived from the call itself).
+ * tool that creates something: beidou's create_team (a repeated spawn_agent
+ * is refused instead, with task_not_pending naming the agent it started),
+ * and iSphere's idempotency keys later (their key is the caller's; here it
+ * is derived from the call itself). The task board keeps its receipts in
+ * the Task service and uses callKey only to name a keyed create's workflow.
  *
  * Kept in the owning workflow's state, bounded in count and age, and only
  * for calls that succeeded: a refused call did nothing, so sending it again

@@ -60,8 +60,9 @@ export interface ToolDef<In extends z.ZodObject = z.ZodObject, Out = unknown> {
   hiddenContext: readonly ('caller_agent_id' | 'run_id' | 'workspace_id')[];
   /**
    * How a repeat of the call behaves (contract section 7): a read or a
-   * desired-state setter repeats harmlessly, a keyed create answers its
-   * receipt, an append or a plain mutation happens again.
+   * desired-state setter repeats harmlessly, a keyed create or a call with
+   * a receipt answers what the first one did; `none`: a repeat happens
+   * again, or is refused by the owner as already done.
    */
   idempotency?: 'read' | 'desired_state' | 'idempotency_key' | 'call_receipt' | 'none';
   /** How a stale overwrite is prevented: an expected revision, the owning workflow's own ordering, or not applicable. */

@@ -32,7 +32,7 @@ export interface AgentData {
   told_leader?: number;
   /** Updates of the last minute of the previous run, set as it continued as new (workflows/appliedUpdates.ts). */
   applied_updates?: AppliedUpdate[];
-  /** Answers of recent spawn_agent and create_team calls, for their retries (workflows/receipts.ts). Absent in older runs. */
+  /** Answers of recent create_team calls, for their retries (workflows/receipts.ts). Absent in older runs. */
   receipts?: ReceiptData;
   /** Crashed too often; no longer restarted. */
   crashed_out: boolean;
