@@ -127,7 +127,9 @@ export async function callTool(def: ToolDef, raw: Record<string, unknown>, ctx: 
     const run = () => (gateOf(def) === 'gateway' ? gateThen(def, ctx, () => def.handler(parsed.data, ctx)) : def.handler(parsed.data, ctx));
     const out = def.waits ? await run() : await answerWithin(ctx.team.callTimeoutMs, run);
     if (ctx.checkOutput) checkOutput(def, out, log);
-    return { content: [{ type: 'text', text: JSON.stringify(out) }], structuredContent: structured(out) };
+    // Section 11.3: a deprecated tool still answers normally, with its replacement named beside the result.
+    const hint = def.deprecated ? { _meta: { deprecated: { replacement: def.deprecated.replacement } } } : {};
+    return { content: [{ type: 'text', text: JSON.stringify(out) }], structuredContent: structured(out), ...hint };
   } catch (err) {
     const known = err instanceof ToolError ? err : internalError();
     // The gate refused, here or in the leader's workflow: recorded either way.

@@ -251,6 +251,43 @@ describe('a team on the board', () => {
     expect(await aTasks.fail('task_delete', { channel: runId, number: shared })).toMatchObject({ code: 'not_creator' });
   });
 
+  it('filters by assignee and creator, refuses a deletion across creators, and a parent scope on a board the caller cannot reach', async () => {
+    const { runId, root } = await startRun();
+    const rootTasks = await connect(root.token, 'agentteam');
+    await root.ok('declare_plan', { tasks: [task('a', [], 'lead')] });
+    const a = await spawn(root, runId, 'a');
+    const aTasks = await connect(a.launch.token, 'agentteam');
+    await a.client.ok('declare_plan', { tasks: [task('c')] });
+    const c = await spawn(a.client, runId, 'c');
+    const cTasks = await connect(c.launch.token, 'agentteam');
+
+    const [mine, theirs] = (await rootTasks.ok('task_create', { channel: runId, tasks: [{ title: 'F mine' }, { title: 'F theirs' }, { title: 'F loose' }] })).tasks.map(
+      (t: { number: number }) => t.number,
+    );
+    await rootTasks.ok('task_set_claim', { channel: runId, numbers: [mine], claimed: true });
+    await aTasks.ok('task_set_claim', { channel: runId, numbers: [theirs], claimed: true });
+    const titles = async (filters: Record<string, string>) =>
+      ((await rootTasks.ok('task_list', { channel: runId, query: 'F', filters })).items as { title: string }[]).map((t) => t.title).sort();
+    expect(await titles({ assignee: 'me' })).toEqual(['F mine']);
+    expect(await titles({ assignee: 'none' })).toEqual(['F loose']);
+    expect(await titles({ assignee: a.agentId })).toEqual(['F theirs']);
+    expect(await titles({ creator: 'me' })).toEqual(['F loose', 'F mine', 'F theirs']);
+
+    // A subtask by another agent keeps the parent from being deleted with its children, but not from promoting them.
+    await aTasks.ok('task_create', { channel: runId, parent: mine, tasks: [{ title: 'By a' }] });
+    expect(await rootTasks.fail('task_delete', { channel: runId, number: mine, subtask_mode: 'delete' })).toMatchObject({ code: 'mixed_creators' });
+    expect((await rootTasks.ok('task_delete', { channel: runId, number: mine, subtask_mode: 'promote' })).deleted).toEqual([mine]);
+
+    // c works in a's team; the root's team board (where a is a member) is not c's.
+    const teamBoard = a.result.team_id;
+    const onTeam = (await rootTasks.ok('task_create', { channel: teamBoard, tasks: [{ title: 'Team only' }] })).tasks[0];
+    expect(await cTasks.fail('task_create', { parent_task_scope: { kind: 'task', scope_id: onTeam.scope_id }, tasks: [{ title: 'Sneaked under' }] })).toMatchObject({
+      code: 'parent_not_found',
+    });
+    expect(await cTasks.fail('task_list', { channel: teamBoard })).toMatchObject({ code: 'channel_not_found' });
+    expect((await rootTasks.ok('task_get', { channel: teamBoard, number: onTeam.number })).subtask_count).toBe(0);
+  });
+
   it("refuses task tools to a leader whose child's review waits, and lets them through once answered", async () => {
     const { runId, root } = await startRun();
     const rootTasks: AgentClient = await connect(root.token, 'agentteam');

@@ -220,8 +220,12 @@ describe('create_team (deprecated)', () => {
   it('spawns one member per role; each receives the originating user task', async () => {
     const { root, runId, rootId } = await startRun(undefined, 'Make a todo app.');
     const counted = await deprecatedCount();
-    const team = await root.ok('create_team', { name: 'app', task: 'coordinate the app', roles });
+    const raw = await root.mcp.callTool({ name: 'create_team', arguments: { name: 'app', task: 'coordinate the app', roles } });
     expect(await deprecatedCount()).toBe(counted + 1);
+    // A normal result, with the replacement named beside it (section 11.3).
+    expect(raw.isError).not.toBe(true);
+    expect(raw._meta).toEqual({ deprecated: { replacement: 'declare_plan + spawn_agent' } });
+    const team = raw.structuredContent as { members: { agent_id: string; role: string }[] };
     expect(team.members.map((m: any) => m.role)).toEqual(['frontend', 'backend']);
     const launch = await operator.launch(runId, team.members[0].agent_id);
     expect(launch.first_message.split('\n\n[SKILLS]')[0]).toBe('Make a todo app.');
