@@ -29,6 +29,8 @@ Without the network:
   dipper exec [<surface>]                  list tools (also --list)
   dipper exec <surface> <tool> --help      a tool's description, annotations, input fields
   dipper exec <surface> <tool> --input-schema | --output-schema
+  A task board tool can also be named by its route, <domain> <action>:
+  dipper exec task list - is dipper exec agentteam task_list -.
 `;
 
 export interface ExecOptions {
@@ -70,7 +72,7 @@ export async function exec(surface: string | undefined, tool: string | undefined
     return EXIT.ok;
   }
   if (input !== '-') {
-    return usage(`the input comes from stdin: echo '{...}' | dipper exec ${surface} ${found.name} -   (its fields: dipper exec ${surface} ${found.name} --help)`);
+    return usage(`the input comes from stdin: echo '{...}' | dipper exec ${found.surface} ${found.name} -   (its fields: dipper exec ${found.surface} ${found.name} --help)`);
   }
   if (!opts.token) return usage('no agent token: pass --token or set DIPPER_AGENT_TOKEN');
   const args = parseInput(await readStdin());

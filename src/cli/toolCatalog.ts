@@ -1,5 +1,5 @@
 import { toMcpTool } from '../gateway/mcp';
-import { surfaces, toolsOf } from '../registry';
+import { surfaces, tools, toolsOf } from '../registry';
 import type { Surface, ToolDef } from '../registry/types';
 import { fieldLines, type JsonSchema } from '../registry/schemaFields';
 
@@ -11,10 +11,18 @@ import { fieldLines, type JsonSchema } from '../registry/schemaFields';
 
 export { surfaces };
 
-/** The tool, or a message naming the valid choices. */
+/**
+ * The tool, or a message naming the valid choices. A tool is named by its
+ * surface and name (`agentteam task_list`), or, for a name of the form
+ * `<domain>_<action>`, by section 3.3's route (`task list`).
+ */
 export function findTool(surface: string, name: string | undefined): ToolDef | string | undefined {
   const known = surfaces();
-  if (!known.includes(surface as Surface)) return `unknown surface "${surface}"; the surfaces are: ${known.join(', ')}`;
+  if (!known.includes(surface as Surface)) {
+    const byRoute = name === undefined ? undefined : tools.find((t) => t.name === `${surface}_${name}`);
+    if (byRoute) return byRoute;
+    return `unknown surface "${surface}"; the surfaces are: ${known.join(', ')} (or name a tool by its route, as in: task list)`;
+  }
   if (name === undefined) return undefined;
   const def = toolsOf(surface as Surface).find((t) => t.name === name);
   if (def) return def;
@@ -66,6 +74,7 @@ export function toolHelp(def: ToolDef): string {
     'Usage:',
     `  echo '{...}' | ${call} -`,
     '      call it as the agent of --token or DIPPER_AGENT_TOKEN (exit codes: dipper exec --help)',
+    ...(/^[a-z]+_[a-z_]+$/.test(def.name) && def.surface === 'agentteam' ? [`  or: echo '{...}' | dipper exec ${def.name.replace('_', ' ')} -   (section 3.3's <domain> <action>)`] : []),
     `  ${call} --input-schema | --output-schema`,
     "      the input's or the result's JSON schema, as MCP publishes it",
     '',

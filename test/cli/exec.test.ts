@@ -5,6 +5,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { exec, EXIT } from '../../src/cli/exec';
 import { writeStackRecord, type StackRecord } from '../../src/cli/stackRecord';
+import { findTool } from '../../src/cli/toolCatalog';
 import { processStartTime } from '../../src/devstack/processes';
 import { toMcpTool } from '../../src/gateway/mcp';
 import { tools } from '../../src/registry';
@@ -73,7 +74,8 @@ describe('dipper exec', () => {
     expect(created.isError).toBeFalsy();
     const [peers, tasks, mcpPeers, mcpTasks] = await Promise.all([
       dipper(['exec', 'beidou', 'list_peers', '-'], { stdin: '{"scope":"all"}', env: asAgent(token) }),
-      dipper(['exec', 'agentteam', 'task_list', '-', '--compact'], { stdin: JSON.stringify({ channel: run.runId }), env: asAgent(token) }),
+      // Section 3.3's route form, <domain> <action>, names the same tool as `agentteam task_list`.
+      dipper(['exec', 'task', 'list', '-', '--compact'], { stdin: JSON.stringify({ channel: run.runId }), env: asAgent(token) }),
       run.root.ok('list_peers', { scope: 'all' }),
       board.callTool({ name: 'task_list', arguments: { channel: run.runId } }),
     ]);
@@ -186,6 +188,12 @@ describe('dipper exec', () => {
       expect(await exec('beidou', undefined, undefined, offline)).toBe(EXIT.ok);
       expect(out).toMatch(/^ {2}list_peers +List agents of this task/m);
       expect(out).not.toContain('task_list');
+    });
+
+    it('names a task tool by its surface and name or by its route, and the same tool either way', () => {
+      expect(findTool('task', 'list')).toBe(findTool('agentteam', 'task_list'));
+      expect(findTool('task', 'set_claim')).toBe(findTool('agentteam', 'task_set_claim'));
+      expect(findTool('task', 'nope')).toMatch(/^unknown surface "task"/);
     });
 
     it('refuses, with exit 2, an unknown surface or tool (naming the valid ones) and a call without a token', async () => {
