@@ -19,6 +19,9 @@ interface Held extends TokenPair {
   channels: Set<string>;
 }
 
+/** Agents whose tokens one process holds at once. */
+const MAX_HELD = 10_000;
+
 /** A token this close to its expiry is refreshed before use rather than sent to meet a 401. */
 const EARLY_REFRESH_MS = 30_000;
 
@@ -39,9 +42,14 @@ export class AgentTokens {
   ) {}
 
   async tokenFor(agent: { agentId: string; channels: string[] }): Promise<string> {
-    const held = this.held.get(agent.agentId);
-    if (held && agent.channels.every((c) => held.channels.has(c)) && held.expiresAt - EARLY_REFRESH_MS > this.now()) return held.token;
-    return (await this.obtain(agent, held)).token;
+    // Twice at most: a token being obtained for another call may lack a board this one needs.
+    for (let tries = 0; ; tries++) {
+      const held = this.held.get(agent.agentId);
+      const fits = held !== undefined && agent.channels.every((c) => held.channels.has(c));
+      if (fits && held.expiresAt - EARLY_REFRESH_MS > this.now()) return held.token;
+      const got = await this.obtain(agent, held);
+      if (tries > 0 || agent.channels.every((c) => got.channels.has(c))) return got.token;
+    }
   }
 
   /** After a 401: one new token for this agent, refreshed when it can be, issued anew otherwise. */
@@ -61,6 +69,8 @@ export class AgentTokens {
       pair ??= await this.routes.issue(agent.agentId, [...channels]);
       if (!pair) throw new NoAgentToken(`the Task service issued no token in workspace ${this.workspace}`);
       const fresh: Held = { ...pair, channels };
+      // Bounded: the oldest agent's token goes first (it is issued again if that agent calls).
+      if (!this.held.has(agent.agentId) && this.held.size >= MAX_HELD) this.held.delete(this.held.keys().next().value!);
       this.held.set(agent.agentId, fresh);
       return fresh;
     })().finally(() => this.pending.delete(agent.agentId));
