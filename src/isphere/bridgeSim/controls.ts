@@ -1,0 +1,37 @@
+import express, { Router } from 'express';
+import { requireBearer } from './auth';
+import { parseInput } from './errors';
+import { emptyBody, faultBody, sessionBody } from './inputs';
+import type { SimState } from './state';
+
+/**
+ * /_sim/: what a test or the demo does to the world around the bridge. Only
+ * the control token opens it, never the bridge token, so a connector cannot
+ * log the person out or plan its own faults.
+ */
+export function controlRoutes(state: SimState, controlToken: string): Router {
+  const router = Router();
+  router.use(requireBearer(controlToken, 'simulator control token'), express.json());
+
+  router.post('/session', (req, res) => {
+    state.loggedIn = parseInput(sessionBody, req.body).logged_in;
+    res.json({ logged_in: state.loggedIn });
+  });
+
+  router.post('/faults', (req, res) => {
+    state.faults.plan(parseInput(faultBody, req.body));
+    res.json({ faults: state.faults.list() });
+  });
+
+  router.get('/deliveries', (_req, res) => {
+    res.json({ deliveries: state.deliveries });
+  });
+
+  router.post('/reset', (req, res) => {
+    parseInput(emptyBody, req.body);
+    state.reset();
+    res.json({ reset: true });
+  });
+
+  return router;
+}
