@@ -116,6 +116,8 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       }
     })();
     await sleep(o.warmupSeconds * 1000);
+    // Before the kills: the root's review, on its way to the person while workers die.
+    await team.rootReview();
 
     const recoverySeconds: number[] = [];
     for (let k = 0; k < o.kills; k++) {

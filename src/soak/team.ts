@@ -109,6 +109,20 @@ export class SoakTeam {
     return undefined;
   }
 
+  /**
+   * The root reports for review once, for certain: its random steps may
+   * not roll one before the kills (a CI run once had none, and nothing of
+   * the root's review path was soaked). The person's loop approves it.
+   */
+  async rootReview(): Promise<boolean> {
+    const root = this.members[0];
+    for (let attempt = 0; attempt < 40; attempt++) {
+      if (await this.call(root, 'signal_review', { detail: `[REVIEW REQUIRED] Root review ${this.sent++}.` })) return true;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    return false;
+  }
+
   /** The leader answers its pending reviews with a message, which clears each. */
   private async answerReviews(m: Member, most = Infinity): Promise<void> {
     const pending = await this.call(m, 'list_pending_reviews', {});
