@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { TaskMutationInput, TaskMutationOutcome } from '../workflows/taskOp/types';
-import { NotSent, OutcomeUnknown, type TaskApiClient } from './taskApi/client';
+import { MissingCredentialContext, NotSent, OutcomeUnknown, type TaskApiClient } from './taskApi/client';
 import { NoAgentToken } from './taskApi/tokens';
 
 /**
@@ -17,6 +17,7 @@ export function createTaskActivities(tasks: TaskApiClient) {
         return { kind: 'answer', answer };
       } catch (err) {
         if (err instanceof OutcomeUnknown && !input.retrySafe) return { kind: 'unknown' };
+        if (err instanceof MissingCredentialContext) throw ApplicationFailure.nonRetryable(err.message, 'MissingCredentialContext');
         if (err instanceof NotSent || err instanceof OutcomeUnknown || err instanceof NoAgentToken) {
           throw ApplicationFailure.retryable(err.message, err.constructor.name);
         }

@@ -20,6 +20,8 @@ export interface CallAbout {
 }
 
 const BOARDS_TTL_MS = 30_000;
+/** One change's request body (the mutation workflow's input, kept in its history). Today's schemas keep a change under about 420 KB; this holds the bound if they grow. */
+export const MAX_MUTATION_BYTES = 512 * 1024;
 const BOARDS_HELD = 10_000;
 
 /**
@@ -69,6 +71,13 @@ export class TaskBoard {
    * the service's receipt answers the repeat.
    */
   async mutate(caller: Caller, op: TaskOp, body: Raw, opts: { tool: string; key?: string; retrySafe: boolean; about: CallAbout }): Promise<Raw> {
+    // The body is the workflow's input, kept in its history: bounded in bytes, whatever the schemas allow together.
+    const bytes = Buffer.byteLength(JSON.stringify(body), 'utf8');
+    if (bytes > MAX_MUTATION_BYTES) {
+      throw taskError('invalid_input', `This change is ${bytes} bytes; one change may be at most ${MAX_MUTATION_BYTES}. Split it, or shorten its texts.`, {
+        fieldErrors: { '(arguments)': `at most ${MAX_MUTATION_BYTES} bytes` },
+      });
+    }
     const boards = await this.boards(caller, opts.about.channel);
     const facts: CallFacts = { ...opts.about, boards };
     const suffix = opts.key ? callKey(opts.tool, { key: opts.key, body }).slice(opts.tool.length + 1) : randomUUID();

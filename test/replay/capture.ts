@@ -14,6 +14,8 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import fs from 'node:fs';
 import path from 'node:path';
 import { HISTORY_CHANNEL_ARGS } from '../../src/ops/replayAll';
+import { runIdKey } from '../../workflows/searchAttributes';
+import { taskMutationWorkflow } from '../../workflows/taskOp/workflow';
 import { AgentClient, eventually, Operator } from '../support/clients';
 
 async function main(): Promise<void> {
@@ -185,6 +187,22 @@ async function main(): Promise<void> {
   await root4.ok('request_termination', { detail: 'finished' });
   await answerPerson(fourth.run_id, await personQuestion(fourth.run_id, 'root_termination'), ['Approve'], null);
 
+  // A fifth run (since v15): six root reviews at once. Each newer report withdraws the one before, whose question is
+  // still queued, being started, or open (patch `withdraw-before-start`); the person approves the last.
+  const fifth = (await operator.request('POST', '/runs', { task: 'Record withdrawn root reviews.' })).json;
+  const root5 = await AgentClient.connect(gatewayUrl, fifth.root.agent_token);
+  await Promise.all(Array.from({ length: 6 }, (_, i) => root5.ok('signal_review', { detail: `[REVIEW REQUIRED] burst ${i}` })));
+  await answerPerson(fifth.run_id, await personQuestion(fifth.run_id, 'root_review'), ['Approve'], null);
+  // A task change that never left (no agent: refused before any request), and one whose activity failed past its
+  // attempts: the workflow's `not_sent` branch.
+  await client.workflow.execute(taskMutationWorkflow, {
+    taskQueue: process.env.DIPPER_TASK_QUEUE ?? 'dipper',
+    workflowId: `run/${fifth.run_id}/agent/${fifth.root.agent_id}/task/task_checkpoint/never-sent`,
+    args: [{ op: 'checkpoint', agentId: '', channels: [fifth.run_id], body: { channel: fifth.run_id, number: 1, summary: 'x' }, retrySafe: false }],
+    typedSearchAttributes: [{ key: runIdKey, value: fifth.run_id }],
+  });
+  await operator.request('POST', `/runs/${fifth.run_id}/cancel`, { reason: 'recorded' });
+
   const out = path.join(__dirname, 'histories', label);
   fs.mkdirSync(out, { recursive: true });
   const closed = (runId: string, least: number) =>
@@ -196,7 +214,12 @@ async function main(): Promise<void> {
       }
       return found.length >= least ? found : undefined;
     }, 60_000);
-  const ids: string[] = [...(await closed(run.run_id, 7)), ...(await closed(second.run_id, 4)), ...(await closed(fourth.run_id, 6))];
+  const ids: string[] = [
+    ...(await closed(run.run_id, 7)),
+    ...(await closed(second.run_id, 4)),
+    ...(await closed(fourth.run_id, 6)),
+    ...(await closed(fifth.run_id, 3)),
+  ];
   for (const id of ids) {
     const history = await client.workflow.getHandle(id).fetchHistory();
     // Canonical proto3 JSON, the form Worker.runReplayHistory reads back.
@@ -210,7 +233,7 @@ async function main(): Promise<void> {
     fs.writeFileSync(path.join(out, `${root3Id.replace(/\//g, '_')}_${n}.json`), historyToJSON(history));
   }
   process.stdout.write(`saved ${ids.length + rootRuns.length} histories to ${out}\n`);
-  await Promise.all([root, childA, childB, childC, root2, leader, root3, root4, worker1, worker2].map((x) => x.close()));
+  await Promise.all([root, childA, childB, childC, root2, leader, root3, root4, worker1, worker2, root5].map((x) => x.close()));
   await connection.close();
 }
 

@@ -91,8 +91,12 @@ export async function runWorkflow(input: RunInput): Promise<void> {
   const asking: Asking = { starting: null, withdrawn: new Map() };
   // Since `root-questions`, the root's reports are questions to the human (answered in the console or through /root/decision).
   const rootQuestions = patched('root-questions');
+  // Since `withdraw-before-start`, a report's question still queued or being started is withdrawn without a signal
+  // sent too early; runs started before it keep sending the signal at once, as their histories recorded.
+  const withdrawBeforeStart = rootQuestions && patched('withdraw-before-start');
   const withdraw = (report: m.RootReport | undefined, reason: string) => {
     if (!report?.qid) return Promise.resolve(true);
+    if (!withdrawBeforeStart) return tell(questionWorkflowId(runId, report.qid), questionWithdrawnSignal, { reason });
     // Not started yet: it leaves the queue and is never asked (a signal would find no workflow, and it would be asked later).
     const queued = (data.to_ask ?? []).findIndex((a) => a.qid === report.qid);
     if (queued >= 0) {

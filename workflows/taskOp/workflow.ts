@@ -3,7 +3,7 @@ import type { TaskMutationActivities, TaskMutationInput, TaskMutationOutcome } f
 
 export type { TaskMutationInput, TaskMutationOutcome };
 
-const NOT_SENT = ['NotSent', 'NoAgentToken'];
+const NOT_SENT = ['NotSent', 'NoAgentToken', 'MissingCredentialContext'];
 
 // A mutation that is safe to send again (a keyed create: the service's receipt answers the repeat; a claim: it sets a
 // desired state) is retried; any other is attempted once, because after a timeout nobody knows whether it took effect.
