@@ -1,5 +1,4 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { serveApp, type ServedApp } from '../devstack/serveApp';
 import { openSqlite } from '../../activities/sqlite';
 import { createTaskServiceApp } from './app';
 
@@ -27,31 +26,18 @@ export interface RunningTaskService {
 /** Opens (or creates) the database and serves the Task service over HTTP until close(). */
 export async function startTaskService(opts: TaskServiceOptions): Promise<RunningTaskService> {
   const db = openSqlite(opts.dbFile);
-  let server: http.Server;
+  let served: ServedApp;
   try {
-    server = http.createServer(createTaskServiceApp({ ...opts, db }));
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
+    served = await serveApp(createTaskServiceApp({ ...opts, db }), opts);
   } catch (err) {
     db.close();
     throw err;
   }
-  const { address, port } = server.address() as AddressInfo;
-  const host = address.includes(':') ? `[${address}]` : address;
   let closing: Promise<void> | null = null;
   return {
-    url: `http://${host}:${port}`,
+    url: served.url,
     close() {
-      closing ??= new Promise<void>((resolve) => {
-        // Keep-alive connections would hold close() open until they time out; requests are synchronous, so none is mid-write.
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }).finally(() => db.close());
+      closing ??= served.close().finally(() => db.close());
       return closing;
     },
   };

@@ -1,5 +1,4 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { serveApp } from '../../devstack/serveApp';
 import { createBridgeSimApp, type BridgeSimAppOptions } from './app';
 
 export { createBridgeSimApp, type BridgeSimAppOptions } from './app';
@@ -20,26 +19,5 @@ export interface RunningBridgeSim {
 
 /** Serves the simulated iSphere bridge over HTTP until close(). */
 export async function startBridgeSim(opts: BridgeSimOptions): Promise<RunningBridgeSim> {
-  const server = http.createServer(createBridgeSimApp(opts));
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const { address, port } = server.address() as AddressInfo;
-  const host = address.includes(':') ? `[${address}]` : address;
-  let closing: Promise<void> | null = null;
-  return {
-    url: `http://${host}:${port}`,
-    close() {
-      closing ??= new Promise<void>((resolve) => {
-        // Keep-alive connections (and requests held by a delay fault) would hold close() open.
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
-      return closing;
-    },
-  };
+  return serveApp(createBridgeSimApp(opts), opts);
 }
