@@ -108,6 +108,12 @@ export interface DipperConfig {
      * sticky queue (see docs/decisions.md, "A Query must not outlive a dead worker").
      */
     stickyTimeoutMs: number;
+    /**
+     * Workflow tasks one worker runs at once. They share one thread, so
+     * more only wait inside the worker, where Temporal's 10 s task timeout
+     * runs; the rest wait on the server, where it does not.
+     */
+    workflowTaskSlots: number;
   };
   operatorToken?: string;
   /** Named operators as JSON (src/auth/operators.ts), from DIPPER_OPERATORS or the file DIPPER_OPERATORS_FILE. */
@@ -146,6 +152,11 @@ export interface DipperConfig {
     /** How often a worker looks for content to delete. */
     sweepMs: number;
   };
+  /**
+   * How often a worker looks for workflows a crash left unreplayable and
+   * mends them (src/ops/mender.ts); 0: never.
+   */
+  mendEveryMs: number;
   revocation: {
     /** How often each gateway replica asks the token registry what changed. */
     refreshMs: number;
@@ -357,6 +368,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): DipperC
       devPort,
       uiPort: int(env, 'DIPPER_TEMPORAL_UI_PORT', devPort + 1000),
       stickyTimeoutMs: Math.max(1000, int(env, 'DIPPER_STICKY_TIMEOUT_MS', 5000)),
+      workflowTaskSlots: Math.max(2, int(env, 'DIPPER_WORKFLOW_TASK_SLOTS', 8)),
     },
     operatorToken: env.DIPPER_OPERATOR_TOKEN || undefined,
     operators: env.DIPPER_OPERATORS || (env.DIPPER_OPERATORS_FILE ? readFileSync(env.DIPPER_OPERATORS_FILE, 'utf8') : undefined),
@@ -375,6 +387,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): DipperC
       retentionMs: int(env, 'DIPPER_CONTENT_RETENTION_HOURS', 72) * 3600 * 1000,
       sweepMs: Math.max(1000, int(env, 'DIPPER_CONTENT_SWEEP_SECONDS', 3600) * 1000),
     },
+    mendEveryMs: Math.max(0, int(env, 'DIPPER_MEND_EVERY_MS', 10_000)),
     revocation: {
       refreshMs: Math.max(50, int(env, 'DIPPER_REVOCATION_REFRESH_MS', 250)),
       staleMs: Math.max(500, int(env, 'DIPPER_REVOCATION_STALE_MS', 3000)),

@@ -102,14 +102,15 @@ export function resetEventId(events: HistoryEvent[], message: string): number | 
  * and every acknowledgement come back as they were; the events after the
  * reset point are run again. Other findings have no automatic repair.
  */
-export async function repair(o: DoctorOptions, f: Finding): Promise<string> {
+export async function repair(o: DoctorOptions, f: Finding, how: { reason?: string; requestId?: string } = {}): Promise<string> {
   if (f.kind !== 'nondeterministic' || f.resetEventId === undefined) throw new Error('no automatic repair for this finding');
   const res: temporal.api.workflowservice.v1.IResetWorkflowExecutionResponse = await o.client.workflowService.resetWorkflowExecution({
     namespace: o.namespace,
     workflowExecution: { workflowId: f.workflowId, runId: f.runId },
-    reason: `dipper doctor: replay disagrees with the workflow task completed at event ${f.resetEventId}`,
+    reason: how.reason ?? `dipper doctor: replay disagrees with the workflow task completed at event ${f.resetEventId}`,
     workflowTaskFinishEventId: Long.fromNumber(f.resetEventId),
-    requestId: randomUUID(),
+    // The same id for the same run and point: the server makes one reset of requests that repeat it.
+    requestId: how.requestId ?? randomUUID(),
     resetReapplyType: temporal.api.enums.v1.ResetReapplyType.RESET_REAPPLY_TYPE_ALL_ELIGIBLE,
     resetReapplyExcludeTypes: [],
   });

@@ -3,6 +3,9 @@ import { Worker } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { mapOrdered } from './ordered';
 
+/** The reason every automatic repair gives (src/ops/mender.ts); the run a repair closed is known by it. */
+export const MEND_REASON = 'dipper mend';
+
 export interface ReplayAllOptions {
   /** A client of the namespace to check. */
   client: Client;
@@ -29,10 +32,21 @@ export interface ReplayReport {
   replayed: number;
   skipped: { workflowId: string; runId: string; reason: string }[];
   nondeterministic: ReplayProblem[];
+  /**
+   * Nondeterministic runs the mender has already closed by resetting them
+   * (their workflows went on in a new run, which replays like any other).
+   */
+  mended: ReplayProblem[];
   /** Replays that failed otherwise, and histories that could not be fetched. */
   failed: ReplayProblem[];
   /** Running workflows whose workflow task keeps failing: they make no progress until someone repairs them. */
   stuck: ReplayProblem[];
+  /**
+   * Workflow tasks a worker took and did not finish within the task
+   * timeout: killed holding them, or too busy. A fresh worker with more
+   * tasks than it can run in time shows here.
+   */
+  taskTimeouts: number;
   ms: number;
 }
 
@@ -63,7 +77,7 @@ export async function replayAll(opts: ReplayAllOptions): Promise<ReplayReport> {
   const listed: WorkflowExecutionInfo[] = [];
   for await (const wf of opts.client.workflow.list(opts.query ? { query: opts.query } : {})) listed.push(wf);
 
-  const report: ReplayReport = { listed: listed.length, replayed: 0, skipped: [], nondeterministic: [], failed: [], stuck: [], ms: 0 };
+  const report: ReplayReport = { listed: listed.length, replayed: 0, skipped: [], nondeterministic: [], mended: [], failed: [], stuck: [], taskTimeouts: 0, ms: 0 };
   const toReplay = listed.filter((wf) => {
     const reason = opts.skip?.(wf);
     if (reason) report.skipped.push({ workflowId: wf.workflowId, runId: wf.runId, reason });
@@ -71,9 +85,12 @@ export async function replayAll(opts: ReplayAllOptions): Promise<ReplayReport> {
   });
 
   const fetched = mapOrdered(toReplay, opts.concurrency ?? 8, (wf) => fetchOne(opts.client, wf));
+  const closedByMend = new Set<string>();
   async function* histories() {
     for await (const f of fetched) {
+      if (f.history && endedByMend(f.history)) closedByMend.add(f.wf.runId);
       if (f.stuck) report.stuck.push(problem(f.wf, f.stuck));
+      if (f.history) report.taskTimeouts += (f.history.events ?? []).filter((e) => isStartToClose(e.workflowTaskTimedOutEventAttributes?.timeoutType)).length;
       if (f.history) yield { workflowId: f.wf.workflowId, history: f.history };
       else report.failed.push(problem(f.wf, f.error ?? 'history could not be fetched'));
     }
@@ -84,11 +101,16 @@ export async function replayAll(opts: ReplayAllOptions): Promise<ReplayReport> {
     report.replayed++;
     if (!result.error) continue;
     const entry = { workflowId: result.workflowId, runId: result.runId, message: firstLine(result.error) };
-    if (result.error instanceof DeterminismViolationError) report.nondeterministic.push(entry);
+    if (result.error instanceof DeterminismViolationError) (closedByMend.has(result.runId) ? report.mended : report.nondeterministic).push(entry);
     else report.failed.push(entry);
   }
   report.ms = Date.now() - started;
   return report;
+}
+
+function endedByMend(history: History): boolean {
+  const last = history.events?.at(-1);
+  return last?.workflowExecutionTerminatedEventAttributes?.reason?.startsWith(MEND_REASON) ?? false;
 }
 
 async function fetchOne(client: Client, wf: WorkflowExecutionInfo): Promise<Fetched> {
@@ -135,6 +157,11 @@ function lastTaskOutcome(history: History): 'completed' | 'failed' | 'superseded
   return undefined;
 }
 
+/** TIMEOUT_TYPE_START_TO_CLOSE, as a number from the wire or a name from JSON. */
+function isStartToClose(type: unknown): boolean {
+  return type === 1 || type === 'TIMEOUT_TYPE_START_TO_CLOSE';
+}
+
 /** WORKFLOW_TASK_FAILED_CAUSE_UNHANDLED_COMMAND, as a number from the wire or a name from JSON. */
 function isUnhandledCommand(cause: unknown): boolean {
   return cause === 1 || cause === 'WORKFLOW_TASK_FAILED_CAUSE_UNHANDLED_COMMAND';
@@ -161,6 +188,7 @@ function firstLine(err: unknown): string {
 export function summarize(r: ReplayReport): string {
   return (
     `replayed ${r.replayed} histories in ${(r.ms / 1000).toFixed(1)} s: ${r.nondeterministic.length} nondeterministic, ` +
-    `${r.failed.length} failed, ${r.stuck.length} stuck, ${r.skipped.length} skipped`
+    `${r.failed.length} failed, ${r.stuck.length} stuck, ${r.skipped.length} skipped` +
+    (r.mended.length > 0 ? `; ${r.mended.length} closed by the mender (their workflows went on in a new run): ${r.mended.map((p) => p.workflowId).join(', ')}` : '')
   );
 }

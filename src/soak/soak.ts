@@ -232,7 +232,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
  * evidence after the server is gone.
  */
 async function keepHistories(client: Client, replay: ReplayReport, dir: string): Promise<void> {
-  const blamed = [...replay.nondeterministic, ...replay.stuck, ...replay.failed];
+  const blamed = [...replay.nondeterministic, ...replay.mended, ...replay.stuck, ...replay.failed];
   if (blamed.length === 0) return;
   fs.mkdirSync(dir, { recursive: true });
   for (const p of blamed) {
@@ -250,11 +250,12 @@ export function describeSoak(r: SoakReport): string {
     `  ${r.kills} worker kills; recovery (kill to first successful tool call) median ${median.toFixed(1)} s, max ${(rec.at(-1) ?? 0).toFixed(1)} s`,
     `  ${r.agents} agents, ${r.calls} tool calls (${r.failedCalls} failed during outages), ${r.acknowledgedSends} acknowledged sends: ${r.lost} lost, ${r.duplicated} duplicated`,
     ...(r.brokenBeforeRepair > 0 ? [`  ${r.brokenBeforeRepair} nondeterministic before repair, ${r.repaired} repaired`] : []),
-    `  replayed ${r.replay.replayed} histories: ${r.replay.nondeterministic.length} nondeterministic, ${r.replay.stuck.length} stuck, ${r.replay.failed.length} failed`,
+    `  replayed ${r.replay.replayed} histories: ${r.replay.nondeterministic.length} nondeterministic, ${r.replay.stuck.length} stuck, ${r.replay.failed.length} failed; ${r.replay.mended.length} mended by the worker; ${r.replay.taskTimeouts} workflow tasks timed out on a worker`,
     `  agents not answering a read: ${r.unanswered.length}`,
     `  ask_user: ${r.questions.asked} asked, ${r.questions.answered} answered once and rightly, ${r.questions.wrong} wrong, ${r.questions.unanswered} unanswered, ${r.questions.workflows} question workflows; ${r.questions.rootReviews} root reviews approved; ${r.reviews} member reviews`,
     `  task_create with a key: ${r.tasks.keyed} keys, ${r.tasks.answered} answered, ${r.tasks.onBoard} on the board, ${r.tasks.duplicates} duplicated, ${r.tasks.missing} missing`,
     ...r.replay.nondeterministic.map((p) => `  nondeterministic: ${p.workflowId}: ${p.message}`),
+    ...r.replay.mended.map((p) => `  mended: ${p.workflowId}: ${p.message}`),
     ...r.replay.stuck.map((p) => `  stuck: ${p.workflowId}: ${p.message}`),
   ].join('\n');
 }

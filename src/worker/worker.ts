@@ -1,7 +1,7 @@
 import { hostQueue } from '../../workflows/ids';
 import { Client, Connection } from '@temporalio/client';
 import path from 'node:path';
-import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { bundleWorkflowCode, NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../../activities';
 import { taskApiClient } from '../../activities/taskApi';
 import { createTaskActivities } from '../../activities/taskMutation';
@@ -16,6 +16,7 @@ import { loadOrCreateSecrets } from '../auth/secrets';
 import { isolatesAgents, temporalAddress, type DipperConfig } from '../config';
 import type { Logger } from '../log';
 import { SkillCatalog } from '../skills';
+import { startMender } from '../ops/mender';
 import { startContentSweeper } from './contentSweeper';
 
 export interface WorkerHandle {
@@ -51,9 +52,19 @@ export async function createDipperWorker(
   }, config.maxRuntimeProcesses);
   commands.adoptAll(path.join(config.dataDir, 'runs'));
   const connection = await NativeConnection.connect({ address });
-  const bundle = opts.workflowBundlePath
-    ? { workflowBundle: { codePath: opts.workflowBundlePath } }
-    : { workflowsPath: require.resolve('../../workflows'), interceptors: { workflowModules: [require.resolve('../../workflows/interceptors')] } };
+  // Built once, for both workers and the mender's replays (two workers bundling it each took twice as long to start).
+  const workflowBundle = opts.workflowBundlePath
+    ? { codePath: opts.workflowBundlePath }
+    : {
+        code: (
+          await bundleWorkflowCode({
+            workflowsPath: require.resolve('../../workflows'),
+            workflowInterceptorModules: [require.resolve('../../workflows/interceptors')],
+            logger: opts.log ? bundlerLogger(opts.log) : undefined,
+          })
+        ).code,
+      };
+  const bundle = { workflowBundle };
   // The token registry's own queue, with no cache: any live worker answers its Queries (workflows/tokens/registry.ts).
   const registryWorker = await Worker.create({
     connection,
@@ -81,6 +92,7 @@ export async function createDipperWorker(
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
     stickyQueueScheduleToStartTimeout: config.temporal.stickyTimeoutMs,
+    maxConcurrentWorkflowTaskExecutions: config.temporal.workflowTaskSlots,
     ...bundle,
     activities,
     // Each leader holds one slot for its hour-long workspace watch (mostly asleep): room for many leaders per worker.
@@ -97,7 +109,14 @@ export async function createDipperWorker(
         // Beside polling: the new registry's first workflow task then runs on this worker.
         const ensured = ensureTokenRegistry(client, config).catch(() => undefined);
         const stopSweeping = opts.log ? startContentSweeper(content, client, { retentionMs: config.content.retentionMs, everyMs: config.content.sweepMs }, opts.log) : undefined;
-        await Promise.all([worker.run(), registryWorker.run(), hostWorker?.run()]).finally(() => stopSweeping?.());
+        const stopMending =
+          opts.log && config.mendEveryMs > 0
+            ? startMender({ client, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue, workflowBundle, everyMs: config.mendEveryMs }, opts.log)
+            : undefined;
+        await Promise.all([worker.run(), registryWorker.run(), hostWorker?.run()]).finally(() => {
+          stopSweeping?.();
+          stopMending?.();
+        });
         await ensured;
       } finally {
         await stores.close();
@@ -110,5 +129,19 @@ export async function createDipperWorker(
       registryWorker.shutdown();
       hostWorker?.shutdown();
     },
+  };
+}
+
+/** The bundler's chatter goes to debug; its warnings and errors stay what they are. */
+function bundlerLogger(log: Logger) {
+  const at = (level: 'debug' | 'warn' | 'error') => (message: string, meta?: Record<string, unknown>) => log[level](meta ?? {}, message);
+  const debug = at('debug');
+  return {
+    log: (level: string, message: string, meta?: Record<string, unknown>) => (level === 'WARN' ? at('warn') : level === 'ERROR' ? at('error') : debug)(message, meta),
+    trace: debug,
+    debug,
+    info: debug,
+    warn: at('warn'),
+    error: at('error'),
   };
 }

@@ -4,10 +4,11 @@ import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import fs from 'node:fs';
 import { diagnose, repair } from '../../src/ops/doctor';
+import { replayAll } from '../../src/ops/replayAll';
 import { installQuietRuntime } from '../../src/ops/quietRuntime';
 import { deliverMessagesUpdate, inboxQuery } from '../../workflows/agent/messages';
 import { agentWorkflowId } from '../../workflows/ids';
-import { QUERY_COLD, QUERY_REFUSED } from '../../workflows/interceptors';
+import { QUERY_COLD, QUERY_REFUSED, wakeSignal } from '../../workflows/interceptors';
 import { readTestEnv, testDataRoot } from '../setup/env';
 import { AgentClient, eventually } from '../support/clients';
 import { skipReplayOf } from '../support/replaySkip';
@@ -25,6 +26,7 @@ import { startStack, type Stack } from '../support/stack';
  * refusal as a retryable outage.
  */
 let oldCode: Stack;
+let mending: Stack;
 let today: Stack;
 let unbounded: string;
 let connection: Connection;
@@ -38,8 +40,10 @@ beforeAll(async () => {
   const oldBundle = path.join(testDataRoot, 'workflow-bundle-without-guard.js');
   const quiet = { trace: () => {}, debug: () => {}, info: () => {}, warn: () => {}, error: () => {}, log: () => {} };
   fs.writeFileSync(oldBundle, (await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: quiet })).code);
-  [oldCode, today] = await Promise.all([
-    startStack('doctor-old', 28790, { ...sticky, DIPPER_WORKFLOW_BUNDLE: oldBundle }),
+  [oldCode, mending, today] = await Promise.all([
+    startStack('doctor-old', 28790, { ...sticky, DIPPER_WORKFLOW_BUNDLE: oldBundle, DIPPER_MEND_EVERY_MS: '0' }),
+    // The same old code, with a worker that mends what it breaks every second.
+    startStack('doctor-mend', 28797, { ...sticky, DIPPER_WORKFLOW_BUNDLE: oldBundle, DIPPER_MEND_EVERY_MS: '1000' }),
     startStack('doctor', 28795, sticky),
   ]);
   // A replica with the gateway's Query deadline lifted (as before the fix), and a call timeout far beyond the crash.
@@ -49,7 +53,7 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(async () => {
   await Promise.all(agents.map((a) => a.close().catch(() => undefined)));
-  await Promise.all([oldCode?.stop(), today?.stop()]);
+  await Promise.all([oldCode?.stop(), mending?.stop(), today?.stop()]);
   await connection?.close();
 });
 
@@ -70,7 +74,7 @@ async function subject(stack: Stack, reader: Subject['reader']): Promise<Subject
   const agent = await AgentClient.connect(reader === 'unbounded' ? unbounded : stack.gatewayUrl, run.root.agent_token);
   agents.push(agent);
   const workflowId = agentWorkflowId(run.run_id, run.root.agent_id);
-  if (stack === oldCode) skipReplayOf({ runId: run.run_id, reason: 'broken on purpose by the doctor test; the test replays the repaired run itself' });
+  if (stack === oldCode || stack === mending) skipReplayOf({ runId: run.run_id, reason: 'broken on purpose by the doctor test; the test replays the repaired run itself' });
   return { runId: run.run_id, agentId: run.root.agent_id, agent, handle: client.workflow.getHandle(workflowId), reader };
 }
 
@@ -216,6 +220,36 @@ it('before the fix the same crash broke agents, and doctor --repair mends them w
     expect(await inboxOf(s)).toEqual(['before the crash', 'during the outage']);
     expect(Array.isArray((await s.agent.ok('list_peers', {})).peers)).toBe(true);
   }
+}, 240_000);
+
+it('a worker mends the agents the same crash breaks, on its own, with their inboxes intact', async () => {
+  const { all, broken } = await crash(mending, () => Promise.all(Array.from({ length: 6 }, () => subject(mending, 'direct'))));
+  expect(broken.length).toBeGreaterThan(0);
+  // The worker that wrote them runs them from its cache; a fresh one must replay them, and fails. Temporal flags each
+  // after its task fails twice; the fresh worker's mender then resets it to its last good task.
+  await mending.restartWorker('SIGTERM');
+  for (const s of all) await s.handle.signal(wakeSignal);
+  for (const s of broken) {
+    // The run that broke: the first and only one these agents had (a reset keeps the first run's id as the chain's).
+    const brokenRun = (await s.handle.describe()).raw.workflowExecutionInfo!.firstRunId!;
+    const mended = await eventually(async () => {
+      const d = await s.handle.describe();
+      return d.runId !== brokenRun ? d.runId : undefined;
+    }, 60_000, 250);
+    expect(await nondeterministic(s, mended)).toBe(false);
+    const ended = (await client.workflow.getHandle(s.handle.workflowId, brokenRun).fetchHistory()).events!.at(-1);
+    expect(ended?.workflowExecutionTerminatedEventAttributes?.reason).toMatch(/^dipper mend: replay disagrees with the workflow task completed at event \d+$/);
+    expect(await inboxOf(s)).toEqual(['before the crash', 'during the outage']);
+    expect(Array.isArray((await s.agent.ok('list_peers', {})).peers)).toBe(true);
+  }
+  // The agents it did not break it left alone, and the replay check counts the closed runs as mended, not broken.
+  for (const s of all.filter((x) => !broken.includes(x))) {
+    const d = (await s.handle.describe()).raw.workflowExecutionInfo!;
+    expect(d.execution?.runId).toBe(d.firstRunId);
+  }
+  const report = await replayAll({ client, bundlePath: readTestEnv().bundlePath, query: `TaskQueue = "dipper-doctor-mend"` });
+  expect(report.mended.map((p) => p.workflowId).sort()).toEqual(broken.map((s) => s.handle.workflowId).sort());
+  expect(report.nondeterministic).toEqual([]);
 }, 240_000);
 
 it('today: a Query reaching a workflow no worker has run since a restart is refused, and the gateway wakes it and answers', async () => {
