@@ -1,0 +1,6 @@
+export { BridgeConnector } from './bridge';
+export { matchConfidence } from './confidence';
+export { MockConnector } from './mock';
+export { Sources, type Sourced } from './select';
+export * from './types';
+export { UnavailableConnector } from './unavailable';
