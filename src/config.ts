@@ -109,9 +109,10 @@ export interface DipperConfig {
      */
     stickyTimeoutMs: number;
     /**
-     * Workflow tasks one worker runs at once. They share one thread, so
-     * more only wait inside the worker, where Temporal's 10 s task timeout
-     * runs; the rest wait on the server, where it does not.
+     * Workflow tasks one worker runs at once (the SDK's default, 40). They
+     * share one thread; fewer leave more waiting on the server, where
+     * Temporal's 10 s task timeout does not run, but in the crash soaks
+     * fewer also made recovery slower (docs/reliability.md).
      */
     workflowTaskSlots: number;
   };
@@ -368,7 +369,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): DipperC
       devPort,
       uiPort: int(env, 'DIPPER_TEMPORAL_UI_PORT', devPort + 1000),
       stickyTimeoutMs: Math.max(1000, int(env, 'DIPPER_STICKY_TIMEOUT_MS', 5000)),
-      workflowTaskSlots: Math.max(2, int(env, 'DIPPER_WORKFLOW_TASK_SLOTS', 8)),
+      workflowTaskSlots: Math.max(2, int(env, 'DIPPER_WORKFLOW_TASK_SLOTS', 40)),
     },
     operatorToken: env.DIPPER_OPERATOR_TOKEN || undefined,
     operators: env.DIPPER_OPERATORS || (env.DIPPER_OPERATORS_FILE ? readFileSync(env.DIPPER_OPERATORS_FILE, 'utf8') : undefined),
