@@ -1,4 +1,5 @@
 import { BridgeClient } from '../../activities/isphere/bridgeClient';
+import { failureOf } from './failure';
 import { ConnectorError, type IsphereCode } from '../../activities/isphere/errors';
 import { startBridgeSim } from '../../src/isphere/bridgeSim';
 import {
@@ -41,15 +42,6 @@ function fake(name: SourceName, outcome: IsphereCode | 'ok', capabilities: Capab
 }
 
 const contacts = { query: 'li wei', limit: 20, include_inactive: false };
-const failureOf = async (call: Promise<unknown>): Promise<ConnectorError> => {
-  try {
-    await call;
-  } catch (err) {
-    if (err instanceof ConnectorError) return err;
-    throw err;
-  }
-  throw new Error('expected a ConnectorError');
-};
 
 describe('choosing a source', () => {
   it('auto tries bridge, local_readonly, network, uia in that order, and reports every source it moved past', async () => {

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { BridgeClient } from '../../activities/isphere/bridgeClient';
-import { ConnectorError } from '../../activities/isphere/errors';
+import { failureOf } from './failure';
 import { defaultSeed, startBridgeSim } from '../../src/isphere/bridgeSim';
 import { BridgeConnector, LocalReadonlyConnector, MockConnector, Sources } from '../../src/isphere/connectors';
 import { exportSeed } from '../../src/isphere/localStore/export';
@@ -27,15 +27,6 @@ afterAll(() => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-const failureOf = async (call: Promise<unknown>): Promise<ConnectorError> => {
-  try {
-    await call;
-  } catch (err) {
-    if (err instanceof ConnectorError) return err;
-    throw err;
-  }
-  throw new Error('expected a ConnectorError');
-};
 const connectorFor = (file: string) => {
   const c = new LocalReadonlyConnector(file);
   opened.push(c);

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import { ConnectorError } from '../../../activities/isphere/errors';
 import { STORE_FORMAT, STORE_VERSION } from '../localStore/schema';
-import { matchConfidence } from './confidence';
+import { contactRecord, groupRecord } from './records';
 import type { Capability, ContactRecord, ContactSearch, Connector, GroupRecord, GroupSearch, Page } from './types';
 
 const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
@@ -28,29 +28,30 @@ export class LocalReadonlyConnector implements Connector {
 
   async searchContacts(q: ContactSearch): Promise<Page<ContactRecord>> {
     const rows = this.search('contacts', 'contact_id', q, q.include_inactive ? '' : 'AND active = 1', ['display_name', 'account', 'department', 'title']);
-    return this.paged(rows, q, 'contact_id', (r) => ({
-      contact_id: String(r.contact_id),
-      display_name: String(r.display_name),
-      account: text(r.account),
-      department: text(r.department),
-      title: text(r.title),
-      source: this.name,
-      confidence: matchConfidence(q.query, String(r.display_name), [text(r.department), text(r.title)], [text(r.account)]),
-      raw_ref: String(r.raw_ref),
-    }));
+    return this.paged(rows, q, 'contacts', 'contact_id', (r) =>
+      contactRecord(
+        { contact_id: String(r.contact_id), display_name: String(r.display_name), account: text(r.account), department: text(r.department), title: text(r.title), raw_ref: String(r.raw_ref) },
+        this.name,
+        q.query,
+      ),
+    );
   }
 
   async searchGroups(q: GroupSearch): Promise<Page<GroupRecord>> {
     const rows = this.search('groups', 'group_id', q, q.include_archived ? '' : 'AND archived = 0', ['display_name']);
-    return this.paged(rows, q, 'group_id', (r) => ({
-      group_id: String(r.group_id),
-      display_name: String(r.display_name),
-      member_count: r.member_count === null ? null : Number(r.member_count),
-      owner_ref: text(r.owner_ref),
-      source: this.name,
-      confidence: matchConfidence(q.query, String(r.display_name)),
-      raw_ref: String(r.raw_ref),
-    }));
+    return this.paged(rows, q, 'groups', 'group_id', (r) =>
+      groupRecord(
+        {
+          group_id: String(r.group_id),
+          display_name: String(r.display_name),
+          member_count: r.member_count === null ? null : Number(r.member_count),
+          owner_ref: text(r.owner_ref),
+          raw_ref: String(r.raw_ref),
+        },
+        this.name,
+        q.query,
+      ),
+    );
   }
 
   close(): void {
@@ -72,11 +73,10 @@ export class LocalReadonlyConnector implements Connector {
       .all({ needle, take: q.limit + 1, ...(after ? { name: after[0], id: after[1] } : {}) }) as Row[];
   }
 
-  private paged<T>(rows: Row[], q: { query: string; limit: number }, idColumn: string, map: (r: Row) => T): Page<T> {
+  private paged<T>(rows: Row[], q: { query: string; limit: number }, table: 'contacts' | 'groups', idColumn: string, map: (r: Row) => T): Page<T> {
     const more = rows.length > q.limit;
     const shown = rows.slice(0, q.limit);
     const last = shown.at(-1);
-    const table = idColumn === 'contact_id' ? 'contacts' : 'groups';
     return { items: shown.map(map), next_cursor: more && last ? writeCursor(table, q, [String(last.display_name), String(last[idColumn])]) : null };
   }
 
