@@ -185,6 +185,41 @@ export interface DipperConfig {
   /** Check every tool result against its published output schema (DIPPER_CHECK_OUTPUTS=1; test stacks set it). */
   checkOutputs: boolean;
   taskApi: TaskApiConfig;
+  isphere: IsphereConfig;
+}
+
+/** The isphere tools' sources and policy (docs/isphere.md). */
+export interface IsphereConfig {
+  /** The iSphere bridge (DIPPER_ISPHERE_BRIDGE_URL); absent: no bridge source. */
+  bridgeUrl?: string;
+  /** Sent to the bridge as a bearer token (DIPPER_ISPHERE_BRIDGE_TOKEN or the file DIPPER_ISPHERE_BRIDGE_TOKEN_FILE); never logged. */
+  bridgeToken?: string;
+  bridgeTimeoutMs: number;
+  /** A plaintext SQLite export read by `local_readonly` (DIPPER_ISPHERE_LOCAL_STORE). */
+  localStore?: string;
+  /** `mock` (DIPPER_ISPHERE_CONNECTOR): seeded fixture data stands in for every source, labelled `mock`. */
+  connector?: 'mock';
+  /** Who may read what (DIPPER_ISPHERE_POLICY_FILE); absent: nobody reads anything. */
+  policyFile?: string;
+  /** Bytes of compact JSON one isphere result may take (DIPPER_ISPHERE_RESULT_BUDGET_BYTES). */
+  resultBudgetBytes: number;
+}
+
+function isphereOf(env: Env): IsphereConfig {
+  const url = env.DIPPER_ISPHERE_BRIDGE_URL?.trim().replace(/\/+$/, '') || undefined;
+  if (url && !/^https?:\/\//.test(url)) throw new Error(`DIPPER_ISPHERE_BRIDGE_URL must be an http(s) URL, got "${url}"`);
+  const connector = env.DIPPER_ISPHERE_CONNECTOR?.trim() || undefined;
+  if (connector !== undefined && connector !== 'mock') throw new Error(`DIPPER_ISPHERE_CONNECTOR can only be "mock" (or unset), got "${connector}"`);
+  const tokenFile = env.DIPPER_ISPHERE_BRIDGE_TOKEN_FILE;
+  return {
+    bridgeUrl: url,
+    bridgeToken: env.DIPPER_ISPHERE_BRIDGE_TOKEN || (tokenFile ? readFileSync(tokenFile, 'utf8').trim() : undefined),
+    bridgeTimeoutMs: Math.max(100, int(env, 'DIPPER_ISPHERE_BRIDGE_TIMEOUT_MS', 10_000)),
+    localStore: env.DIPPER_ISPHERE_LOCAL_STORE || undefined,
+    connector,
+    policyFile: env.DIPPER_ISPHERE_POLICY_FILE || undefined,
+    resultBudgetBytes: Math.max(4096, int(env, 'DIPPER_ISPHERE_RESULT_BUDGET_BYTES', 32 * 1024)),
+  };
 }
 
 /** The Task service the `agentteam` tools call (docs/task-service.md). */
@@ -283,7 +318,7 @@ function parseRuntimes(env: Env): DipperConfig['runtimes'] {
  * Dipper's own secrets and its Temporal connection: never handed to an
  * agent, whatever a runtime's `env` or `pass_env` says.
  */
-export const NEVER_PASSED = /^(DIPPER_TOKEN_SECRET|DIPPER_OPERATOR_TOKEN|DIPPER_OPERATORS|DIPPER_TASK_ADMIN_KEY|TEMPORAL_)/;
+export const NEVER_PASSED = /^(DIPPER_TOKEN_SECRET|DIPPER_OPERATOR_TOKEN|DIPPER_OPERATORS|DIPPER_TASK_ADMIN_KEY|DIPPER_ISPHERE_BRIDGE_TOKEN|DIPPER_ISPHERE_SIM_CONTROL_TOKEN|TEMPORAL_)/;
 
 /** A runtime that would hand an agent Dipper's own secrets, or a malformed one, stops the process at start. */
 function checkRuntime(where: string, choice: RuntimeChoice): void {
@@ -427,6 +462,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): DipperC
     benchSurface: env.DIPPER_BENCH_SURFACE === '1',
     checkOutputs: env.DIPPER_CHECK_OUTPUTS === '1',
     taskApi: taskApiOf(env, port),
+    isphere: isphereOf(env),
   };
 }
 

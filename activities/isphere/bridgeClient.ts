@@ -94,6 +94,18 @@ export class BridgeClient {
     return this.json('GET', '/v1/groups', q);
   }
 
+  contact(id: string): Promise<BridgeContact> {
+    return this.json('GET', `/v1/contacts/${encodeURIComponent(id)}`);
+  }
+
+  group(id: string): Promise<BridgeGroup> {
+    return this.json('GET', `/v1/groups/${encodeURIComponent(id)}`);
+  }
+
+  conversation(id: string): Promise<BridgeConversation> {
+    return this.json('GET', `/v1/conversations/${encodeURIComponent(id)}`);
+  }
+
   conversations(q: { query?: string; conversation_type?: string; limit?: number; cursor?: string }): Promise<BridgePage<BridgeConversation>> {
     return this.json('GET', '/v1/conversations', q);
   }

@@ -22,6 +22,7 @@ export function agentEnv(choice: RuntimeChoice, payload: LaunchPayload, home: st
     LANG: 'C.UTF-8',
     DIPPER_MCP_URL: payload.mcp_url,
     DIPPER_TASK_MCP_URL: payload.task_mcp_url,
+    DIPPER_ISPHERE_MCP_URL: payload.isphere_mcp_url,
     DIPPER_INBOX_URL: payload.inbox_url,
     DIPPER_AGENT_TOKEN: payload.token,
     DIPPER_AGENT_ID: payload.agent_id,

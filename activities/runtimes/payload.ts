@@ -13,6 +13,8 @@ export interface LaunchPayload {
   mcp_url: string;
   /** The task board's MCP endpoint (the agentteam tools); the same token reaches it. */
   task_mcp_url: string;
+  /** The isphere tools (iSphere messaging), same token. */
+  isphere_mcp_url: string;
   inbox_url: string;
   skill_body: string;
   /** The task; for an agent that may still spawn, a [SKILLS] block naming the skills it can give them; then a [TASK BOARD] block naming its boards. */
@@ -68,6 +70,7 @@ export function buildPayload(
     }),
     mcp_url: `${deps.publicUrl}/mcp/beidou`,
     task_mcp_url: `${deps.publicUrl}/mcp/agentteam`,
+    isphere_mcp_url: `${deps.publicUrl}/mcp/isphere`,
     inbox_url: `${deps.publicUrl}/api/runtime/inbox`,
     skill_body: skillBody.split('{role_description}').join(launch.roleDescription),
     first_message: firstMessage,

@@ -4,6 +4,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 
 export interface ToolOutcome {
   isError: boolean;
+  /** The structured result; on an error only where the surface sends one (isphere: the error envelope). */
   data: any;
   error: { code: string; message: string; [k: string]: unknown } | undefined;
   text: string;
@@ -17,8 +18,8 @@ export class AgentClient {
     readonly gatewayUrl: string,
   ) {}
 
-  /** `surface`: beidou (team orchestration) or agentteam (the task board); the same token reaches both. */
-  static async connect(gatewayUrl: string, token: string, surface: 'beidou' | 'agentteam' = 'beidou'): Promise<AgentClient> {
+  /** `surface`: beidou (team orchestration), agentteam (the task board) or isphere (iSphere messaging); the same token reaches all three. */
+  static async connect(gatewayUrl: string, token: string, surface: 'beidou' | 'agentteam' | 'isphere' = 'beidou'): Promise<AgentClient> {
     const mcp = new Client({ name: 'dipper-test', version: '0.0.0' });
     const transport = new StreamableHTTPClientTransport(new URL(`${gatewayUrl}/mcp/${surface}`), {
       requestInit: { headers: { Authorization: `Bearer ${token}` } },
@@ -36,7 +37,8 @@ export class AgentClient {
     const text = res.content.find((c) => c.type === 'text')?.text ?? '';
     const isError = res.isError === true;
     const error = isError ? (JSON.parse(text) as { error: ToolOutcome['error'] }).error : undefined;
-    return { isError, data: isError ? undefined : res.structuredContent, error, text };
+    // An isphere refusal carries its envelope (with its audit) as structured content too.
+    return { isError, data: res.structuredContent, error, text };
   }
 
   /** Calls a tool that must succeed and returns its structured result. */

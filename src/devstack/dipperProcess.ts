@@ -14,10 +14,10 @@ export interface DipperProcess {
 }
 
 /**
- * Starts the worker, gateway or Task service entry point as its own process, as in
+ * Starts the worker, gateway, Task service or iSphere bridge simulator entry point as its own process, as in
  * production; tests, the bench and the soak run their stacks this way.
  */
-export function startProcess(which: 'worker' | 'gateway' | 'taskservice', env: Record<string, string>, logFile: string): DipperProcess {
+export function startProcess(which: 'worker' | 'gateway' | 'taskservice' | 'isphere/bridgeSim', env: Record<string, string>, logFile: string): DipperProcess {
   const out = fs.openSync(logFile, 'a');
   const proc = spawn(process.execPath, ['--import', 'tsx', path.join(projectRoot, 'src', which, 'main.ts')], {
     cwd: projectRoot,

@@ -7,7 +7,8 @@ import { verifyAgentToken } from '../auth/tokens';
 import type { DipperConfig } from '../config';
 import type { Logger } from '../log';
 import { benchTools, toolsOf } from '../registry';
-import type { Caller } from '../registry/types';
+import type { Caller, Surface } from '../registry/types';
+import type { IsphereService } from '../isphere/service';
 import type { SkillCatalog } from '../skills';
 import type { ContentKeeper } from './content';
 import { DeliveryBatcher } from './delivery';
@@ -46,6 +47,8 @@ export interface GatewayDeps {
   log: Logger;
   /** The task board behind /mcp/agentteam. */
   tasks: TaskBoard;
+  /** The iSphere sources and access policy behind /mcp/isphere. */
+  isphere: IsphereService;
 }
 
 /** A tools/call of a tool that waits, with a progress token: answered as an event stream. */
@@ -129,12 +132,12 @@ export function createApp(deps: GatewayDeps): express.Express {
         return;
       }
       if (res.locals.unconfirmed) {
-        refuseUnconfirmed(res, req.body);
+        refuseUnconfirmed(res, req.body, surface.name as Surface);
         return;
       }
       const wait = agentRate.take(agentKey(res));
       if (wait > 0) {
-        refuseOverRate(res, req.body, wait);
+        refuseOverRate(res, req.body, wait, surface.name as Surface);
         return;
       }
       const ctx = {
@@ -146,6 +149,7 @@ export function createApp(deps: GatewayDeps): express.Express {
         skills: deps.skills,
         limits: config.limits,
         tasks: deps.tasks,
+        isphere: deps.isphere,
         checkOutput: config.checkOutputs,
         countDeprecated: (tool: string) => deps.metrics.deprecatedCalls.inc({ tool }),
         questions: { ...config.questions, taskQueue: config.temporal.taskQueue },
@@ -169,6 +173,7 @@ export function createApp(deps: GatewayDeps): express.Express {
   };
   serve('/mcp/beidou', mcpSurface('beidou', toolsOf('beidou')));
   serve('/mcp/agentteam', mcpSurface('agentteam', toolsOf('agentteam')));
+  serve('/mcp/isphere', mcpSurface('isphere', toolsOf('isphere')));
   // The no-op floor `npm run bench` measures beidou calls against: same auth, parsing and per-request server.
   if (config.benchSurface) serve('/mcp/bench', mcpSurface('bench', benchTools));
 

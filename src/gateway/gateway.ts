@@ -6,6 +6,7 @@ import { Wakeups } from './wakeups';
 import { ProcessMetrics } from '../metrics/temporalCalls';
 import { loadOrCreateSecrets } from '../auth/secrets';
 import { taskApiClient } from '../../activities/taskApi';
+import { isphereService } from '../isphere/service';
 import { TaskBoard } from './taskBoard';
 import { temporalAddress, type DipperConfig } from '../config';
 import { createLogger } from '../log';
@@ -69,6 +70,7 @@ export async function startGateway(config: DipperConfig): Promise<GatewayHandle>
     revocations,
     team,
     tasks: new TaskBoard(taskApiClient(config, secrets), team, config.temporal.taskQueue, config.taskApi.resultBudgetBytes),
+    isphere: isphereService(config.isphere, team),
     skills: new SkillCatalog(config.skillsDir),
     events,
     content: new ContentKeeper(content),

@@ -9,6 +9,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { internalError, ToolError } from '../registry/errors';
+import { EnvelopeError, envelopeOf } from '../registry/isphere/envelope';
 import type { ToolContext, ToolDef } from '../registry/types';
 import { safeMessage, type Logger } from '../log';
 import { answerWithin } from './deadline';
@@ -27,6 +28,8 @@ function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Tool['inputSchem
   if (js.type === 'array') {
     return { type: 'object', properties: { items: js }, required: ['items'], additionalProperties: false };
   }
+  // A union of objects (an isphere answer: ok or the error envelope); MCP wants `type: object` at the root.
+  if (js.type === undefined && (js.oneOf || js.anyOf)) return { type: 'object', ...js } as Tool['inputSchema'];
   return js as Tool['inputSchema'];
 }
 
@@ -69,11 +72,24 @@ export function inputError(error: z.ZodError): ToolError {
 
 /**
  * Errors travel as JSON text only: MCP clients check any structuredContent
- * against the tool's output schema, even on an error result.
+ * against the tool's output schema, even on an error result. The isphere
+ * surface is the exception: its output schemas admit its error envelope
+ * (with the call's audit), so the envelope is structured content as well.
  */
-export function renderError(err: ToolError, surface?: ToolDef['surface']): CallToolResult {
+export function renderError(err: ToolError, surface?: ToolDef['surface'], call?: { tool: string; dryRun: boolean }): CallToolResult {
+  if (surface === 'isphere' && call) {
+    const envelope = envelopeOf(err, call.tool, call.dryRun);
+    return { isError: true, content: [{ type: 'text', text: JSON.stringify(envelope) }], structuredContent: envelope as unknown as Record<string, unknown> };
+  }
   const error = surface === 'agentteam' ? contractError(err) : { code: err.code, message: err.message, retryable: err.retryable, ...err.extra };
   return { isError: true, content: [{ type: 'text', text: JSON.stringify({ error }) }] };
+}
+
+/** What an isphere refusal's audit says of dry_run before the tool ran: the input's, else the tool's default. */
+export function dryRunOf(tool: string, args: Record<string, unknown>): boolean {
+  if (typeof args.dry_run === 'boolean') return args.dry_run;
+  if (tool === 'isphere_receive_files') return args.mode === 'download';
+  return tool === 'isphere_send_message' || tool === 'isphere_send_file';
 }
 
 /**
@@ -135,8 +151,12 @@ export async function callTool(def: ToolDef, raw: Record<string, unknown>, ctx: 
     // The gate refused, here or in the leader's workflow: recorded either way.
     if (known.code === 'review_gate_denied') recordGateDenied(ctx, def.name, known.extra);
     if (!(err instanceof ToolError)) log.error({ tool: def.name, err: safeMessage(err) }, 'tool failed');
+    if (err instanceof EnvelopeError && err.unexpected !== undefined) log.error({ tool: def.name, err: safeMessage(err.unexpected) }, 'tool failed');
     outcome = known.code;
-    return renderError(known, def.surface);
+    const rendered = renderError(known, def.surface, { tool: def.name, dryRun: dryRunOf(def.name, raw) });
+    // A malformed envelope is logged here; the client's own check of structured content refuses it.
+    if (ctx.checkOutput && rendered.structuredContent) matchesOutput(def, rendered.structuredContent, log);
+    return rendered;
   } finally {
     log.debug({ tool: def.name, run: ctx.caller.runId, agent: ctx.caller.agentId, ms: Date.now() - started, outcome }, 'tool call');
   }
@@ -149,11 +169,15 @@ export async function callTool(def: ToolDef, raw: Record<string, unknown>, ctx: 
  * making the call fails.
  */
 function checkOutput(def: ToolDef, out: unknown, log: Logger): void {
+  if (!matchesOutput(def, out, log)) throw internalError();
+}
+
+function matchesOutput(def: ToolDef, out: unknown, log: Logger): boolean {
   const checked = def.output.safeParse(out);
-  if (checked.success) return;
+  if (checked.success) return true;
   const issue = checked.error.issues[0];
   log.error({ tool: def.name, path: issue.path.join('.'), problem: issue.message }, 'result does not match the output schema');
-  throw internalError();
+  return false;
 }
 
 /** One surface's tools, with their MCP definitions built once at start. */

@@ -1,33 +1,39 @@
 import type { Response } from 'express';
 import type { ToolError } from '../registry/errors';
-import { renderError } from './mcp';
+import type { Surface } from '../registry/types';
+import { dryRunOf, renderError } from './mcp';
+
+/** A JSON-RPC message as far as a refusal needs it: a tool call's name and arguments. */
+type Message = { method?: unknown; id?: unknown; params?: { name?: unknown; arguments?: Record<string, unknown> } };
 import { rateLimited, retryAfterSeconds, serviceStatus, unconfirmed } from './serviceErrors';
 
 /**
  * A request refused before any MCP server starts. A tool call gets the
  * spec's error shape as its result (retryable, with retry_after_ms): that is
  * what reaches the model, which can wait and call again, where an HTTP error
- * would surface as a transport failure. Anything else (initialize,
+ * would surface as a transport failure. An isphere call gets its envelope. Anything else (initialize,
  * tools/list, notifications) gets the error's HTTP status with Retry-After,
  * which the client's transport reports.
  */
-function refuse(res: Response, message: { method?: unknown; id?: unknown }, error: ToolError, waitMs: number): void {
+function refuse(res: Response, message: Message, error: ToolError, waitMs: number, surface: Surface): void {
   res.set('Retry-After', retryAfterSeconds(waitMs));
   const id = typeof message.id === 'string' || typeof message.id === 'number' ? message.id : null;
   if (message.method === 'tools/call' && id !== null) {
-    res.status(200).json({ jsonrpc: '2.0', id, result: renderError(error) });
+    const tool = typeof message.params?.name === 'string' ? message.params.name.slice(0, 100) : '';
+    const args = message.params?.arguments && typeof message.params.arguments === 'object' ? message.params.arguments : {};
+    res.status(200).json({ jsonrpc: '2.0', id, result: renderError(error, surface, { tool, dryRun: dryRunOf(tool, args) }) });
     return;
   }
   res.status(serviceStatus(error) ?? 503).json({ jsonrpc: '2.0', id, error: { code: -32000, message: error.message, data: error.extra } });
 }
 
 /** Over its agent's rate: `rate_limited`, HTTP 429 outside a tool call. */
-export function refuseOverRate(res: Response, message: { method?: unknown; id?: unknown }, waitMs: number): void {
-  refuse(res, message, rateLimited(waitMs), waitMs);
+export function refuseOverRate(res: Response, message: Message, waitMs: number, surface: Surface): void {
+  refuse(res, message, rateLimited(waitMs), waitMs, surface);
 }
 
 /** The replica cannot see token revocations (fails closed): `unavailable`, HTTP 503 outside a tool call. */
-export function refuseUnconfirmed(res: Response, message: { method?: unknown; id?: unknown }): void {
+export function refuseUnconfirmed(res: Response, message: Message, surface: Surface): void {
   const error = unconfirmed();
-  refuse(res, message, error, Number(error.extra.retry_after_ms));
+  refuse(res, message, error, Number(error.extra.retry_after_ms), surface);
 }

@@ -5,6 +5,7 @@ import { answerQuestion, askUser, escalateQuestion } from './beidou/questions';
 import { listPendingReviews, requestTermination, signalReview } from './beidou/reviews';
 import { createTeam, spawnAgent, terminateChild } from './beidou/team';
 import { taskCheckpoint, taskCreate, taskDelete, taskGet, taskList, taskSetClaim, taskUpdate } from './agentteam';
+import { receiveFiles, receiveMessages, searchContacts, searchGroups, sendFile, sendMessage as isphereSendMessage } from './isphere';
 import type { Surface, ToolDef } from './types';
 
 /** The canonical registry: the only list of tools. Every surface, schema and doc is built from it. */
@@ -31,6 +32,12 @@ export const tools: ToolDef[] = [
   taskSetClaim,
   taskCheckpoint,
   taskDelete,
+  searchContacts,
+  searchGroups,
+  receiveMessages,
+  receiveFiles,
+  isphereSendMessage,
+  sendFile,
 ] as unknown as ToolDef[];
 
 /** The served surfaces, in registry order (the bench surface is not in `tools`). */

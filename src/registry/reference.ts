@@ -54,6 +54,15 @@ export const surfaceRules: Partial<Record<Surface, SurfaceRules>> = {
       deprecated_unlisted: 'The spec keeps create_team listed until all callers migrate.',
     },
   },
+  isphere: {
+    spec: 'isphere-tools-contract.md',
+    exempt: {
+      naming: 'Its names are the spec\'s, `isphere_<verb>_<resource>` with plural resources (isphere_search_contacts).',
+      snake_case: "Its error codes are the spec's UPPER_SNAKE values (INVALID_ARGUMENT); its field names are the spec's own, checked against the spec.",
+      pagination:
+        "Its lists are named for what they hold (contacts, groups, messages, files), and next_cursor is always present, null on the last page, as the spec's output JSON shows.",
+    },
+  },
 };
 
 /** Whether `check` applies to `surface`. */
@@ -123,9 +132,28 @@ function toolSection(def: ToolDef): string[] {
     '',
     '**Output**',
     '',
-    ...fieldTable(mcp.outputSchema ?? { type: 'object' }),
+    ...outputTables(mcp.outputSchema ?? { type: 'object' }),
     '',
   ];
+}
+
+/** `{$ref: "#/$defs/x"}` replaced by the definition, so a reader sees the fields where they are used. */
+function inlined(schema: JsonSchema, defs: Record<string, JsonSchema>): JsonSchema {
+  const ref = (schema as { $ref?: string }).$ref;
+  if (ref) return inlined(defs[ref.split('/').pop()!] ?? {}, defs);
+  const out: Record<string, unknown> = { ...schema };
+  if (schema.properties) out.properties = Object.fromEntries(Object.entries(schema.properties).map(([k, v]) => [k, inlined(v, defs)]));
+  if (schema.items) out.items = inlined(schema.items, defs);
+  for (const key of ['anyOf', 'oneOf'] as const) if (schema[key]) out[key] = schema[key]!.map((m) => inlined(m, defs));
+  return out as JsonSchema;
+}
+
+/** One table, or one per branch of an answer that is a union told apart by `ok` (the isphere surface). */
+function outputTables(schema: Tool['outputSchema'] & object): string[] {
+  const whole = inlined(schema as JsonSchema, ((schema as { $defs?: Record<string, JsonSchema> }).$defs ?? {}));
+  const branches = whole.oneOf ?? whole.anyOf;
+  if (!branches || whole.properties) return fieldTable(whole as Tool['inputSchema']);
+  return branches.flatMap((b) => [`When \`ok\` is ${JSON.stringify(b.properties?.ok?.const)}:`, '', ...fieldTable(b as Tool['inputSchema']), '']).slice(0, -1);
 }
 
 function surfaceSection(surface: Surface): string[] {

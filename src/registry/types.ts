@@ -7,6 +7,7 @@ import type { DeliveryBatcher } from '../gateway/delivery';
 import type { Wakeups } from '../gateway/wakeups';
 import type { TeamClient } from '../gateway/teamClient';
 import type { TaskBoard } from '../gateway/taskBoard';
+import type { IsphereService } from '../isphere/service';
 
 /** Who is calling, taken from the bearer token and never from tool input. */
 export interface Caller {
@@ -26,6 +27,8 @@ export interface ToolContext {
   limits: Limits;
   /** The task board (agentteam tools): reads straight to the Task API, mutations through a short workflow. */
   tasks?: TaskBoard;
+  /** The iSphere sources, access policy and budget (isphere tools). */
+  isphere?: IsphereService;
   /** How questions (ask_user) are held: whether a human gateway takes them, how long an answer waits for a re-issued call. */
   questions: { humanGateway: boolean; reattachMs: number; progressMs: number; taskQueue: string };
   /** For tools that wait: tells the client the call is still alive (when it sent a progress token). */
@@ -43,13 +46,13 @@ export interface ToolContext {
 }
 
 /** `bench` holds only the no-op floor of `npm run bench`; it is served when config.benchSurface is set. */
-export type Surface = 'beidou' | 'agentteam' | 'bench';
+export type Surface = 'beidou' | 'agentteam' | 'isphere' | 'bench';
 
 /** One tool, declared once as data. MCP definitions, annotations and docs are built from it. */
 export interface ToolDef<In extends z.ZodObject = z.ZodObject, Out = unknown> {
   name: string;
   surface: Surface;
-  owner: 'team-orchestration' | 'task-board' | 'bench';
+  owner: 'team-orchestration' | 'task-board' | 'isphere-messaging' | 'bench';
   title: string;
   description: string;
   permission: 'read_only' | 'agent_mutation' | 'destructive';
@@ -78,6 +81,8 @@ export interface ToolDef<In extends z.ZodObject = z.ZodObject, Out = unknown> {
   };
   /** The call waits for something outside the caller (a person): no call timeout, progress while it waits. */
   waits?: boolean;
+  /** The spec's error codes this tool answers with (isphere: its contract's `Errors:` line, plus recorded additions). */
+  errorCodes?: readonly string[];
   /** Fields that get their own error code instead of invalid_input when present (e.g. leader_id). */
   refusedFields?: Record<string, { code: string; message: string }>;
   input: In;

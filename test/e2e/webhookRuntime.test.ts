@@ -41,7 +41,7 @@ describe('the webhook runtime', () => {
     expect(launch.skill_body).toContain('member of a team');
     // It carries this agent's own credentials and nothing of Dipper's: exactly the documented fields, one token, its own.
     expect(Object.keys(launch).sort()).toEqual(
-      ['action', 'agent_id', 'artifacts_path', 'first_message', 'inbox_url', 'mcp_url', 'mode', 'model', 'name', 'role', 'rules', 'run_id', 'skill', 'skill_body', 'skills', 'task_mcp_url', 'token', 'workspace_path'].sort(),
+      ['action', 'agent_id', 'artifacts_path', 'first_message', 'inbox_url', 'isphere_mcp_url', 'mcp_url', 'mode', 'model', 'name', 'role', 'rules', 'run_id', 'skill', 'skill_body', 'skills', 'task_mcp_url', 'token', 'workspace_path'].sort(),
     );
     expect(verifyAgentToken([readTestEnv().tokenSecret], launch.token)).toMatchObject({ run_id: run.run_id, agent_id: run.root.agent_id, gen: 1 });
     const text = JSON.stringify(launch);

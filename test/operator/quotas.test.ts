@@ -73,7 +73,7 @@ it('refuses a team larger than the spawns a run may have in flight, or than its 
 it('refuses an agent process past the host\'s limit, and takes one again once a process ends', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dipper-quota-'));
   const runtime = new CommandRuntime(() => undefined, 1);
-  const payload = (name: string) => ({ run_id: 'run_000000000000', agent_id: `ag_00000000000${name}`, name, role: 'r', skill: 'worker', model: null, token: 't', mcp_url: '', task_mcp_url: '', inbox_url: '', skill_body: '', first_message: '', skills: [], rules: [], workspace_path: dir, artifacts_path: null, mode: 'first' as const });
+  const payload = (name: string) => ({ run_id: 'run_000000000000', agent_id: `ag_00000000000${name}`, name, role: 'r', skill: 'worker', model: null, token: 't', mcp_url: '', task_mcp_url: '', isphere_mcp_url: '', inbox_url: '', skill_body: '', first_message: '', skills: [], rules: [], workspace_path: dir, artifacts_path: null, mode: 'first' as const });
   try {
     runtime.launch(['sleep', '30'], payload('1'), path.join(dir, 'a'), 'first', { PATH: '/usr/bin:/bin' });
     expect(() => runtime.launch(['sleep', '30'], payload('2'), path.join(dir, 'b'), 'first', { PATH: '/usr/bin:/bin' })).toThrow(/already runs 1 agent processes/);

@@ -9,6 +9,7 @@ import { createMcpServer, mcpSurface, toMcpTool } from '../../src/gateway/mcp';
 import { surfaces, tools, toolsOf } from '../../src/registry';
 import { applies, contractChecks, listBytes, REGENERATE, renderToolReference, surfaceRules, type ContractCheck } from '../../src/registry/reference';
 import { defineTool, type Surface, type ToolContext, type ToolDef } from '../../src/registry/types';
+import { withEnvelope } from '../../src/registry/isphere/envelope';
 
 /**
  * The twelve checks of task-tools-contract.md section 12, made concrete for
@@ -28,6 +29,7 @@ function* walk(s: Json, at = '$'): Generator<[string, Json]> {
   for (const [name, sub] of Object.entries<Json>(s.properties ?? {})) yield* walk(sub, `${at}.${name}`);
   if (s.items) yield* walk(s.items, `${at}[]`);
   for (const key of ['anyOf', 'oneOf', 'allOf']) for (const sub of s[key] ?? []) yield* walk(sub, at);
+  for (const [name, sub] of Object.entries<Json>(s.$defs ?? {})) yield* walk(sub, `${at}.$defs.${name}`);
 }
 const fieldsOf = (s: Json) => [...walk(s)].flatMap(([at, o]) => Object.keys(o.properties ?? {}).map((name) => ({ at, name })));
 const enumsOf = (s: Json) => [...walk(s)].flatMap(([, o]) => [...(o.enum ?? []), ...(o.const === undefined ? [] : [o.const])]).filter((v): v is string => typeof v === 'string');
@@ -289,8 +291,8 @@ describe('every check catches a bad tool', () => {
   });
 });
 
-/** Compact-JSON bytes of each surface's tools/list, about 12% above their size when set (beidou 18,336; agentteam 23,509). */
-const LIST_BUDGET: Partial<Record<Surface, number>> = { beidou: 20_500, agentteam: 26_500 };
+/** Compact-JSON bytes of each surface's tools/list, about 12% above their size when set (beidou 18,336; agentteam 23,509; isphere 34,691). */
+const LIST_BUDGET: Partial<Record<Surface, number>> = { beidou: 20_500, agentteam: 26_500, isphere: 38_900 };
 
 describe('12.11 the tool list of each surface stays within its byte budget (section 10.1)', () => {
   it.each(surfaces().map((s) => [s, listBytes(toolsOf(s)), LIST_BUDGET[s]] as const))('%s: %d bytes, budget %s', (_s, bytes, budget) => {
@@ -354,9 +356,43 @@ function specProblems(spec: Map<string, SpecTool>, defs: ToolDef[]): string[] {
   return problems;
 }
 
+/**
+ * A spec in the isphere contract's format: `## Tool: \`name\`` sections,
+ * each with an "Input parameters" and an "Output JSON" block and an
+ * `Errors:` line. An input is required when its text says ", required"
+ * (not "required when ..."); the rest are optional.
+ */
+interface BlockSpec {
+  inputs: Map<string, SpecTool>;
+  outputs: Map<string, Json>;
+  errors: Map<string, string[]>;
+  audit: string[];
+}
+
+function parseBlockSpec(spec: string): BlockSpec {
+  const json = (section: string, label: string) => {
+    const m = new RegExp(`${label}:\\s*\`\`\`json\\n([\\s\\S]*?)\`\`\``).exec(section);
+    return m ? (JSON.parse(m[1]) as Json) : undefined;
+  };
+  const out: BlockSpec = { inputs: new Map(), outputs: new Map(), errors: new Map(), audit: [] };
+  const audit = /## Common audit fields[\s\S]*?```json\n([\s\S]*?)```/.exec(spec);
+  out.audit = audit ? Object.keys(JSON.parse(audit[1])) : [];
+  for (const section of spec.split(/^## Tool: /m).slice(1)) {
+    const name = /^`([a-z_]+)`/.exec(section)?.[1];
+    if (!name) continue;
+    const inputs = json(section, 'Input parameters') ?? {};
+    out.inputs.set(name, new Map([['', new Map(Object.entries<string>(inputs).map(([f, text]) => [f, /, required(?=$|[;,])/.test(text)]))]]));
+    out.outputs.set(name, json(section, 'Output JSON') ?? {});
+    out.errors.set(name, [.../^Errors: (.*)$/m.exec(section)?.[1].matchAll(/`([A-Z_]+)`/g) ?? []].map((m) => m[1]));
+  }
+  return out;
+}
+
+const readSpec = (file?: string) => (file ? fs.readFileSync(path.join(root, '..', 'shared', 'specs', file), 'utf8') : '');
+
 const specOf = (rules: { spec: string; notes?: string }) => {
-  const read = (file?: string) => (file ? fs.readFileSync(path.join(root, '..', 'shared', 'specs', file), 'utf8') : '');
-  return parseSpec(read(rules.spec), read(rules.notes));
+  const spec = readSpec(rules.spec);
+  return spec.includes('## Tool: ') ? parseBlockSpec(spec).inputs : parseSpec(spec, readSpec(rules.notes));
 };
 
 describe.each(surfaces().filter((s) => surfaceRules[s]).map((s) => [s, surfaceRules[s]!] as const))('the %s surface, where exempt, follows its own spec', (surface, rules) => {
@@ -381,6 +417,83 @@ describe.each(surfaces().filter((s) => surfaceRules[s]).map((s) => [s, surfaceRu
       `${first.name}.extra_field is not in the spec`,
     ]);
     expect(required.length).toBeGreaterThan(0);
+  });
+});
+
+/** Output keys and codes Dipper adds to the isphere spec, each recorded in docs/decisions.md ("iSphere"). */
+const ADDED_OUTPUT: Record<string, string[]> = { '': ['truncated'], isphere_receive_messages: ['plan'] };
+const ADDED_AUDIT = ['fallbacks', 'replayed'];
+const ADDED_ERRORS: Record<string, string[]> = {
+  isphere_receive_messages: ['AMBIGUOUS_TARGET'],
+  isphere_send_message: ['SOURCE_UNAVAILABLE'],
+  isphere_send_file: ['SOURCE_UNAVAILABLE'],
+};
+
+/** Keys of a spec's example answer against a JSON schema, nested objects and the first item of arrays too. */
+function keyProblems(example: Json, schema: Json, where: string, added: string[] = []): string[] {
+  const props = schema.properties ?? {};
+  const problems: string[] = [];
+  for (const [key, value] of Object.entries<unknown>(example)) {
+    if (!(key in props)) {
+      problems.push(`${where}.${key} is missing`);
+      continue;
+    }
+    const sub = props[key];
+    if (Array.isArray(value) && value[0] && typeof value[0] === 'object') problems.push(...keyProblems(value[0] as Json, sub.items ?? {}, `${where}.${key}[]`));
+    else if (value && typeof value === 'object' && !Array.isArray(value) && Object.keys(value).length > 0) problems.push(...keyProblems(value as Json, sub, `${where}.${key}`));
+  }
+  for (const key of Object.keys(props)) if (!(key in example) && !added.includes(key)) problems.push(`${where}.${key} is not in the spec`);
+  return problems;
+}
+
+/** The `ok: true` branch of an isphere output schema, and its audit object ($ref resolved). */
+function successOf(def: ToolDef): { ok: Json; audit: Json } {
+  const schema = output(def);
+  const ok = (schema.oneOf ?? schema.anyOf ?? []).find((b: Json) => b.properties?.ok?.const === true) ?? {};
+  const ref = ok.properties?.audit?.$ref as string | undefined;
+  return { ok, audit: ref ? schema.$defs?.[ref.split('/').pop()!] ?? {} : ok.properties?.audit ?? {} };
+}
+
+function isphereProblems(spec: BlockSpec, def: ToolDef): string[] {
+  const example = spec.outputs.get(def.name);
+  if (!example) return [`${def.name} is not in the spec`];
+  const { ok, audit } = successOf(def);
+  const codes = [...(spec.errors.get(def.name) ?? []), ...(ADDED_ERRORS[def.name] ?? [])];
+  const ours = [...(def.errorCodes ?? [])];
+  return [
+    ...keyProblems(example, ok, def.name, [...ADDED_OUTPUT[''], ...(ADDED_OUTPUT[def.name] ?? [])]),
+    ...keyProblems(Object.fromEntries(spec.audit.map((k) => [k, null])), audit, `${def.name}.audit`, ADDED_AUDIT),
+    ...codes.filter((c) => !ours.includes(c)).map((c) => `${def.name} does not answer ${c}`),
+    ...ours.filter((c) => !codes.includes(c)).map((c) => `${def.name} answers ${c}, which its spec does not list`),
+  ];
+}
+
+describe('the isphere surface answers as its spec shows', () => {
+  const spec = parseBlockSpec(readSpec('isphere-tools-contract.md'));
+
+  it('reads six tools, the audit fields and each tool\'s error codes from the spec', () => {
+    expect([...spec.outputs.keys()]).toHaveLength(6);
+    expect(spec.audit).toContain('request_id');
+    expect(spec.errors.get('isphere_send_file')).toContain('APPROVAL_REQUIRED');
+  });
+
+  it.each(toolsOf('isphere').map((d) => [d.name, d] as const))('%s: output keys, audit fields and error codes', (_name, def) => {
+    expect(isphereProblems(spec, def)).toEqual([]);
+  });
+
+  it('catches a missing output key, an added one, a missing audit field and an unlisted code', () => {
+    const [first] = toolsOf('isphere');
+    const changed = {
+      ...first,
+      output: withEnvelope({ next_cursor: z.string().nullable(), extra: z.string() }),
+      errorCodes: [...first.errorCodes!.filter((c) => c !== 'TIMEOUT'), 'APPROVAL_REQUIRED'],
+    } as ToolDef;
+    expect(isphereProblems(spec, changed)).toEqual([
+      `${first.name}.contacts is missing`,
+      `${first.name}.extra is not in the spec`,
+      `${first.name} does not answer TIMEOUT`,
+      `${first.name} answers APPROVAL_REQUIRED, which its spec does not list`,
+    ]);
   });
 });
 

@@ -23,8 +23,12 @@ const HIDDEN_LIKE = [
 type JsonSchema = Record<string, any>;
 
 /** Each surface's owner, and the context Dipper injects into its calls (the task board also injects the workspace). */
-const OWNER: Record<string, string> = { beidou: 'team-orchestration', agentteam: 'task-board' };
-const HIDDEN: Record<string, string[]> = { beidou: ['caller_agent_id', 'run_id'], agentteam: ['workspace_id', 'caller_agent_id', 'run_id'] };
+const OWNER: Record<string, string> = { beidou: 'team-orchestration', agentteam: 'task-board', isphere: 'isphere-messaging' };
+const HIDDEN: Record<string, string[]> = {
+  beidou: ['caller_agent_id', 'run_id'],
+  agentteam: ['workspace_id', 'caller_agent_id', 'run_id'],
+  isphere: ['caller_agent_id', 'run_id'],
+};
 
 /** Every object schema inside a JSON schema, with its path (properties, items, unions). */
 function objectSchemas(schema: JsonSchema, at = '$'): [string, JsonSchema][] {
@@ -57,8 +61,8 @@ describe('the registry', () => {
     expect(new Set(names).size).toBe(names.length);
   });
 
-  it('is the beidou and agentteam surfaces in full, in that order', () => {
-    expect([...toolsOf('beidou'), ...toolsOf('agentteam')]).toEqual(tools);
+  it('is the beidou, agentteam and isphere surfaces in full, in that order', () => {
+    expect([...toolsOf('beidou'), ...toolsOf('agentteam'), ...toolsOf('isphere')]).toEqual(tools);
   });
 
   it.each(published)('%s has an owner, a surface, a title and a description', (_name, def) => {

@@ -100,7 +100,7 @@ async function order(runId: string, agentId: string, orders: { name: string; rea
   }, 15_000, 50);
 }
 
-const DOCUMENTED_ENV = ['DIPPER_AGENT_ID', 'DIPPER_AGENT_TOKEN', 'DIPPER_INBOX_URL', 'DIPPER_MCP_URL', 'DIPPER_RUN_ID', 'DIPPER_TASK_MCP_URL', 'HOME', 'LANG', 'PATH'];
+const DOCUMENTED_ENV = ['DIPPER_AGENT_ID', 'DIPPER_AGENT_TOKEN', 'DIPPER_INBOX_URL', 'DIPPER_ISPHERE_MCP_URL', 'DIPPER_MCP_URL', 'DIPPER_RUN_ID', 'DIPPER_TASK_MCP_URL', 'HOME', 'LANG', 'PATH'];
 
 it('runs agents as other users who reach their workspace, team folder and home, and nothing else of Dipper', async () => {
   const run = await operator.startRun('Look around.');

@@ -14,7 +14,9 @@ export interface TestEnv {
   bundlePath: string;
   /** Environment the shared worker and gateway run with; tests that start their own processes extend it. */
   processEnv: Record<string, string>;
-  pids: { worker: number; gateway: number; temporal?: number; taskService?: number };
+  pids: { worker: number; gateway: number; temporal?: number; taskService?: number; bridgeSim?: number };
+  /** The iSphere bridge simulator the gateway reads from, its control token, and the local store export beside it. */
+  isphere: { bridgeUrl: string; controlToken: string; localStore: string };
 }
 
 /**

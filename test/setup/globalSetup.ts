@@ -8,6 +8,8 @@ import { isListening } from '../../src/devstack/processes';
 import { projectRoot, startProcess, waitForHttp } from '../support/processes';
 import type { ClusterRecord } from '../../src/cluster/cluster';
 import { writeTestEnv } from './env';
+import { defaultSeed } from '../../src/isphere/bridgeSim/defaultSeed';
+import { exportSeed } from '../../src/isphere/localStore/export';
 
 export interface Started {
   stop(): Promise<void>;
@@ -68,6 +70,11 @@ export default async function globalSetup(): Promise<void> {
     // The embedded Task service of the agentteam tools, started below; other test stacks reuse it.
     DIPPER_TASK_SERVICE_PORT: String(gatewayPort + 2),
     DIPPER_TASK_ADMIN_KEY: `dtk_test_${crypto.randomBytes(12).toString('hex')}`,
+    // The isphere tools read the bridge simulator started below, and a local store exported from the same seed.
+    DIPPER_ISPHERE_BRIDGE_URL: `http://127.0.0.1:${gatewayPort + 3}`,
+    DIPPER_ISPHERE_BRIDGE_TOKEN: `dbt_test_${crypto.randomBytes(12).toString('hex')}`,
+    DIPPER_ISPHERE_LOCAL_STORE: path.join(dataDir, 'isphere-export.db'),
+    DIPPER_ISPHERE_POLICY_FILE: path.join(projectRoot, 'test', 'fixtures', 'isphere', 'policy.json'),
     // A queue of its own: the cluster's workers serve `dipper`.
     ...(cluster ? { DIPPER_DATABASE_URL: cluster.databaseUrl, DIPPER_TASK_QUEUE: 'dipper-tests' } : {}),
   };
@@ -76,11 +83,19 @@ export default async function globalSetup(): Promise<void> {
     { ...processEnv, DIPPER_TASK_SERVICE_DB: path.join(dataDir, 'tasks.db'), DIPPER_TASK_SERVICE_HOST: '127.0.0.1' },
     path.join(testDataRoot, 'taskservice.log'),
   );
+  exportSeed(defaultSeed(), processEnv.DIPPER_ISPHERE_LOCAL_STORE);
+  const simControlToken = `dsc_test_${crypto.randomBytes(12).toString('hex')}`;
+  const bridgeSim = startProcess(
+    'isphere/bridgeSim',
+    { DIPPER_ISPHERE_BRIDGE_TOKEN: processEnv.DIPPER_ISPHERE_BRIDGE_TOKEN, DIPPER_ISPHERE_SIM_CONTROL_TOKEN: simControlToken, DIPPER_ISPHERE_SIM_PORT: String(gatewayPort + 3) },
+    path.join(testDataRoot, 'isphere-sim.log'),
+  );
   const worker = startProcess('worker', processEnv, path.join(testDataRoot, 'worker.log'));
   const gateway = startProcess('gateway', processEnv, path.join(testDataRoot, 'gateway.log'));
   const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
   await waitForHttp(`${gatewayUrl}/healthz`);
   await waitForHttp(`http://127.0.0.1:${gatewayPort + 2}/healthz`);
+  await waitForHttp(`${processEnv.DIPPER_ISPHERE_BRIDGE_URL}/healthz`);
 
   writeTestEnv(testDataRoot, {
     gatewayUrl,
@@ -92,11 +107,12 @@ export default async function globalSetup(): Promise<void> {
     skillsDir,
     bundlePath,
     processEnv,
-    pids: { worker: worker.proc.pid!, gateway: gateway.proc.pid!, temporal: server.pid, taskService: taskService.proc.pid! },
+    pids: { worker: worker.proc.pid!, gateway: gateway.proc.pid!, temporal: server.pid, taskService: taskService.proc.pid!, bridgeSim: bridgeSim.proc.pid! },
+    isphere: { bridgeUrl: processEnv.DIPPER_ISPHERE_BRIDGE_URL, controlToken: simControlToken, localStore: processEnv.DIPPER_ISPHERE_LOCAL_STORE },
   });
   (globalThis as { __dipperStack?: Started }).__dipperStack = {
     stop: async () => {
-      await Promise.all([gateway.kill(), worker.kill(), taskService.kill()] satisfies Promise<void>[]);
+      await Promise.all([gateway.kill(), worker.kill(), taskService.kill(), bridgeSim.kill()] satisfies Promise<void>[]);
       await server.stop();
     },
   };

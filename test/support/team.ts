@@ -13,7 +13,7 @@ export interface Member {
 const open: AgentClient[] = [];
 
 /** Connects as an agent; every client opened here is closed by closeAll(). */
-export async function connect(token: string, surface: 'beidou' | 'agentteam' = 'beidou'): Promise<AgentClient> {
+export async function connect(token: string, surface: 'beidou' | 'agentteam' | 'isphere' = 'beidou'): Promise<AgentClient> {
   const c = await AgentClient.connect(env.gatewayUrl, token, surface);
   open.push(c);
   return c;

@@ -17,6 +17,7 @@ const payload = (dir: string): LaunchPayload => ({
   token: 'dpa_secret',
   mcp_url: 'http://127.0.0.1:1/mcp/beidou',
   task_mcp_url: 'http://127.0.0.1:1/mcp/agentteam',
+  isphere_mcp_url: 'http://127.0.0.1:1/mcp/isphere',
   inbox_url: 'http://127.0.0.1:1/api/runtime/inbox',
   skill_body: '',
   first_message: 'hi',

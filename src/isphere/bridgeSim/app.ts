@@ -35,7 +35,7 @@ export function createBridgeSimApp(opts: BridgeSimAppOptions): express.Express {
     res.json({ ok: true });
   });
   app.use(bridgeRoutes(state, opts.bridgeToken, opts.now ?? Date.now));
-  app.use('/_sim', controlRoutes(state, opts.controlToken));
+  app.use('/_sim', controlRoutes(state, opts.controlToken, opts.now ?? Date.now));
   app.use((req: Request) => {
     throw new BridgeError(404, 'not_found', `No route ${req.method} ${req.path}.`);
   });

@@ -1,7 +1,8 @@
 import express, { Router } from 'express';
 import { requireBearer } from './auth';
 import { parseInput } from './errors';
-import { emptyBody, faultBody, sessionBody } from './inputs';
+import { receive } from './inbound';
+import { emptyBody, faultBody, inboundBody, sessionBody } from './inputs';
 import type { SimState } from './state';
 
 /**
@@ -9,9 +10,13 @@ import type { SimState } from './state';
  * the control token opens it, never the bridge token, so a connector cannot
  * log the person out or plan its own faults.
  */
-export function controlRoutes(state: SimState, controlToken: string): Router {
+export function controlRoutes(state: SimState, controlToken: string, now: () => number): Router {
   const router = Router();
-  router.use(requireBearer(controlToken, 'simulator control token'), express.json());
+  router.use(requireBearer(controlToken, 'simulator control token'), express.json({ limit: '1mb' }));
+
+  router.post('/messages', (req, res) => {
+    res.status(201).json(receive(state, parseInput(inboundBody, req.body), now()));
+  });
 
   router.post('/session', (req, res) => {
     state.loggedIn = parseInput(sessionBody, req.body).logged_in;

@@ -89,3 +89,12 @@ export const faultBody = z
   });
 export type FaultBody = z.infer<typeof faultBody>;
 export const emptyBody = z.strictObject({});
+export const inboundBody = z.strictObject({
+  conversation_id: z.string().min(1).max(200),
+  content_text: z.string().min(1).max(200_000),
+  sender_id: z.string().min(1).max(200).optional(),
+  sender_name: z.string().min(1).max(200).optional(),
+  count: z.number().int().min(1).max(1000).optional(),
+  created_at: z.string().refine((s) => RFC3339.test(s) && Number.isFinite(Date.parse(s)), 'expected an RFC3339 time').optional(),
+});
+export type InboundBody = z.infer<typeof inboundBody>;

@@ -79,3 +79,22 @@ export function fileContent(state: SimState, fileId: string): StoredFile {
   if (!file) throw new BridgeError(404, 'file_not_found', `No file ${fileId}.`);
   return file;
 }
+
+/** One object by its id, whatever its state (an inactive contact, an archived group): the caller decides what that means. */
+export function getContact(state: SimState, id: string): Contact {
+  const found = state.contact(id);
+  if (!found) throw new BridgeError(404, 'contact_not_found', `No contact ${id}.`);
+  return found;
+}
+
+export function getGroup(state: SimState, id: string): Group {
+  const found = state.group(id);
+  if (!found) throw new BridgeError(404, 'group_not_found', `No group ${id}.`);
+  return found;
+}
+
+export function getConversation(state: SimState, id: string): Conversation {
+  const found = state.conversation(id);
+  if (!found) throw new BridgeError(404, 'conversation_not_found', `No conversation ${id}.`);
+  return found;
+}

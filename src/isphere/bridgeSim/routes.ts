@@ -2,7 +2,7 @@ import express, { Router, type Request } from 'express';
 import { requireBearer } from './auth';
 import { parseInput } from './errors';
 import { contactsQuery, conversationsQuery, fileBody, filesQuery, groupsQuery, messageBody, messagesQuery, sendParams, withoutEmpty } from './inputs';
-import { fileContent, listContacts, listConversations, listFiles, listGroups, listMessages } from './reads';
+import { fileContent, getContact, getConversation, getGroup, listContacts, listConversations, listFiles, listGroups, listMessages } from './reads';
 import { findSend, sendFile, sendMessage } from './sends';
 import { dataRoute, type Reply } from './serve';
 import type { SimState } from './state';
@@ -34,6 +34,9 @@ export function bridgeRoutes(state: SimState, bridgeToken: string, now: () => nu
   router.get('/v1/contacts', auth, dataRoute(state, 'reads', (req) => ok(listContacts(state, parseInput(contactsQuery, withoutEmpty(req.query))))));
   router.get('/v1/groups', auth, dataRoute(state, 'reads', (req) => ok(listGroups(state, parseInput(groupsQuery, withoutEmpty(req.query))))));
   router.get('/v1/conversations', auth, dataRoute(state, 'reads', (req) => ok(listConversations(state, parseInput(conversationsQuery, withoutEmpty(req.query))))));
+  router.get('/v1/contacts/:contact_id', auth, dataRoute(state, 'reads', (req) => ok(getContact(state, param(req, 'contact_id')))));
+  router.get('/v1/groups/:group_id', auth, dataRoute(state, 'reads', (req) => ok(getGroup(state, param(req, 'group_id')))));
+  router.get('/v1/conversations/:conversation_id', auth, dataRoute(state, 'reads', (req) => ok(getConversation(state, param(req, 'conversation_id')))));
   router.get(
     '/v1/conversations/:conversation_id/messages',
     auth,

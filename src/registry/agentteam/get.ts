@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { bytesOf, cutTexts, itemsThatFit } from './budget';
+import { bytesOf, cutTexts, itemsThatFit } from '../budget';
 import { agentteamTool, boardOf, channel, number } from './common';
 import { checkpoint, checkpointOf, detailOf, summaryOf, taskDetail, taskSummary, truncation } from './shapes';
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { itemsThatFit } from './budget';
+import { itemsThatFit } from '../budget';
 import { agentRef, agentteamTool, boardOf, channel, defined, priority, STATUSES } from './common';
 import { taskError } from './errors';
 import { summaryOf, taskSummary, truncation } from './shapes';

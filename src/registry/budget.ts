@@ -1,5 +1,5 @@
 /**
- * The result budget (contract section 8.3): a task tool's result is at most
+ * The result budget (contract section 8.3): a tool's result (agentteam, isphere) is at most
  * `budget` bytes of compact JSON. Lists are shortened from the end and long
  * texts cut, each with a marker saying so; nothing is dropped silently.
  */

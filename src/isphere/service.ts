@@ -1,0 +1,47 @@
+import { launchQuery } from '../../workflows/agent/messages';
+import { BridgeClient } from '../../activities/isphere/bridgeClient';
+import type { IsphereConfig } from '../config';
+import type { TeamClient } from '../gateway/teamClient';
+import type { Caller } from '../registry/types';
+import { BridgeConnector, LocalReadonlyConnector, MockConnector, Sources, UnavailableConnector, type Connector } from './connectors';
+import { AccessPolicy, type Reader } from './policy';
+
+/** Agents whose skill is held; a skill never changes for an agent, so only the count is bounded. */
+const SKILLS_HELD = 10_000;
+
+/**
+ * What the isphere tools work with in the gateway: the configured sources,
+ * the operator's access policy, the result budget, and who the caller is
+ * (run and skill, from its token and its own workflow, never from input).
+ */
+export class IsphereService {
+  private readonly skills = new Map<string, string>();
+
+  constructor(
+    readonly sources: Sources,
+    readonly policy: AccessPolicy,
+    readonly budgetBytes: number,
+    private readonly team: TeamClient,
+  ) {}
+
+  async reader(caller: Caller): Promise<Reader> {
+    const key = `${caller.runId}/${caller.agentId}`;
+    let skill = this.skills.get(key);
+    if (skill === undefined) {
+      const launch = await this.team.query(this.team.agent(caller.runId, caller.agentId), launchQuery);
+      skill = launch.identity.skill;
+      if (this.skills.size >= SKILLS_HELD) this.skills.delete(this.skills.keys().next().value!);
+      this.skills.set(key, skill);
+    }
+    return { runId: caller.runId, skill };
+  }
+}
+
+/** The sources configuration names: bridge when a URL is set, the local store when a file is, uia and network always (declared, unavailable). */
+export function isphereService(config: IsphereConfig, team: TeamClient): IsphereService {
+  const connectors: Connector[] = [new UnavailableConnector('uia'), new UnavailableConnector('network')];
+  if (config.bridgeUrl) connectors.push(new BridgeConnector(new BridgeClient({ baseUrl: config.bridgeUrl, token: config.bridgeToken ?? '', timeoutMs: config.bridgeTimeoutMs })));
+  if (config.localStore) connectors.push(new LocalReadonlyConnector(config.localStore));
+  const mock = config.connector === 'mock' ? new MockConnector() : undefined;
+  return new IsphereService(new Sources(connectors, mock), AccessPolicy.load(config.policyFile), config.resultBudgetBytes, team);
+}

@@ -1,0 +1,4 @@
+export { receiveFiles } from './files';
+export { receiveMessages } from './messages';
+export { searchContacts, searchGroups } from './search';
+export { sendFile, sendMessage } from './sends';

@@ -1,0 +1,170 @@
+import { createHash } from 'node:crypto';
+import path from 'node:path';
+import { z } from 'zod';
+import { ConnectorError, type IsphereCode } from '../../../activities/isphere/errors';
+import { resolveTarget, type Target, type TargetType } from '../../isphere/targets';
+import type { ToolContext } from '../types';
+import { answer, isphereTool, text, type Call } from './common';
+import { withEnvelope } from './envelope';
+
+export const SEND_ERRORS = [
+  'INVALID_ARGUMENT',
+  'APPROVAL_REQUIRED',
+  'PERMISSION_DENIED',
+  'NOT_LOGGED_IN',
+  'TARGET_NOT_FOUND',
+  'AMBIGUOUS_TARGET',
+  'DRY_RUN_ONLY',
+  'TIMEOUT',
+  'CONNECTOR_FAILED',
+  'INTERNAL_ERROR',
+  'SOURCE_UNAVAILABLE',
+] as const satisfies readonly IsphereCode[];
+
+const sendSource = z
+  .enum(['bridge', 'uia', 'network', 'auto'])
+  .describe('Where to send: auto (default) uses the bridge; uia and network are declared but not available here.');
+
+const targetType = z.enum(['contact', 'group', 'conversation']).describe('What target_id names.');
+const targetId = z
+  .string()
+  .min(1)
+  .max(200)
+  .describe('The stable id (from isphere_search_contacts, isphere_search_groups or isphere_receive_messages), or a display name that matches exactly one target of target_type.');
+const approvalId = z.string().min(1).max(200).describe('The approval a person gave for exactly this send; required when dry_run is false.');
+const dryRun = z.boolean().describe('true (the default): plan only, nothing is sent.');
+const idempotencyKey = z
+  .string()
+  .min(1)
+  .max(128)
+  .describe('Your key for this send (recommended): repeating the call with it never sends twice.');
+
+const target = z.object({ target_type: z.enum(['contact', 'group', 'conversation']), target_id: z.string(), display_name: z.string().nullable() });
+const sendStatus = z.enum(['planned', 'sent', 'rejected']).describe('planned: a dry run; sent: delivered; rejected: iSphere refused it.');
+
+export const sha256Hex = (data: string | Buffer) => createHash('sha256').update(data).digest('hex');
+
+interface SendInput {
+  target_type: TargetType;
+  target_id: string;
+  approval_id?: string;
+  dry_run?: boolean;
+  source_preference?: string;
+}
+
+/** A real send needs an approval; the check comes before anything else is looked at. */
+function mustHaveApproval(input: SendInput, dry: boolean): void {
+  if (!dry && input.approval_id === undefined) {
+    throw new ConnectorError('APPROVAL_REQUIRED', 'A real send needs approval_id. Call with dry_run true (the default) to plan it and request an approval.', false, {
+      field: 'approval_id',
+      approval_status: 'missing',
+    });
+  }
+}
+
+/** The target, resolved on the source the send would use (never local_readonly: a local export cannot send). */
+async function targetOf(call: Call, input: SendInput): Promise<Target> {
+  const who = await call.reader();
+  const got = await call.service.sources.read((input.source_preference ?? 'auto') as 'auto', 'resolve_targets', (c) =>
+    resolveTarget(c, input.target_type, input.target_id.normalize('NFC').trim(), who, call.service.policy),
+  );
+  call.trail.note({ source: got.source, fallbacks: got.fallbacks, target_ref: got.value.target_id });
+  return got.value;
+}
+
+/**
+ * Until a person can approve sends on this deployment, a real send stops
+ * here (the spec's DRY_RUN_ONLY): nothing is sent and the plan stands.
+ */
+function sendsNotEnabled(): ConnectorError {
+  return new ConnectorError('DRY_RUN_ONLY', 'Real sends are not enabled on this deployment; nothing was sent. Dry runs plan a send.', false, { reason: 'sends_not_enabled' });
+}
+
+function start(ctx: ToolContext, tool: string, input: SendInput, dry: boolean) {
+  return { tool, ctx, dry, approvalId: input.approval_id ?? null };
+}
+
+export const sendMessage = isphereTool({
+  name: 'isphere_send_message',
+  title: 'Send an iSphere message',
+  description:
+    'Send text to one contact, group or conversation. dry_run (the default) resolves the target and plans the send; a real send needs approval_id from a person, given for exactly this target and text, and happens once however often it is repeated.',
+  permission: 'agent_mutation',
+  idempotency: 'idempotency_key',
+  concurrency: 'owner_serialized',
+  errorCodes: SEND_ERRORS,
+  input: z.strictObject({
+    target_type: targetType,
+    target_id: targetId,
+    content_text: text(20_000, 'The message text, 1-20,000 characters.'),
+    approval_id: approvalId.optional(),
+    dry_run: dryRun.optional(),
+    idempotency_key: idempotencyKey.optional(),
+    source_preference: sendSource.optional(),
+  }),
+  output: withEnvelope({
+    dry_run: z.boolean(),
+    send_status: sendStatus,
+    target,
+    message_ref: z.string().nullable().describe('The sent message; null until sent.'),
+    content_sha256: z.string().describe('sha256 (hex) of content_text as UTF-8: what an approval is bound to.'),
+  }),
+  async handler(input, ctx) {
+    const s = start(ctx, 'isphere_send_message', input, input.dry_run ?? true);
+    return answer(s.tool, ctx, s.dry, async (call) => {
+      call.trail.note({ approval_id: s.approvalId });
+      mustHaveApproval(input, s.dry);
+      const contentSha = sha256Hex(input.content_text);
+      call.trail.note({ content_sha256: contentSha });
+      const resolved = await targetOf(call, input);
+      if (!s.dry) throw sendsNotEnabled();
+      return { dry_run: true, send_status: 'planned' as const, target: resolved, message_ref: null, content_sha256: contentSha };
+    });
+  },
+});
+
+export const sendFile = isphereTool({
+  name: 'isphere_send_file',
+  title: 'Send an iSphere file',
+  description:
+    'Send a local file to one contact, group or conversation. file_path must lie under an outbound directory the operator approved. dry_run (the default) resolves the target and hashes the file; a real send needs approval_id from a person, given for exactly this target and file.',
+  permission: 'agent_mutation',
+  idempotency: 'idempotency_key',
+  concurrency: 'owner_serialized',
+  errorCodes: SEND_ERRORS,
+  input: z.strictObject({
+    target_type: targetType,
+    target_id: targetId,
+    file_path: z.string().min(1).max(4096).describe('Absolute path of the file, under an approved outbound directory.'),
+    caption: z.string().max(2000).describe('Text sent with the file, up to 2,000 characters.').optional(),
+    approval_id: approvalId.optional(),
+    dry_run: dryRun.optional(),
+    idempotency_key: idempotencyKey.optional(),
+    source_preference: sendSource.optional(),
+  }),
+  output: withEnvelope({
+    dry_run: z.boolean(),
+    send_status: sendStatus,
+    target,
+    file_ref: z.string().nullable().describe('The sent file; null until sent.'),
+    file_sha256: z.string().describe('sha256 (hex) of the file: what an approval is bound to.'),
+    file_size_bytes: z.number().int(),
+  }),
+  async handler(input, ctx) {
+    const s = start(ctx, 'isphere_send_file', input, input.dry_run ?? true);
+    return answer(s.tool, ctx, s.dry, async (call) => {
+      call.trail.note({ approval_id: s.approvalId });
+      mustHaveApproval(input, s.dry);
+      const file = input.file_path;
+      if (file.includes('\0') || !path.isAbsolute(file) || file.split(/[\\/]/).includes('..')) {
+        throw new ConnectorError('INVALID_ARGUMENT', 'file_path must be an absolute path without "..".', false, { field: 'file_path' });
+      }
+      await targetOf(call, input);
+      // No outbound directory is configured on this deployment, so no path lies under one.
+      throw new ConnectorError('PERMISSION_DENIED', 'file_path is not under an approved outbound directory (none is configured here).', false, {
+        reason: 'outside_approved_dir',
+        field: 'file_path',
+      });
+    });
+  },
+});
