@@ -204,6 +204,8 @@ async function failure(res: Response): Promise<ConnectorError> {
   if (res.status === 404) return new ConnectorError('TARGET_NOT_FOUND', 'The bridge found no such contact, group, conversation, message or file.', false, details);
   if (res.status === 403) return new ConnectorError('PERMISSION_DENIED', 'The bridge refused access to this object.', false, details);
   if (res.status === 400) return new ConnectorError('INVALID_ARGUMENT', 'The bridge refused the request as invalid.', false, details);
+  // The bridge is up but cannot reach the client right now: the source is unavailable, and auto may try another.
+  if (res.status === 503) return new ConnectorError('SOURCE_UNAVAILABLE', 'The iSphere bridge cannot reach the client right now.', true, details);
   if (res.status >= 500) return new ConnectorError('CONNECTOR_FAILED', 'The bridge failed to answer.', true, details);
   return new ConnectorError('CONNECTOR_FAILED', `The bridge refused the request (${code.slice(0, 64)}).`, false, details);
 }

@@ -18,6 +18,9 @@ export type IsphereCode =
  * whether the same call may succeed later unchanged.
  */
 export class ConnectorError extends Error {
+  /** The source whose answer this was, when one was reached (src/isphere/connectors/select.ts sets it); for the call's audit. */
+  source?: string;
+
   constructor(
     readonly code: IsphereCode,
     message: string,

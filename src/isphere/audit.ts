@@ -89,6 +89,8 @@ export class AuditTrail {
     }
     const { fallbacks, ...details } = err.details as { fallbacks?: Fallback[] } & Record<string, unknown>;
     if (Array.isArray(fallbacks)) this.note({ fallbacks });
+    // A source that was reached and answered with this refusal (a denial checked on its data included).
+    if (err.source !== undefined && this.fields.source === null) this.note({ source: err.source as SourceName });
     const error = { code: err.code, message: err.message, retryable: err.retryable, ...(Object.keys(details).length > 0 ? { details } : {}) };
     return { ok: false, error, audit: this.finish('error') };
   }

@@ -109,3 +109,15 @@ it('reports a send refused before it left as SOURCE_UNAVAILABLE, not unknown', a
   const nowhere = new BridgeClient({ baseUrl: `http://127.0.0.1:${port}`, token: bridgeToken, timeoutMs: 2000 });
   expect(await codeOf(nowhere.sendMessage({ client_message_id: 'cm-x', target_type: 'contact', target_id: 'c_0001', content_text: 'x' }))).toBe('SOURCE_UNAVAILABLE');
 });
+
+it('answers TIMEOUT (retryable) past its timeout, and SOURCE_UNAVAILABLE (retryable) for a bridge that cannot reach the client', async () => {
+  await control('/_sim/faults', { route: 'reads', mode: 'delay', delay_ms: 800, count: 1 });
+  const impatient = new BridgeClient({ baseUrl: sim.url, token: bridgeToken, timeoutMs: 200 });
+  const slow = await impatient.contacts({}).catch((e: unknown) => e);
+  expect(slow).toBeInstanceOf(ConnectorError);
+  expect([(slow as ConnectorError).code, (slow as ConnectorError).retryable]).toEqual(['TIMEOUT', true]);
+  await control('/_sim/faults', { route: 'reads', mode: 'fail', count: 1 });
+  const down = await bridge.contacts({}).catch((e: unknown) => e);
+  expect([(down as ConnectorError).code, (down as ConnectorError).retryable]).toEqual(['SOURCE_UNAVAILABLE', true]);
+  expect((await bridge.contacts({ limit: 1 })).items).toHaveLength(1);
+});

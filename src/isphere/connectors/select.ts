@@ -31,20 +31,20 @@ export class Sources {
   }
 
   async read<T>(preference: SourcePreference, need: Capability, call: (c: Connector) => Promise<T>): Promise<Sourced<T>> {
-    if (this.mock) return { value: await call(this.mock), source: this.mock.name, fallbacks: [] };
+    if (this.mock) return { value: await answeredBy(this.mock, call), source: this.mock.name, fallbacks: [] };
     if (preference !== 'auto') {
       const named = this.byName.get(preference);
       if (!named || !named.capabilities.has(need)) {
         throw new ConnectorError('SOURCE_UNAVAILABLE', `The ${preference} source cannot do this here.`, false, { source: preference });
       }
-      return { value: await call(named), source: named.name, fallbacks: [] };
+      return { value: await answeredBy(named, call), source: named.name, fallbacks: [] };
     }
     const fallbacks: Fallback[] = [];
     for (const name of AUTO_ORDER) {
       const connector = this.byName.get(name);
       if (!connector || !connector.capabilities.has(need)) continue;
       try {
-        return { value: await call(connector), source: connector.name, fallbacks };
+        return { value: await answeredBy(connector, call), source: connector.name, fallbacks };
       } catch (err) {
         if (!(err instanceof ConnectorError)) throw err;
         if (!MOVE_ON.has(err.code)) throw withFallbacks(err, fallbacks);
@@ -55,8 +55,21 @@ export class Sources {
   }
 }
 
+/** A refusal from a source that answered (the object is not there, not readable, ...) names that source for the audit. */
+async function answeredBy<T>(connector: Connector, call: (c: Connector) => Promise<T>): Promise<T> {
+  try {
+    return await call(connector);
+  } catch (err) {
+    if (err instanceof ConnectorError && !MOVE_ON.has(err.code)) err.source ??= connector.name;
+    throw err;
+  }
+}
+
 function withFallbacks(err: ConnectorError, fallbacks: Fallback[]): ConnectorError {
-  return fallbacks.length === 0 ? err : new ConnectorError(err.code, err.message, err.retryable, { ...err.details, fallbacks });
+  if (fallbacks.length === 0) return err;
+  const out = new ConnectorError(err.code, err.message, err.retryable, { ...err.details, fallbacks });
+  out.source = err.source;
+  return out;
 }
 
 /** The most useful reason when every source failed: a person must log in, else a timeout, else nothing is there. */
