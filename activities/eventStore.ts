@@ -23,6 +23,8 @@ export interface ListOptions {
 export interface EventStore {
   append(events: DipperEvent[]): Promise<void>;
   list(runId: string, opts?: ListOptions): Promise<StoredEvent[]>;
+  /** Events of one type across every run, in log order (the audit chain's anchors). */
+  ofType(type: string, after?: number, limit?: number): Promise<StoredEvent[]>;
   close(): Promise<void>;
 }
 
@@ -41,7 +43,8 @@ export class SqliteEventStore implements EventStore {
       ts INTEGER NOT NULL,
       data TEXT NOT NULL
     );
-    CREATE INDEX IF NOT EXISTS events_by_run ON events (run_id, seq);`);
+    CREATE INDEX IF NOT EXISTS events_by_run ON events (run_id, seq);
+    CREATE INDEX IF NOT EXISTS events_by_type ON events (type, seq);`);
     this.insert = this.db.prepare(
       'INSERT OR IGNORE INTO events (event_id, run_id, agent_id, type, ts, data) VALUES (@event_id, @run_id, @agent_id, @type, @ts, @data)',
     );
@@ -63,6 +66,13 @@ export class SqliteEventStore implements EventStore {
       .all(...[runId, opts.after ?? 0, ...(opts.type ? [opts.type] : []), opts.limit ?? 1000]) as (Omit<StoredEvent, 'data'> & {
       data: string;
     })[];
+    return rows.map((r) => ({ ...r, data: JSON.parse(r.data) }));
+  }
+
+  async ofType(type: string, after = 0, limit = 1000): Promise<StoredEvent[]> {
+    const rows = this.db
+      .prepare('SELECT seq, event_id, run_id, agent_id, type, ts, data FROM events WHERE type = ? AND seq > ? ORDER BY seq LIMIT ?')
+      .all(type, after, limit) as (Omit<StoredEvent, 'data'> & { data: string })[];
     return rows.map((r) => ({ ...r, data: JSON.parse(r.data) }));
   }
 

@@ -21,6 +21,7 @@ CREATE TABLE IF NOT EXISTS dipper_events (
   data JSONB NOT NULL
 );
 CREATE INDEX IF NOT EXISTS dipper_events_by_run ON dipper_events (run_id, seq);
+CREATE INDEX IF NOT EXISTS dipper_events_by_type ON dipper_events (type, seq);
 CREATE TABLE IF NOT EXISTS dipper_content (
   ref TEXT PRIMARY KEY,
   run_id TEXT NOT NULL,
@@ -158,6 +159,14 @@ export class PgEventStore implements EventStore {
       args,
     );
     // BIGINT columns come back as strings: sequence numbers and times fit a double.
+    return rows.map((r) => ({ ...r, seq: Number(r.seq), ts: Number(r.ts) }));
+  }
+
+  async ofType(type: string, after = 0, limit = 1000): Promise<StoredEvent[]> {
+    const { rows } = await this.pool.query(
+      'SELECT seq, event_id, run_id, agent_id, type, ts, data FROM dipper_events WHERE type = $1 AND seq > $2 ORDER BY seq LIMIT $3',
+      [type, after, limit],
+    );
     return rows.map((r) => ({ ...r, seq: Number(r.seq), ts: Number(r.ts) }));
   }
 }

@@ -203,6 +203,8 @@ export interface IsphereConfig {
   policyFile?: string;
   /** Bytes of compact JSON one isphere result may take (DIPPER_ISPHERE_RESULT_BUDGET_BYTES). */
   resultBudgetBytes: number;
+  /** The audit chain's HMAC key (DIPPER_AUDIT_KEY); absent: derived from the token secret (src/auth/secrets.ts). */
+  auditKey?: string;
 }
 
 function isphereOf(env: Env): IsphereConfig {
@@ -219,6 +221,7 @@ function isphereOf(env: Env): IsphereConfig {
     connector,
     policyFile: env.DIPPER_ISPHERE_POLICY_FILE || undefined,
     resultBudgetBytes: Math.max(4096, int(env, 'DIPPER_ISPHERE_RESULT_BUDGET_BYTES', 32 * 1024)),
+    auditKey: env.DIPPER_AUDIT_KEY || undefined,
   };
 }
 
@@ -318,7 +321,7 @@ function parseRuntimes(env: Env): DipperConfig['runtimes'] {
  * Dipper's own secrets and its Temporal connection: never handed to an
  * agent, whatever a runtime's `env` or `pass_env` says.
  */
-export const NEVER_PASSED = /^(DIPPER_TOKEN_SECRET|DIPPER_OPERATOR_TOKEN|DIPPER_OPERATORS|DIPPER_TASK_ADMIN_KEY|DIPPER_ISPHERE_BRIDGE_TOKEN|DIPPER_ISPHERE_SIM_CONTROL_TOKEN|TEMPORAL_)/;
+export const NEVER_PASSED = /^(DIPPER_TOKEN_SECRET|DIPPER_OPERATOR_TOKEN|DIPPER_OPERATORS|DIPPER_TASK_ADMIN_KEY|DIPPER_AUDIT_KEY|DIPPER_ISPHERE_BRIDGE_TOKEN|DIPPER_ISPHERE_SIM_CONTROL_TOKEN|TEMPORAL_)/;
 
 /** A runtime that would hand an agent Dipper's own secrets, or a malformed one, stops the process at start. */
 function checkRuntime(where: string, choice: RuntimeChoice): void {

@@ -24,6 +24,7 @@ export class UnsafePathSegment extends Error {
 export const paths = {
   events: (dataDir: string) => path.join(dataDir, 'events.db'),
   content: (dataDir: string) => path.join(dataDir, 'content.db'),
+  audit: (dataDir: string) => path.join(dataDir, 'audit.db'),
   run: (dataDir: string, runId: string) => path.join(dataDir, 'runs', safe(runId)),
   runWorkspace: (dataDir: string, runId: string) => path.join(paths.run(dataDir, runId), 'workspace'),
   teamWorkspace: (dataDir: string, runId: string, teamId: string) =>

@@ -50,3 +50,13 @@ export function taskAdminKey(config: DipperConfig, secrets: Secrets): string {
   if (config.taskApi.adminKey) return config.taskApi.adminKey;
   return `dtk_${crypto.createHmac('sha256', secrets.tokenSecret).update('dipper task service admin key').digest('base64url')}`;
 }
+
+/**
+ * The key of the iSphere audit chain's HMACs: the configured one
+ * (DIPPER_AUDIT_KEY), or one derived from the signing secret. Whoever can
+ * write the audit database without it cannot forge a chain that verifies.
+ */
+export function auditKey(config: DipperConfig, secrets: Secrets): string {
+  if (config.isphere.auditKey) return config.isphere.auditKey;
+  return crypto.createHmac('sha256', secrets.tokenSecret).update('dipper isphere audit chain').digest('hex');
+}

@@ -8,6 +8,7 @@ import { clusterTest, clusterUp } from './cluster';
 import { doctor } from './doctor';
 import { EXEC_HELP, exec, EXIT } from './exec';
 import { printEvents, printRuns, type OperatorTarget } from './operatorCommands';
+import { auditList, auditVerify } from './audit';
 import { loadStackConfig } from './stackRecord';
 import { startRun } from './startRun';
 import { surfaces } from './toolCatalog';
@@ -191,6 +192,21 @@ program
   .option('--repair', 'reset each nondeterministic workflow to its last good workflow task, reapplying later Signals and Updates')
   .action(async (opts: { repair?: boolean }) => {
     process.exitCode = await doctor(loadStackConfig(), { repair: opts.repair === true });
+  });
+
+const audit = program.command('audit').description('the tamper-evident record of every real iSphere send');
+audit
+  .command('verify')
+  .description('check every record of the audit chain and its anchors; exits 1 naming each edited, removed or reordered record')
+  .option('--json', 'one JSON object instead of lines')
+  .action(async (opts: { json?: boolean }) => {
+    process.exitCode = await auditVerify(loadStackConfig(), opts);
+  });
+audit
+  .command('list')
+  .description('every audit record, oldest first, one JSON line each')
+  .action(async () => {
+    process.exitCode = await auditList(loadStackConfig());
   });
 
 program.parseAsync().catch((err: unknown) => {

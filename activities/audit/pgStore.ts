@@ -1,0 +1,78 @@
+import type { Pool } from 'pg';
+import type { AuditEntry, AuditRow } from './chain';
+import { AuditKeyConflict, keyScope, nextRow, sameOrConflict, type AuditStore } from './store';
+
+export const AUDIT_SCHEMA = `
+CREATE TABLE IF NOT EXISTS dipper_isphere_audit (
+  seq BIGINT PRIMARY KEY,
+  record_id TEXT NOT NULL UNIQUE,
+  kind TEXT NOT NULL,
+  run_id TEXT NOT NULL,
+  approval_id TEXT NOT NULL,
+  key_scope TEXT UNIQUE,
+  body TEXT NOT NULL,
+  prev_hash TEXT NOT NULL,
+  hash TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS dipper_isphere_audit_by_approval ON dipper_isphere_audit (approval_id, seq);
+CREATE OR REPLACE FUNCTION dipper_isphere_audit_append_only() RETURNS trigger AS $$
+BEGIN RAISE EXCEPTION 'the audit log is append-only'; END $$ LANGUAGE plpgsql;
+DROP TRIGGER IF EXISTS dipper_isphere_audit_no_change ON dipper_isphere_audit;
+CREATE TRIGGER dipper_isphere_audit_no_change BEFORE UPDATE OR DELETE ON dipper_isphere_audit FOR EACH ROW EXECUTE FUNCTION dipper_isphere_audit_append_only();
+`;
+
+/** Any number: the one lock every writer of the chain takes, on any host. */
+const APPEND_LOCK = 7_715_311;
+
+const rowOf = (r: Record<string, unknown>): AuditRow => ({ seq: Number(r.seq), record_id: String(r.record_id), body: String(r.body), prev_hash: String(r.prev_hash), hash: String(r.hash) });
+
+/** The chain in PostgreSQL; appends from every host serialised by a transaction-scoped advisory lock. */
+export class PgAuditStore implements AuditStore {
+  constructor(
+    private readonly pool: Pool,
+    private readonly key: string,
+    readonly close: () => Promise<void>,
+  ) {}
+
+  async append(entry: AuditEntry): Promise<AuditRow & { reused: boolean }> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query('SELECT pg_advisory_xact_lock($1)', [APPEND_LOCK]);
+      const existing = await client.query('SELECT seq, record_id, body, prev_hash, hash FROM dipper_isphere_audit WHERE record_id = $1', [entry.record_id]);
+      if (existing.rows[0]) {
+        await client.query('COMMIT');
+        return sameOrConflict(rowOf(existing.rows[0]), entry);
+      }
+      const head = await client.query('SELECT seq, hash FROM dipper_isphere_audit ORDER BY seq DESC LIMIT 1');
+      const row = nextRow(this.key, entry, head.rows[0] ? { seq: Number(head.rows[0].seq), hash: String(head.rows[0].hash) } : undefined);
+      try {
+        await client.query(
+          'INSERT INTO dipper_isphere_audit (seq, record_id, kind, run_id, approval_id, key_scope, body, prev_hash, hash) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)',
+          [row.seq, row.record_id, entry.kind, entry.run_id, entry.approval_id, keyScope(entry), row.body, row.prev_hash, row.hash],
+        );
+      } catch (err) {
+        await client.query('ROLLBACK');
+        if ((err as { code?: string; constraint?: string }).code === '23505' && /key_scope/.test(String((err as { constraint?: string }).constraint))) throw new AuditKeyConflict();
+        throw err;
+      }
+      await client.query('COMMIT');
+      return { ...row, reused: false };
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  async rows(after = 0, limit = 10_000): Promise<AuditRow[]> {
+    const { rows } = await this.pool.query('SELECT seq, record_id, body, prev_hash, hash FROM dipper_isphere_audit WHERE seq > $1 ORDER BY seq LIMIT $2', [after, limit]);
+    return rows.map(rowOf);
+  }
+
+  async ofApproval(approvalId: string): Promise<AuditEntry[]> {
+    const { rows } = await this.pool.query('SELECT body FROM dipper_isphere_audit WHERE approval_id = $1 ORDER BY seq', [approvalId]);
+    return rows.map((r) => JSON.parse(String(r.body)) as AuditEntry);
+  }
+}

@@ -1,0 +1,186 @@
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import Database from 'better-sqlite3';
+import { Client } from 'pg';
+import { AuditKeyConflict, AuditRecordConflict, openAuditStore, verifyChain, type Anchor, type AuditStore } from '../../activities/audit';
+import { auditEntry } from '../fixtures/isphere/auditEntries';
+
+/**
+ * The audit chain on both backends (PostgreSQL when DIPPER_TEST_DATABASE_URL
+ * names a server): appends are idempotent per record, a key is used once,
+ * the database refuses changes, and verify names what a tamperer did.
+ */
+const KEY = 'k'.repeat(64);
+const pgUrl = process.env.DIPPER_TEST_DATABASE_URL;
+
+/** A fresh database per PostgreSQL case, so the chain starts empty and tampering stays in it. */
+async function freshPg(): Promise<{ url: string; drop: () => Promise<void> }> {
+  const name = `dipper_audit_${randomBytes(6).toString('hex')}`;
+  const admin = new Client({ connectionString: pgUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = pgUrl!.replace(/\/[^/?]+(\?|$)/, `/${name}$1`);
+  return {
+    url,
+    drop: async () => {
+      const a = new Client({ connectionString: pgUrl });
+      await a.connect();
+      await a.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await a.end();
+    },
+  };
+}
+
+interface Backend {
+  store: AuditStore;
+  /** Runs SQL as someone with database access, triggers out of the way. */
+  tamper(sql: string): Promise<void>;
+  done(): Promise<void>;
+}
+
+const backends: [string, () => Promise<Backend>][] = [
+  [
+    'sqlite',
+    async () => {
+      const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dipper-audit-'));
+      const store = await openAuditStore({ dataDir }, KEY);
+      return {
+        store,
+        tamper: async (sql) => {
+          const db = new Database(path.join(dataDir, 'audit.db'));
+          db.exec('DROP TRIGGER IF EXISTS audit_no_update; DROP TRIGGER IF EXISTS audit_no_delete;');
+          db.exec(sql.replace(/\bAUDIT\b/g, 'audit'));
+          db.close();
+        },
+        done: () => store.close(),
+      };
+    },
+  ],
+  ...(pgUrl
+    ? [
+        [
+          'postgresql',
+          async () => {
+            const db = await freshPg();
+            const store = await openAuditStore({ dataDir: '/nonexistent', databaseUrl: db.url }, KEY);
+            return {
+              store,
+              tamper: async (sql: string) => {
+                const c = new Client({ connectionString: db.url });
+                await c.connect();
+                await c.query('ALTER TABLE dipper_isphere_audit DISABLE TRIGGER dipper_isphere_audit_no_change');
+                await c.query(sql.replace(/\bAUDIT\b/g, 'dipper_isphere_audit'));
+                await c.end();
+              },
+              done: async () => {
+                await store.close();
+                await db.drop();
+              },
+            };
+          },
+        ] as [string, () => Promise<Backend>],
+      ]
+    : []),
+];
+
+describe.each(backends)('the audit chain on %s', (_name, open) => {
+  let b: Backend;
+  let anchors: Anchor[];
+  beforeEach(async () => {
+    b = await open();
+    anchors = [];
+    for (const id of ['apr_1', 'apr_2', 'apr_3']) {
+      for (const kind of ['intent', 'outcome'] as const) {
+        const row = await b.store.append(auditEntry(id, kind));
+        anchors.push({ seq: row.seq, hash: row.hash });
+      }
+    }
+  });
+  afterEach(() => b.done());
+
+  it('appends in one contiguous chain that verifies, and returns a repeated record instead of adding it', async () => {
+    const rows = await b.store.rows();
+    expect(rows.map((r) => r.seq)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(verifyChain(rows, KEY, anchors)).toEqual([]);
+    const again = await b.store.append(auditEntry('apr_2', 'intent'));
+    expect(again).toMatchObject({ seq: 3, reused: true });
+    expect(await b.store.rows()).toHaveLength(6);
+    await expect(b.store.append(auditEntry('apr_2', 'intent', { content_sha256: 'cd'.repeat(32) }))).rejects.toBeInstanceOf(AuditRecordConflict);
+    expect((await b.store.ofApproval('apr_2')).map((e) => e.kind)).toEqual(['intent', 'outcome']);
+    // A chain checked with another key does not verify: the key is what a tamperer lacks.
+    expect(verifyChain(rows, 'other-key', anchors).map((p) => p.kind)).toEqual(Array(6).fill('edited'));
+  });
+
+  it('takes an idempotency key once per run, agent and tool: another approval with it is refused', async () => {
+    await b.store.append(auditEntry('apr_k1', 'intent', { key_sha256: 'ef'.repeat(32) }));
+    await expect(b.store.append(auditEntry('apr_k2', 'intent', { key_sha256: 'ef'.repeat(32) }))).rejects.toBeInstanceOf(AuditKeyConflict);
+    // The same key in another run is another key.
+    expect((await b.store.append(auditEntry('apr_k3', 'intent', { key_sha256: 'ef'.repeat(32), run_id: 'run_000000000002' }))).reused).toBe(false);
+  });
+
+  it('refuses updates and deletes in the database itself', async () => {
+    const sqlite = _name === 'sqlite';
+    const table = sqlite ? 'audit' : 'dipper_isphere_audit';
+    const run = async (sql: string) => {
+      if (sqlite) {
+        const db = new Database(path.join((b.store as unknown as { db: Database.Database }).db.name));
+        try {
+          db.exec(sql);
+        } finally {
+          db.close();
+        }
+      } else {
+        await (b.store as unknown as { pool: { query(sql: string): Promise<unknown> } }).pool.query(sql);
+      }
+    };
+    await expect(run(`UPDATE ${table} SET body = '{}' WHERE seq = 1`)).rejects.toThrow(/append-only/);
+    await expect(run(`DELETE FROM ${table} WHERE seq = 6`)).rejects.toThrow(/append-only/);
+    expect(verifyChain(await b.store.rows(), KEY, anchors)).toEqual([]);
+  });
+
+  it.each([
+    ['an edited record', `UPDATE AUDIT SET body = replace(body, 'alice', 'mallory') WHERE seq = 2`, [{ kind: 'edited', seq: 2 }]],
+    ['a removed record', 'DELETE FROM AUDIT WHERE seq = 3', [{ kind: 'removed', seq: 3 }]],
+    ['two records swapped', 'UPDATE AUDIT SET seq = -seq WHERE seq IN (2, 4); UPDATE AUDIT SET seq = 4 WHERE seq = -2; UPDATE AUDIT SET seq = 2 WHERE seq = -4', null],
+    ['the last record removed', 'DELETE FROM AUDIT WHERE seq = 6', [{ kind: 'tail_truncated', seq: 6 }]],
+  ])('catches %s', async (_what, sql, want) => {
+    await b.tamper(sql);
+    const problems = verifyChain(await b.store.rows(), KEY, anchors);
+    if (want) expect(problems).toEqual(want);
+    else {
+      expect(problems.length).toBeGreaterThan(0);
+      expect(problems.every((p) => p.kind === 'reordered')).toBe(true);
+      expect(problems.map((p) => p.seq)).toContain(2);
+    }
+  });
+});
+
+it('serialises appends from two processes writing one SQLite file at once into one chain', async () => {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dipper-audit-two-'));
+  const file = path.join(dataDir, 'audit.db');
+  const writer = path.join(__dirname, '..', 'fixtures', 'isphere', 'auditWriter.ts');
+  const run = promisify(execFile);
+  await (await openAuditStore({ dataDir }, KEY)).close();
+  const writing = Promise.all(['a', 'b'].map((name) => run(process.execPath, ['--import', 'tsx', writer, file, KEY, name, '200'])));
+  const deadline = Date.now() + 30_000;
+  while (!['a', 'b'].every((n) => fs.existsSync(`${file}.${n}.ready`))) {
+    if (Date.now() > deadline) throw new Error('the writers did not start');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  fs.writeFileSync(`${file}.go`, '');
+  await writing;
+  const store = await openAuditStore({ dataDir }, KEY);
+  const rows = await store.rows();
+  await store.close();
+  expect(rows).toHaveLength(400);
+  expect(rows.map((r) => r.seq)).toEqual(Array.from({ length: 400 }, (_, i) => i + 1));
+  expect(verifyChain(rows, KEY, [])).toEqual([]);
+  // Both writers interleaved rather than one after the other (or the test proved nothing about serialising).
+  const names = rows.map((r) => r.record_id.split('_')[1]);
+  expect(names.filter((n, i) => i > 0 && n !== names[i - 1]).length).toBeGreaterThan(1);
+});
