@@ -205,6 +205,16 @@ export interface IsphereConfig {
   resultBudgetBytes: number;
   /** The audit chain's HMAC key (DIPPER_AUDIT_KEY); absent: derived from the token secret (src/auth/secrets.ts). */
   auditKey?: string;
+  /** `dry_run_only` (DIPPER_ISPHERE_SENDS): every real send is refused with DRY_RUN_ONLY; `approved`: sends under a person's approval. */
+  sends: 'approved' | 'dry_run_only';
+  /** How long a person has to decide an approval (DIPPER_ISPHERE_APPROVAL_TTL_SECONDS). */
+  approvalSeconds: number;
+  /** How long an approval stays usable once given (DIPPER_ISPHERE_APPROVAL_USE_SECONDS). */
+  useSeconds: number;
+  /** How long after its send an approval answers repeats before it closes (DIPPER_ISPHERE_RECEIPT_SECONDS). */
+  receiptSeconds: number;
+  /** How long a send whose outcome is unknown is reconciled before it is recorded `unknown` (DIPPER_ISPHERE_RECONCILE_MAX_SECONDS). */
+  reconcileSeconds: number;
 }
 
 function isphereOf(env: Env): IsphereConfig {
@@ -222,7 +232,18 @@ function isphereOf(env: Env): IsphereConfig {
     policyFile: env.DIPPER_ISPHERE_POLICY_FILE || undefined,
     resultBudgetBytes: Math.max(4096, int(env, 'DIPPER_ISPHERE_RESULT_BUDGET_BYTES', 32 * 1024)),
     auditKey: env.DIPPER_AUDIT_KEY || undefined,
+    sends: sendsOf(env.DIPPER_ISPHERE_SENDS),
+    approvalSeconds: Math.max(1, int(env, 'DIPPER_ISPHERE_APPROVAL_TTL_SECONDS', 3600)),
+    useSeconds: Math.max(1, int(env, 'DIPPER_ISPHERE_APPROVAL_USE_SECONDS', 3600)),
+    receiptSeconds: Math.max(0, int(env, 'DIPPER_ISPHERE_RECEIPT_SECONDS', 600)),
+    reconcileSeconds: Math.max(5, int(env, 'DIPPER_ISPHERE_RECONCILE_MAX_SECONDS', 900)),
   };
+}
+
+function sendsOf(raw: string | undefined): IsphereConfig['sends'] {
+  const value = raw?.trim() || 'approved';
+  if (value !== 'approved' && value !== 'dry_run_only') throw new Error(`DIPPER_ISPHERE_SENDS must be "approved" or "dry_run_only", got "${value}"`);
+  return value;
 }
 
 /** The Task service the `agentteam` tools call (docs/task-service.md). */

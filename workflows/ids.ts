@@ -24,3 +24,8 @@ export function hostQueue(queue: string, host: string): string {
 export function isQid(qid: string): boolean {
   return /^q_[A-Za-z0-9_-]{1,64}$/.test(qid);
 }
+
+/** An iSphere send's approval (workflows/isphere), beside its run's agents and questions. */
+export function approvalWorkflowId(runId: string, approvalId: string): string {
+  return `run/${runId}/approval/${approvalId}`;
+}

@@ -5,3 +5,4 @@ export { questionWorkflow } from './question/workflow';
 export { echoWorkflow } from './bench/echoWorkflow';
 export { tokenRegistryWorkflow } from './tokens/registry';
 export { taskMutationWorkflow } from './taskOp/workflow';
+export { isphereApprovalWorkflow } from './isphere/approval';

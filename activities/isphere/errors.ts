@@ -10,7 +10,9 @@ export type IsphereCode =
   | 'AMBIGUOUS_TARGET'
   | 'TIMEOUT'
   | 'CONNECTOR_FAILED'
-  | 'INTERNAL_ERROR';
+  | 'INTERNAL_ERROR'
+  /** Dipper's addition: the same idempotency key with another send (docs/decisions.md, "iSphere"). */
+  | 'IDEMPOTENCY_CONFLICT';
 
 /**
  * A connector's failure in the contract's words. `message` is safe to show

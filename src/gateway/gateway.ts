@@ -70,7 +70,7 @@ export async function startGateway(config: DipperConfig): Promise<GatewayHandle>
     revocations,
     team,
     tasks: new TaskBoard(taskApiClient(config, secrets), team, config.temporal.taskQueue, config.taskApi.resultBudgetBytes),
-    isphere: isphereService(config.isphere, team),
+    isphere: isphereService(config.isphere, team, config.temporal.taskQueue),
     skills: new SkillCatalog(config.skillsDir),
     events,
     content: new ContentKeeper(content),

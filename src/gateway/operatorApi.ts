@@ -1,3 +1,4 @@
+import { approvalRoutes } from './approvalsApi';
 import { questionRoutes } from './questionsApi';
 import { randomUUID } from 'node:crypto';
 import { Router, type NextFunction, type Response } from 'express';
@@ -281,6 +282,7 @@ export function operatorRouter(deps: OperatorDeps): Router {
   });
 
   questionRoutes(router, team, deps.content, needs);
+  approvalRoutes(router, team, deps.content, needs);
 
   router.get('/runs/:runId/events', needs('viewer'), async (req, res) => {
     const runId = runIdOf(req.params.runId);

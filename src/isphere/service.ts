@@ -4,6 +4,7 @@ import type { IsphereConfig } from '../config';
 import type { TeamClient } from '../gateway/teamClient';
 import type { Caller } from '../registry/types';
 import { BridgeConnector, LocalReadonlyConnector, MockConnector, Sources, UnavailableConnector, type Connector } from './connectors';
+import { Approvals } from './approvals';
 import { AccessPolicy, type Reader } from './policy';
 
 /** Agents whose skill is held; a skill never changes for an agent, so only the count is bounded. */
@@ -15,33 +16,42 @@ const SKILLS_HELD = 10_000;
  * (run and skill, from its token and its own workflow, never from input).
  */
 export class IsphereService {
-  private readonly skills = new Map<string, string>();
+  private readonly skills = new Map<string, { skill: string; role: string }>();
 
   constructor(
     readonly sources: Sources,
     readonly policy: AccessPolicy,
     readonly budgetBytes: number,
     private readonly team: TeamClient,
+    readonly approvals: Approvals,
+    readonly sends: IsphereConfig['sends'],
   ) {}
 
   async reader(caller: Caller): Promise<Reader> {
-    const key = `${caller.runId}/${caller.agentId}`;
-    let skill = this.skills.get(key);
-    if (skill === undefined) {
-      const launch = await this.team.query(this.team.agent(caller.runId, caller.agentId), launchQuery);
-      skill = launch.identity.skill;
-      if (this.skills.size >= SKILLS_HELD) this.skills.delete(this.skills.keys().next().value!);
-      this.skills.set(key, skill);
-    }
+    const { skill } = await this.identity(caller);
     return { runId: caller.runId, skill };
+  }
+
+  /** The caller's skill and role, from its own workflow (once per agent). */
+  async identity(caller: Caller): Promise<{ skill: string; role: string }> {
+    const key = `${caller.runId}/${caller.agentId}`;
+    let held = this.skills.get(key);
+    if (held === undefined) {
+      const launch = await this.team.query(this.team.agent(caller.runId, caller.agentId), launchQuery);
+      held = { skill: launch.identity.skill, role: launch.identity.role };
+      if (this.skills.size >= SKILLS_HELD) this.skills.delete(this.skills.keys().next().value!);
+      this.skills.set(key, held);
+    }
+    return held;
   }
 }
 
 /** The sources configuration names: bridge when a URL is set, the local store when a file is, uia and network always (declared, unavailable). */
-export function isphereService(config: IsphereConfig, team: TeamClient): IsphereService {
+export function isphereService(config: IsphereConfig, team: TeamClient, taskQueue: string): IsphereService {
   const connectors: Connector[] = [new UnavailableConnector('uia'), new UnavailableConnector('network')];
   if (config.bridgeUrl) connectors.push(new BridgeConnector(new BridgeClient({ baseUrl: config.bridgeUrl, token: config.bridgeToken ?? '', timeoutMs: config.bridgeTimeoutMs })));
   if (config.localStore) connectors.push(new LocalReadonlyConnector(config.localStore));
   const mock = config.connector === 'mock' ? new MockConnector() : undefined;
-  return new IsphereService(new Sources(connectors, mock), AccessPolicy.load(config.policyFile), config.resultBudgetBytes, team);
+  const approvals = new Approvals(team.client, taskQueue, config, Math.max(1000, team.callTimeoutMs - 2000));
+  return new IsphereService(new Sources(connectors, mock), AccessPolicy.load(config.policyFile), config.resultBudgetBytes, team, approvals, config.sends);
 }

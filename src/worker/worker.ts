@@ -6,13 +6,15 @@ import { createActivities } from '../../activities';
 import { taskApiClient } from '../../activities/taskApi';
 import { createTaskActivities } from '../../activities/taskMutation';
 import { openStores } from '../../activities/stores';
+import { openAuditStore } from '../../activities/audit';
+import { createIsphereActivities } from '../../activities/isphere/send';
 import { AgentAccounts, checkAccountsSupport } from '../../activities/runtimes/accounts';
 import { CommandRuntime } from '../../activities/runtimes/command';
 import { runtimeExitedSignal } from '../../workflows/agent/messages';
 import { agentWorkflowId } from '../../workflows/ids';
 import { tokenRegistryQueue } from '../../workflows/tokens/registry';
 import { ensureTokenRegistry } from '../auth/revoke';
-import { loadOrCreateSecrets } from '../auth/secrets';
+import { auditKey, loadOrCreateSecrets } from '../auth/secrets';
 import { isolatesAgents, temporalAddress, type DipperConfig } from '../config';
 import type { Logger } from '../log';
 import { SkillCatalog } from '../skills';
@@ -42,6 +44,7 @@ export async function createDipperWorker(
   const secrets = loadOrCreateSecrets(config);
   const stores = await openStores(config);
   const { events, content } = stores;
+  const audit = await openAuditStore(config, auditKey(config, secrets));
   const clientConnection = await Connection.connect({ address });
   const client = new Client({ connection: clientConnection, namespace: config.temporal.namespace });
   const commands = new CommandRuntime((who, exit) => {
@@ -86,6 +89,7 @@ export async function createDipperWorker(
       accounts,
     }),
     ...createTaskActivities(taskApiClient(config, secrets)),
+    ...createIsphereActivities({ config, audit, events, content }),
   };
   const worker = await Worker.create({
     connection,
@@ -119,6 +123,7 @@ export async function createDipperWorker(
         });
         await ensured;
       } finally {
+        await audit.close();
         await stores.close();
         await connection.close();
         await clientConnection.close();

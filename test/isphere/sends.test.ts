@@ -4,8 +4,9 @@ import type { AgentClient } from '../support/clients';
 import { isphereAgent, sim } from './support';
 
 /**
- * The send tools as far as they go without a person's approval: a dry run
- * resolves the target and plans the send; nothing ever reaches the bridge.
+ * The send tools before any person approves: a dry run resolves the target
+ * and plans the send; nothing ever reaches the bridge (approvals.test.ts
+ * goes on from there).
  */
 afterAll(closeAll);
 
@@ -28,7 +29,7 @@ describe('isphere_send_message', () => {
       message_ref: null,
       content_sha256: sha('Numbers attached, 你好.'),
     });
-    expect(byId.audit).toMatchObject({ tool: 'isphere_send_message', dry_run: true, source: 'bridge', target_ref: 'c_0003', content_sha256: sha('Numbers attached, 你好.'), approval_id: null });
+    expect(byId.audit).toMatchObject({ tool: 'isphere_send_message', dry_run: true, source: 'bridge', target_ref: 'c_0003', content_sha256: sha('Numbers attached, 你好.'), approval_id: byId.approval.approval_id });
 
     const byName = await agent.ok('isphere_send_message', { target_type: 'group', target_id: 'finance team', content_text: 'Hi all.' });
     expect(byName.target).toEqual({ target_type: 'group', target_id: 'g_0001', display_name: 'Finance Team' });
@@ -59,13 +60,13 @@ describe('isphere_send_message', () => {
     expect((await agent.fail('isphere_send_message', { target_type: 'group', target_id: 'c_0003', content_text: 'x' })).code).toBe('TARGET_NOT_FOUND');
   });
 
-  it('refuses a real send without approval_id before anything else, and with one answers DRY_RUN_ONLY: nothing is sent', async () => {
+  it('refuses a real send without approval_id before anything else, and with one nobody gave: nothing is sent', async () => {
     const missing = await agent.call('isphere_send_message', { target_type: 'contact', target_id: 'c_0003', content_text: 'Go.', dry_run: false });
     expect(missing.error).toMatchObject({ code: 'APPROVAL_REQUIRED', details: { field: 'approval_id', approval_status: 'missing' } });
     expect(missing.data.audit).toMatchObject({ dry_run: false, source: null });
-    const limited = await agent.call('isphere_send_message', { target_type: 'contact', target_id: 'c_0003', content_text: 'Go.', dry_run: false, approval_id: 'apr_x' });
-    expect(limited.error).toMatchObject({ code: 'DRY_RUN_ONLY' });
-    expect(limited.data.audit).toMatchObject({ approval_id: 'apr_x', dry_run: false });
+    const forged = await agent.call('isphere_send_message', { target_type: 'contact', target_id: 'c_0003', content_text: 'Go.', dry_run: false, approval_id: 'apr_x' });
+    expect(forged.error).toMatchObject({ code: 'APPROVAL_REQUIRED', details: { field: 'approval_id', approval_status: 'unknown' } });
+    expect(forged.data.audit).toMatchObject({ approval_id: 'apr_x', dry_run: false });
     expect(await sim.deliveries()).toEqual([]);
   });
 

@@ -421,12 +421,16 @@ describe.each(surfaces().filter((s) => surfaceRules[s]).map((s) => [s, surfaceRu
 });
 
 /** Output keys and codes Dipper adds to the isphere spec, each recorded in docs/decisions.md ("iSphere"). */
-const ADDED_OUTPUT: Record<string, string[]> = { '': ['truncated'], isphere_receive_messages: ['plan'] };
+const ADDED_OUTPUT: Record<string, string[]> = {
+  '': ['truncated'],
+  isphere_receive_messages: ['plan'],
+  isphere_send_message: ['approval'],
+};
 const ADDED_AUDIT = ['fallbacks', 'replayed'];
 const ADDED_ERRORS: Record<string, string[]> = {
   isphere_receive_messages: ['AMBIGUOUS_TARGET'],
-  isphere_send_message: ['SOURCE_UNAVAILABLE'],
-  isphere_send_file: ['SOURCE_UNAVAILABLE'],
+  isphere_send_message: ['SOURCE_UNAVAILABLE', 'IDEMPOTENCY_CONFLICT'],
+  isphere_send_file: ['SOURCE_UNAVAILABLE', 'IDEMPOTENCY_CONFLICT'],
 };
 
 /** Keys of a spec's example answer against a JSON schema, nested objects and the first item of arrays too. */

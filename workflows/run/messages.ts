@@ -99,3 +99,7 @@ export interface SpawnRelease {
 export const reserveSpawnsUpdate = defineUpdate<{ reservation_id: string }, [{ count: number; releases?: SpawnRelease[] }]>('reserveSpawns');
 /** The spawn finished (`spawned` of the reserved count started); its slots in flight are free again. */
 export const releaseSpawnsSignal = defineSignal<[{ reservation_id: string; spawned: number }]>('releaseSpawns');
+
+/** An iSphere approval of the run started (workflows/isphere): it ends with the run. */
+export const approvalOpenedSignal = defineSignal<[{ approval_id: string }]>('approvalOpened');
+export const approvalClosedSignal = defineSignal<[{ approval_id: string }]>('approvalClosed');

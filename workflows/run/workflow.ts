@@ -17,7 +17,8 @@ import type { Activities } from '../../activities';
 import { humanAnsweredSignal, runEndedSignal, systemMessageSignal } from '../agent/messages';
 import { refuse } from '../errors';
 import { EventBuffer, eventRecorder, historyFull, readyToContinue } from '../events';
-import { agentWorkflowId, questionWorkflowId } from '../ids';
+import { agentWorkflowId, approvalWorkflowId, questionWorkflowId } from '../ids';
+import { approvalRunEndedSignal } from '../isphere/messages';
 import { questionRunEndedSignal, questionWithdrawnSignal } from '../question/messages';
 import { askSystemQuestions, systemQid, type Asking, type QueuedAsk } from './ask';
 import { rootReviewAsk } from '../question/system';
@@ -61,6 +62,8 @@ export interface RunData {
   host?: string;
   /** Questions of the run still open (workflows/question), ended with the run. */
   questions?: string[];
+  /** iSphere approvals of the run still open (workflows/isphere), ended with the run. */
+  approvals?: string[];
   /** System questions to start (root reviews, watchdog escalations), and the keys of the last ones asked, so a signal sent twice asks once. */
   to_ask?: QueuedAsk[];
   asked_keys?: string[];
@@ -230,6 +233,13 @@ export async function runWorkflow(input: RunInput): Promise<void> {
   setHandler(m.questionClosedSignal, ({ qid }) => {
     data.questions = (data.questions ?? []).filter((q) => q !== qid);
   });
+  setHandler(m.approvalOpenedSignal, ({ approval_id }) => {
+    const open = (data.approvals ??= []);
+    if (!open.includes(approval_id)) open.push(approval_id);
+  });
+  setHandler(m.approvalClosedSignal, ({ approval_id }) => {
+    data.approvals = (data.approvals ?? []).filter((a) => a !== approval_id);
+  });
   setHandler(m.releaseSpawnsSignal, ({ reservation_id, spawned }) => release(quota(), reservation_id, spawned));
 
   setHandler(m.cancelRunUpdate, (cancel) => {
@@ -270,6 +280,10 @@ export async function runWorkflow(input: RunInput): Promise<void> {
       // Questions still open end with the run (their askers are ending too).
       if ((data.questions ?? []).length > 0 && patched('questions-end-with-run')) {
         await Promise.all(data.questions!.map((qid) => tell(questionWorkflowId(runId, qid), questionRunEndedSignal)));
+      }
+      // So do iSphere approvals (runs from before them never have any, so their histories replay unchanged).
+      if ((data.approvals ?? []).length > 0) {
+        await Promise.all(data.approvals!.map((id) => tell(approvalWorkflowId(runId, id), approvalRunEndedSignal)));
       }
       if (data.cancelled) events.emit('run_cancelled', { by: data.cancelled.by, reason: data.cancelled.reason });
       else events.emit('run_completed', {});

@@ -24,6 +24,7 @@ export const CODES = [
   'TIMEOUT',
   'CONNECTOR_FAILED',
   'INTERNAL_ERROR',
+  'IDEMPOTENCY_CONFLICT',
 ] as const satisfies readonly IsphereCode[];
 
 export const SOURCES = ['bridge', 'local_readonly', 'uia', 'network', 'mock'] as const;

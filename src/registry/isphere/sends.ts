@@ -2,7 +2,9 @@ import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { z } from 'zod';
 import { ConnectorError, type IsphereCode } from '../../../activities/isphere/errors';
+import { keyHash } from '../../isphere/approvals';
 import { resolveTarget, type Target, type TargetType } from '../../isphere/targets';
+import type { Binding, SendOutcome } from '../../../workflows/isphere/messages';
 import type { ToolContext } from '../types';
 import { answer, isphereTool, text, type Call } from './common';
 import { withEnvelope } from './envelope';
@@ -19,6 +21,7 @@ export const SEND_ERRORS = [
   'CONNECTOR_FAILED',
   'INTERNAL_ERROR',
   'SOURCE_UNAVAILABLE',
+  'IDEMPOTENCY_CONFLICT',
 ] as const satisfies readonly IsphereCode[];
 
 const sendSource = z
@@ -40,6 +43,14 @@ const idempotencyKey = z
   .describe('Your key for this send (recommended): repeating the call with it never sends twice.');
 
 const target = z.object({ target_type: z.enum(['contact', 'group', 'conversation']), target_id: z.string(), display_name: z.string().nullable() });
+const approval = z
+  .object({
+    approval_id: z.string(),
+    status: z.enum(['pending', 'approved', 'rejected', 'expired', 'cancelled', 'sending', 'done', 'used']),
+    decide_by: z.string(),
+    use_by: z.string().nullable(),
+  })
+  .describe('Dry run: the approval this send needs. A person decides it; you are told in your inbox, then send with its approval_id.');
 const sendStatus = z.enum(['planned', 'sent', 'rejected']).describe('planned: a dry run; sent: delivered; rejected: iSphere refused it.');
 
 export const sha256Hex = (data: string | Buffer) => createHash('sha256').update(data).digest('hex');
@@ -72,12 +83,16 @@ async function targetOf(call: Call, input: SendInput): Promise<Target> {
   return got.value;
 }
 
-/**
- * Until a person can approve sends on this deployment, a real send stops
- * here (the spec's DRY_RUN_ONLY): nothing is sent and the plan stands.
- */
+/** The deployment allows dry runs only (DIPPER_ISPHERE_SENDS=dry_run_only): nothing is sent and the plan stands. */
 function sendsNotEnabled(): ConnectorError {
   return new ConnectorError('DRY_RUN_ONLY', 'Real sends are not enabled on this deployment; nothing was sent. Dry runs plan a send.', false, { reason: 'sends_not_enabled' });
+}
+
+/** A send that ended without a delivery, as a refusal naming what happened (the audit records it). */
+function notDelivered(o: SendOutcome): ConnectorError {
+  if (o.result === 'blocked') return new ConnectorError('APPROVAL_REQUIRED', `Nothing was sent: ${o.reason ?? 'what would be sent differs from what was approved'}.`, false, { approval_status: 'mismatch', result: o.result });
+  if (o.result === 'failed') return new ConnectorError('CONNECTOR_FAILED', `The send failed and was not delivered (${o.reason ?? 'the bridge did not take it'}); a new dry run asks for a new approval.`, false, { result: o.result });
+  return new ConnectorError('CONNECTOR_FAILED', 'Whether the send was delivered is unknown; it is recorded so, and it will not be sent again under this approval.', false, { result: o.result });
 }
 
 function start(ctx: ToolContext, tool: string, input: SendInput, dry: boolean) {
@@ -108,6 +123,7 @@ export const sendMessage = isphereTool({
     target,
     message_ref: z.string().nullable().describe('The sent message; null until sent.'),
     content_sha256: z.string().describe('sha256 (hex) of content_text as UTF-8: what an approval is bound to.'),
+    approval: approval.optional(),
   }),
   async handler(input, ctx) {
     const s = start(ctx, 'isphere_send_message', input, input.dry_run ?? true);
@@ -117,8 +133,20 @@ export const sendMessage = isphereTool({
       const contentSha = sha256Hex(input.content_text);
       call.trail.note({ content_sha256: contentSha });
       const resolved = await targetOf(call, input);
-      if (!s.dry) throw sendsNotEnabled();
-      return { dry_run: true, send_status: 'planned' as const, target: resolved, message_ref: null, content_sha256: contentSha };
+      const binding: Binding = { tool: 'isphere_send_message', target: resolved, content_sha256: contentSha, file_sha256: null, file_size_bytes: null, key_sha256: keyHash(input.idempotency_key) };
+      const { runId, agentId } = ctx.caller;
+      if (s.dry) {
+        const { role } = await call.service.identity(ctx.caller);
+        const words = await ctx.content.keep(runId, input.content_text);
+        const planned = await call.service.approvals.plan(runId, { agent_id: agentId, role }, binding, words);
+        call.trail.note({ approval_id: planned.approval_id });
+        return { dry_run: true, send_status: 'planned' as const, target: resolved, message_ref: null, content_sha256: contentSha, approval: planned };
+      }
+      if (call.service.sends === 'dry_run_only') throw sendsNotEnabled();
+      const sent = await call.service.approvals.send(runId, input.approval_id!, agentId, binding);
+      call.trail.note({ operator_id: sent.approver, replayed: sent.replayed });
+      if (sent.result !== 'sent' && sent.result !== 'rejected') throw notDelivered(sent);
+      return { dry_run: false, send_status: sent.result, target: resolved, message_ref: sent.message_ref, content_sha256: contentSha };
     });
   },
 });

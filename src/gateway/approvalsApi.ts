@@ -1,0 +1,76 @@
+import type { RequestHandler, Router } from 'express';
+import { z } from 'zod';
+import { approvalWorkflowId } from '../../workflows/ids';
+import { approvalQuery, decideUpdate, type ApprovalView } from '../../workflows/isphere/messages';
+import type { OperatorIdentity } from '../auth/operators';
+import type { ContentKeeper } from './content';
+import { underDeadline } from './deadline';
+import { asHttpError, HttpError, parseBody } from './http';
+import { NotFound, type TeamClient } from './teamClient';
+
+const RUN_ID = /^run_[a-f0-9]{12}$/;
+const APPROVAL_ID = /^apr_[A-Za-z0-9_-]{1,64}$/;
+/** How long the list waits for any one approval's record. */
+const LIST_READ_MS = 2000;
+
+const listQuery = z.strictObject({
+  run: z.string().regex(RUN_ID).optional(),
+  status: z.enum(['pending', 'approved', 'sending', 'all']).default('pending'),
+  page_size: z.coerce.number().int().min(1).max(50).default(50),
+});
+const approveBody = z.strictObject({ via: z.enum(['console', 'api']).optional() });
+const rejectBody = z.strictObject({ reason: z.string().trim().min(1).max(4000), via: z.enum(['console', 'api']).optional() });
+
+/**
+ * iSphere send approvals on the operator API: what waits for a person (with
+ * the exact words or file it would send), each approval's record, and the
+ * person's decision (approver role; the operator's name is recorded).
+ */
+export function approvalRoutes(router: Router, team: TeamClient, content: ContentKeeper, needs: (role: 'viewer' | 'approver' | 'admin') => RequestHandler): void {
+  const handleOf = (runId: string, id: string) => {
+    if (!RUN_ID.test(runId) || !APPROVAL_ID.test(id)) throw new HttpError(404, 'unknown_approval', 'No such approval.');
+    return team.client.workflow.getHandle(approvalWorkflowId(runId, id));
+  };
+  const missing = (err: unknown): never => {
+    if (err instanceof NotFound) throw new HttpError(404, 'unknown_approval', 'No such approval.');
+    throw err;
+  };
+
+  router.get('/isphere/approvals', needs('viewer'), async (req, res) => {
+    const q = parseBody(listQuery, req.query);
+    const status = q.status === 'all' ? '' : ` AND DipperStatus = '${q.status}'`;
+    const filter = `WorkflowType = 'isphereApprovalWorkflow' AND ExecutionStatus = 'Running'${status}${q.run ? ` AND DipperRunId = '${q.run}'` : ''}`;
+    const ids: string[] = [];
+    await team.bounded('list approvals', async () => {
+      for await (const wf of team.client.workflow.list({ query: filter, pageSize: q.page_size })) {
+        ids.push(wf.workflowId);
+        if (ids.length >= q.page_size) break;
+      }
+    });
+    // As the question list does: one record no worker serves is left out rather than holding the whole answer.
+    const views = await Promise.all(ids.map((id) => underDeadline(Date.now() + LIST_READ_MS, () => team.query(team.client.workflow.getHandle(id), approvalQuery)).catch(() => null)));
+    const shown = views.filter((v): v is ApprovalView => v !== null && (q.status === 'all' || v.status === q.status));
+    res.json({ approvals: await content.resolve(shown.sort((a, b) => a.requested_at - b.requested_at)) });
+  });
+
+  router.get('/runs/:runId/isphere/approvals/:id', needs('viewer'), async (req, res) => {
+    res.json(await content.resolve(await team.query(handleOf(String(req.params.runId), String(req.params.id)), approvalQuery).catch(missing)));
+  });
+
+  const decide = (decision: 'approve' | 'reject'): RequestHandler => async (req, res) => {
+    const handle = handleOf(String(req.params.runId), String(req.params.id));
+    const body: { via?: 'console' | 'api'; reason?: string } = decision === 'approve' ? parseBody(approveBody, req.body ?? {}) : parseBody(rejectBody, req.body ?? {});
+    const who = res.locals.operator as OperatorIdentity;
+    try {
+      res.json(await team.update(handle, decideUpdate, [{ approver: who.name, via: body.via ?? 'api', decision, ...(body.reason ? { reason: body.reason } : {}) }]));
+    } catch (err) {
+      if (!(err instanceof NotFound)) throw asHttpError(err, 409);
+      // Closed (expired, decided and done, or ended with its run): nothing is left to decide, and the record says how it ended.
+      const ended = (await team.bounded('approval result', () => handle.result()).catch(() => undefined)) as ApprovalView | undefined;
+      if (!ended) missing(err);
+      throw new HttpError(409, 'already_decided', `Approval ${ended!.approval_id} is over (${ended!.status}); it can no longer be decided.`, { status: ended!.status });
+    }
+  };
+  router.post('/runs/:runId/isphere/approvals/:id/approve', needs('approver'), decide('approve'));
+  router.post('/runs/:runId/isphere/approvals/:id/reject', needs('approver'), decide('reject'));
+}
