@@ -215,6 +215,14 @@ export interface IsphereConfig {
   receiptSeconds: number;
   /** How long a send whose outcome is unknown is reconciled before it is recorded `unknown` (DIPPER_ISPHERE_RECONCILE_MAX_SECONDS). */
   reconcileSeconds: number;
+  /**
+   * Approval systems that may decide through the webhook, by name, each with
+   * its HMAC secret (DIPPER_ISPHERE_WEBHOOK_SECRETS: `name:secret,...`; a
+   * name listed twice has two secrets, for rotation).
+   */
+  webhookSecrets: { name: string; secret: string }[];
+  /** Where new approval requests are announced (DIPPER_ISPHERE_APPROVAL_NOTIFY_URL), signed with DIPPER_ISPHERE_APPROVAL_NOTIFY_SECRET. */
+  notify?: { url: string; secret: string };
 }
 
 function isphereOf(env: Env): IsphereConfig {
@@ -237,7 +245,31 @@ function isphereOf(env: Env): IsphereConfig {
     useSeconds: Math.max(1, int(env, 'DIPPER_ISPHERE_APPROVAL_USE_SECONDS', 3600)),
     receiptSeconds: Math.max(0, int(env, 'DIPPER_ISPHERE_RECEIPT_SECONDS', 600)),
     reconcileSeconds: Math.max(5, int(env, 'DIPPER_ISPHERE_RECONCILE_MAX_SECONDS', 900)),
+    webhookSecrets: webhookSecretsOf(env.DIPPER_ISPHERE_WEBHOOK_SECRETS),
+    notify: notifyOf(env),
   };
+}
+
+function webhookSecretsOf(raw: string | undefined): IsphereConfig['webhookSecrets'] {
+  if (!raw?.trim()) return [];
+  return raw.split(',').map((pair) => {
+    const at = pair.indexOf(':');
+    const name = pair.slice(0, at).trim();
+    const secret = pair.slice(at + 1).trim();
+    if (at < 1 || !/^[A-Za-z0-9._-]{1,64}$/.test(name) || secret.length < 16) {
+      throw new Error('DIPPER_ISPHERE_WEBHOOK_SECRETS must be name:secret pairs, comma-separated, each secret at least 16 characters');
+    }
+    return { name, secret };
+  });
+}
+
+function notifyOf(env: Env): IsphereConfig['notify'] {
+  const url = env.DIPPER_ISPHERE_APPROVAL_NOTIFY_URL?.trim();
+  if (!url) return undefined;
+  if (!/^https?:\/\//.test(url)) throw new Error(`DIPPER_ISPHERE_APPROVAL_NOTIFY_URL must be an http(s) URL, got "${url}"`);
+  const secret = env.DIPPER_ISPHERE_APPROVAL_NOTIFY_SECRET ?? '';
+  if (secret.length < 16) throw new Error('DIPPER_ISPHERE_APPROVAL_NOTIFY_SECRET (at least 16 characters) is required with DIPPER_ISPHERE_APPROVAL_NOTIFY_URL');
+  return { url, secret };
 }
 
 function sendsOf(raw: string | undefined): IsphereConfig['sends'] {
@@ -342,7 +374,7 @@ function parseRuntimes(env: Env): DipperConfig['runtimes'] {
  * Dipper's own secrets and its Temporal connection: never handed to an
  * agent, whatever a runtime's `env` or `pass_env` says.
  */
-export const NEVER_PASSED = /^(DIPPER_TOKEN_SECRET|DIPPER_OPERATOR_TOKEN|DIPPER_OPERATORS|DIPPER_TASK_ADMIN_KEY|DIPPER_AUDIT_KEY|DIPPER_ISPHERE_BRIDGE_TOKEN|DIPPER_ISPHERE_SIM_CONTROL_TOKEN|TEMPORAL_)/;
+export const NEVER_PASSED = /^(DIPPER_TOKEN_SECRET|DIPPER_OPERATOR_TOKEN|DIPPER_OPERATORS|DIPPER_TASK_ADMIN_KEY|DIPPER_AUDIT_KEY|DIPPER_ISPHERE_BRIDGE_TOKEN|DIPPER_ISPHERE_SIM_CONTROL_TOKEN|DIPPER_ISPHERE_WEBHOOK_SECRETS|DIPPER_ISPHERE_APPROVAL_NOTIFY_SECRET|TEMPORAL_)/;
 
 /** A runtime that would hand an agent Dipper's own secrets, or a malformed one, stops the process at start. */
 function checkRuntime(where: string, choice: RuntimeChoice): void {

@@ -3,7 +3,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ApplicationFailure } from '@temporalio/common';
 import type { DipperConfig } from '../../src/config';
 import type { Text } from '../../workflows/content';
-import type { ApprovalTarget, SendOutcome } from '../../workflows/isphere/messages';
+import type { ApprovalTarget, Binding, SendOutcome } from '../../workflows/isphere/messages';
+import { sign } from '../../src/isphere/signature';
 import { ANCHOR_EVENT, AuditKeyConflict, type AuditEntry, type AuditStore } from '../audit';
 import { resolveTexts, type ContentStore } from '../contentStore';
 import type { EventStore } from '../eventStore';
@@ -15,6 +16,15 @@ export interface IsphereActivityDeps {
   audit: AuditStore;
   events: EventStore;
   content: ContentStore;
+}
+
+export interface NotifyInput {
+  runId: string;
+  approvalId: string;
+  requester: { agent_id: string; role: string };
+  binding: Binding;
+  words: Text | null;
+  decideBy: number;
 }
 
 export interface SendInput {
@@ -67,6 +77,38 @@ export function createIsphereActivities(deps: IsphereActivityDeps) {
         { event_id: `anchor-${entry.record_id}`, run_id: entry.run_id, agent_id: entry.requester, type: ANCHOR_EVENT, ts: Date.now(), data: { seq: row.seq, hash: row.hash, record_id: entry.record_id } },
       ]);
       return { seq: row.seq, hash: row.hash };
+    },
+
+    /**
+     * Announces a new approval request to the configured approval system
+     * (signed like the webhook it answers through). A failure is retried by
+     * the caller until the approval's decision time; it never blocks it.
+     */
+    async isphereNotify(input: NotifyInput): Promise<'sent' | 'not_configured'> {
+      if (!config.isphere.notify) return 'not_configured';
+      const words = input.words === null ? null : await resolveTexts(deps.content, input.words);
+      const body = JSON.stringify({
+        approval_id: input.approvalId,
+        run_id: input.runId,
+        tool: input.binding.tool,
+        requester: input.requester,
+        target: input.binding.target,
+        content_sha256: input.binding.content_sha256,
+        file: input.binding.file_sha256 ? { sha256: input.binding.file_sha256, size_bytes: input.binding.file_size_bytes } : null,
+        preview: typeof words === 'string' ? Array.from(words).slice(0, 200).join('') : null,
+        decide_by: new Date(input.decideBy).toISOString(),
+        console_url: `${config.publicUrl}/console#/approvals`,
+        decision_url: `${config.publicUrl}/hooks/isphere/approvals/${input.runId}/${input.approvalId}/decision`,
+      });
+      const res = await fetch(config.isphere.notify.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-dipper-signature': sign(config.isphere.notify.secret, body), 'x-dipper-delivery': input.approvalId },
+        body,
+        signal: AbortSignal.timeout(10_000),
+      });
+      // The receiver's words are not passed on: only that it did not take it.
+      if (!res.ok) throw ApplicationFailure.create({ type: 'NotifyRefused', message: `the approval endpoint answered ${res.status}` });
+      return 'sent';
     },
 
     /** What the bridge accepted under this id, for reconciling after every other attempt has ended. */

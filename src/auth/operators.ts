@@ -48,6 +48,12 @@ export class Operators {
   get size(): number {
     return this.byDigest.size;
   }
+
+  /** The operator with this name (an approval webhook names the person who decided). */
+  named(name: string): OperatorIdentity | undefined {
+    for (const o of this.byDigest.values()) if (o.name === name) return o;
+    return undefined;
+  }
 }
 
 /**

@@ -1,4 +1,5 @@
 import { api, describe, token, whenRefused } from './api.js';
+import { approvalsView } from './approvals.js';
 import { inboxView } from './inbox.js';
 import { runView } from './runPage.js';
 import { runsView } from './runs.js';
@@ -36,7 +37,7 @@ function signOut(message, isError = false) {
   showLogin(message, isError);
 }
 
-/** #/runs, #/runs/<run id> and #/inbox; anything else is the run list. */
+/** #/runs, #/runs/<run id>, #/inbox and #/approvals; anything else is the run list. */
 function route() {
   if (!operator) return;
   stop();
@@ -44,11 +45,15 @@ function route() {
   const count = (n) => {
     $('inbox-count').textContent = n > 0 ? String(n) : '';
   };
+  const approvals = (n) => {
+    $('approvals-count').textContent = n > 0 ? String(n) : '';
+  };
   if (page === 'inbox') stop = inboxView(view, { operator, count });
+  else if (page === 'approvals') stop = approvalsView(view, { operator, count: approvals });
   else if (page === 'runs' && id) stop = runView(view, decodeURIComponent(id));
   else stop = runsView(view);
   for (const link of document.querySelectorAll('#nav a')) {
-    if (link.dataset.route === (page === 'inbox' ? 'inbox' : 'runs')) link.setAttribute('aria-current', 'page');
+    if (link.dataset.route === (page === 'inbox' || page === 'approvals' ? page : 'runs')) link.setAttribute('aria-current', 'page');
     else link.removeAttribute('aria-current');
   }
 }

@@ -29,3 +29,6 @@ export function temporalLink(workflowId) {
     text: 'Temporal ↗',
   });
 }
+
+/** The approval of an iSphere send (workflows/ids.ts approvalWorkflowId). */
+export const approvalWorkflowId = (runId, approvalId) => `run/${runId}/approval/${approvalId}`;

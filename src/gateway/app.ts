@@ -24,6 +24,7 @@ import { createMcpServer, mcpSurface, type McpSurface } from './mcp';
 import type { TaskBoard } from './taskBoard';
 import { refuseOverRate, refuseUnconfirmed } from './mcpRefusals';
 import { operatorRouter } from './operatorApi';
+import { approvalWebhook } from './approvalWebhook';
 import { RateLimiter } from './rateLimit';
 import type { RevocationView } from './revocations';
 import { runtimeRouter } from './runtimeApi';
@@ -113,6 +114,8 @@ export function createApp(deps: GatewayDeps): express.Express {
   app.get('/healthz', (_req, res) => {
     res.json({ ok: true });
   });
+  // Outside the operator API's token: an approval system signs its requests instead.
+  app.use(approvalWebhook(config.isphere, deps.operators, deps.team, log));
 
   const { wakeups } = deps;
   const delivery = new DeliveryBatcher(deps.team, wakeups);

@@ -91,6 +91,7 @@ export class Approvals {
       useMs: this.config.useSeconds * 1000,
       receiptMs: this.config.receiptSeconds * 1000,
       reconcileMs: this.config.reconcileSeconds * 1000,
+      notify: this.config.notify !== undefined,
     };
     await this.client.workflow.start('isphereApprovalWorkflow', {
       workflowId: handle.workflowId,

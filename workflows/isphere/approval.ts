@@ -164,7 +164,10 @@ export async function isphereApprovalWorkflow(input: m.ApprovalInput): Promise<m
   upsertSearchAttributes([{ key: statusKey, value: 'pending' }]);
   setCurrentDetails(`${input.binding.tool} to ${target}: waiting for a person's decision.`);
   if (!(await tell(runWorkflowId(runId), approvalOpenedSignal, { approval_id: approvalId }))) setStatus('cancelled');
-  else events.emit('isphere.approval_requested', { approval_id: approvalId, tool: input.binding.tool, target: input.binding.target, decide_by: decideBy });
+  else {
+    events.emit('isphere.approval_requested', { approval_id: approvalId, tool: input.binding.tool, target: input.binding.target, decide_by: decideBy });
+    if (input.notify) void announce();
+  }
 
   if (!(await condition(() => status !== 'pending', input.decisionMs)) && status === 'pending') {
     setStatus('expired');
@@ -197,6 +200,21 @@ export async function isphereApprovalWorkflow(input: m.ApprovalInput): Promise<m
   await tell(runWorkflowId(runId), approvalClosedSignal, { approval_id: approvalId });
   await events.drain(record);
   return view();
+
+  /** Tells the approval system, retrying until the decision is due; a failure is an event, never a block. */
+  async function announce(): Promise<void> {
+    const notifier = proxyActivities<IsphereActivities>({
+      startToCloseTimeout: '15s',
+      scheduleToCloseTimeout: Math.max(1000, input.decisionMs),
+      retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '60s' },
+    });
+    try {
+      const sent = await notifier.isphereNotify({ runId, approvalId, requester: input.requester, binding: input.binding, words: input.words, decideBy });
+      if (sent === 'sent') events.emit('isphere.approval_announced', { approval_id: approvalId });
+    } catch {
+      events.emit('isphere.approval_announce_failed', { approval_id: approvalId });
+    }
+  }
 
   /** The one send: checks, the intent, the send with its lookups, the outcome; ends with status done, or says why it could not begin. */
   async function send(): Promise<{ code: string; message: string; extra: Record<string, unknown> } | null> {

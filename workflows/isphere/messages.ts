@@ -41,6 +41,8 @@ export interface ApprovalInput {
   receiptMs: number;
   /** Past this, a send whose outcome stays unknown is recorded `unknown`. */
   reconcileMs: number;
+  /** Announce the request to the configured approval system (DIPPER_ISPHERE_APPROVAL_NOTIFY_URL). */
+  notify?: boolean;
 }
 
 export type ApprovalStatus = 'pending' | 'approved' | 'rejected' | 'expired' | 'cancelled' | 'sending' | 'done';

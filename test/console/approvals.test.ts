@@ -1,0 +1,81 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { projectRoot } from '../support/processes';
+import { closeAll, connect, operator, waitForInbox } from '../support/team';
+import { sim } from '../isphere/support';
+import { ana, launchChromium, startConsoleGateway } from './browser';
+
+/**
+ * An iSphere send approved by a person in the console, in real headless
+ * Chromium: the card shows the exact words (as text, never markup) and the
+ * hash the approval binds; Approve reaches the agent, whose send then goes
+ * out once.
+ */
+const SHOTS = path.join(projectRoot, 'test-artifacts', 'console');
+const PWN = '<img src=x onerror="window.__pwned=1">';
+
+let gateway: { url: string; stop: () => Promise<void> };
+let browser: Browser;
+let page: Page;
+const pageErrors: string[] = [];
+
+beforeAll(async () => {
+  fs.mkdirSync(SHOTS, { recursive: true });
+  await sim.control('POST', '/reset', {});
+  [gateway, browser] = await Promise.all([startConsoleGateway(), launchChromium()]);
+  page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  page.setDefaultTimeout(15_000);
+  page.on('pageerror', (e) => pageErrors.push(e.message));
+});
+
+afterAll(async () => {
+  await closeAll();
+  await browser?.close();
+  await gateway?.stop();
+});
+
+async function shot(name: string): Promise<void> {
+  await page.screenshot({ path: path.join(SHOTS, `${name}.png`), animations: 'disabled', timeout: 10_000 }).catch(() => undefined);
+}
+
+it('shows the send with its words and hash, and Approve lets the agent send it once', async () => {
+  const res = await operator.request('POST', '/runs', { task: 'Announce the release.' });
+  const run = res.json as { run_id: string; root: { agent_id: string; agent_token: string } };
+  const isphere = await connect(run.root.agent_token, 'isphere');
+  const beidou = await connect(run.root.agent_token);
+  const words = `Release 4.2 is out. ${PWN}`;
+  const plan = await isphere.ok('isphere_send_message', { target_type: 'group', target_id: 'g_0002', content_text: words });
+  const id = plan.approval.approval_id;
+
+  await page.goto(`${gateway.url}/console#/approvals`);
+  await page.fill('#token', ana.token);
+  await page.click('#login-form button[type=submit]');
+  const card = page.locator(`article.approval[data-approval-id="${id}"]`);
+  await card.waitFor();
+  await shot('20-approval-waiting');
+  expect(await card.locator('h3').textContent()).toBe('Send an iSphere message to Finance Team (Shanghai)');
+  // The words are shown as they are, as text: the markup in them does not run.
+  expect(await card.locator('blockquote.words').textContent()).toBe(words);
+  expect(await page.evaluate(() => (globalThis as any).__pwned)).toBeUndefined();
+  expect(await card.locator('dd.hash').first().textContent()).toBe(plan.content_sha256);
+  expect(Number(await page.locator('#approvals-count').textContent())).toBeGreaterThanOrEqual(1);
+
+  // A rejection needs a reason before its button works.
+  await card.locator('button', { hasText: 'Reject…' }).click();
+  expect(await card.locator('button', { hasText: 'Reject send' }).isDisabled()).toBe(true);
+
+  await card.locator('button', { hasText: 'Approve send' }).click();
+  await page.locator(`.outcome[data-approval-id="${id}"]`, { hasText: 'Approved' }).waitFor();
+  await shot('21-approval-approved');
+  expect(await card.count()).toBe(0);
+
+  const told = await waitForInbox(beidou, (m) => m.content.includes(id));
+  expect(told.content).toContain('approved by Ana');
+  const sent = await isphere.ok('isphere_send_message', { target_type: 'group', target_id: 'g_0002', content_text: words, dry_run: false, approval_id: id });
+  expect(sent).toMatchObject({ send_status: 'sent', audit: { operator_id: 'Ana' } });
+  expect((await sim.deliveries()).filter((d: any) => d.client_message_id === `dip-${id}`)).toHaveLength(1);
+  const view = await operator.request('GET', `/runs/${run.run_id}/isphere/approvals/${id}`);
+  expect(view.json.decision).toMatchObject({ approver: 'Ana', via: 'console', decision: 'approve' });
+  expect(pageErrors).toEqual([]);
+});
