@@ -8,6 +8,7 @@ import { sign } from '../../src/isphere/signature';
 import { ANCHOR_EVENT, AuditKeyConflict, type AuditEntry, type AuditStore } from '../audit';
 import { resolveTexts, type ContentStore } from '../contentStore';
 import type { EventStore } from '../eventStore';
+import { withFaults } from '../faults';
 import { BridgeClient } from './bridgeClient';
 import { ConnectorError, SendOutcomeUnknown } from './errors';
 
@@ -53,7 +54,7 @@ export function createIsphereActivities(deps: IsphereActivityDeps) {
     return new BridgeClient({ baseUrl: config.isphere.bridgeUrl, token: config.isphere.bridgeToken ?? '', timeoutMs: config.isphere.bridgeTimeoutMs });
   };
 
-  return {
+  return withFaults(config.faults, {
     /** Whether a send can start now: a bridge with a person logged in. */
     async isphereBridgeReady(): Promise<'ready' | 'not_logged_in' | 'unavailable'> {
       if (!config.isphere.bridgeUrl) return 'unavailable';
@@ -151,7 +152,7 @@ export function createIsphereActivities(deps: IsphereActivityDeps) {
         throw err;
       }
     },
-  };
+  });
 }
 
 /** A lookup that cannot reach the bridge fails the attempt: nothing may be sent without knowing. */

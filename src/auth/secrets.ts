@@ -57,6 +57,10 @@ export function taskAdminKey(config: DipperConfig, secrets: Secrets): string {
  * write the audit database without it cannot forge a chain that verifies.
  */
 export function auditKey(config: DipperConfig, secrets: Secrets): string {
-  if (config.isphere.auditKey) return config.isphere.auditKey;
-  return crypto.createHmac('sha256', secrets.tokenSecret).update('dipper isphere audit chain').digest('hex');
+  return config.isphere.auditKey ?? derivedAuditKey(secrets.tokenSecret);
+}
+
+/** The audit key a deployment without DIPPER_AUDIT_KEY uses. */
+export function derivedAuditKey(tokenSecret: string): string {
+  return crypto.createHmac('sha256', tokenSecret).update('dipper isphere audit chain').digest('hex');
 }

@@ -91,6 +91,8 @@ export class Approvals {
       useMs: this.config.useSeconds * 1000,
       receiptMs: this.config.receiptSeconds * 1000,
       reconcileMs: this.config.reconcileSeconds * 1000,
+      // Two bridge requests, the wait after a lost answer (at most 5 s), and room.
+      attemptMs: 2 * this.config.bridgeTimeoutMs + Math.min(this.config.bridgeTimeoutMs, 5000) + 5000,
       notify: this.config.notify !== undefined,
     };
     await this.client.workflow.start('isphereApprovalWorkflow', {

@@ -7,8 +7,14 @@ import { diagnose, repair } from '../ops/doctor';
 import { replayAll, type ReplayReport, HISTORY_CHANNEL_ARGS } from '../ops/replayAll';
 import { installQuietRuntime } from '../ops/quietRuntime';
 import { Rng } from './rng';
-import { startSoakStack } from './stack';
-import { newTally, SoakTeam } from './team';
+import { ANCHOR_EVENT, verifyChain } from '../../activities/audit';
+import { SqliteAuditStore } from '../../activities/audit/sqliteStore';
+import { SqliteEventStore } from '../../activities/eventStore';
+import { derivedAuditKey } from '../auth/secrets';
+import { sign } from '../isphere/signature';
+import { paths } from '../paths';
+import { startSoakStack, type SoakStack } from './stack';
+import { newTally, SoakTeam, type Tally } from './team';
 
 export interface SoakOptions {
   seed: number;
@@ -61,6 +67,14 @@ export interface SoakReport {
    * than one task, answered keys with none.
    */
   tasks: { keyed: number; answered: number; onBoard: number; duplicates: number; missing: number };
+  /**
+   * Keyed iSphere sends through the kills, each approved by the soak's
+   * person (through the operator API and the webhook in turn) and repeated
+   * until it answered `sent`: sends, answered, delivered by the bridge, more
+   * than once, answered but never delivered; approvals with an intent and
+   * an outcome record; whether the audit chain verifies.
+   */
+  sends: { keyed: number; answered: number; delivered: number; duplicates: number; missing: number; auditPairs: number; chainOk: boolean; viaWebhook: number };
   replay: ReplayReport;
   /** Nondeterministic histories the first replay found, before any repair. */
   brokenBeforeRepair: number;
@@ -104,6 +118,8 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     team.start(o.pauseMs);
     // A person at the console: the root's reviews come to them as questions, and they approve each.
     let rootReviews = 0;
+    let approvedCount = 0;
+    let viaWebhook = 0;
     const approving = (async () => {
       while (!stopApproving) {
         const waiting = await operator.request('GET', `/questions?run=${run.run_id}`).catch(() => undefined);
@@ -111,6 +127,13 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
           if (q.system?.kind !== 'root_review') continue;
           const res = await operator.request('POST', `/runs/${run.run_id}/questions/${q.qid}/answer`, { answers: [{ selected_labels: ['Approve'], text: null }] }).catch(() => undefined);
           if (res?.status === 200) rootReviews++;
+        }
+        // The members' iSphere sends: approved in the console's API and by the approval system's webhook, in turn.
+        const pending = await operator.request('GET', `/isphere/approvals?run=${run.run_id}&status=pending`).catch(() => undefined);
+        for (const a of (pending?.json?.approvals ?? []) as { approval_id: string }[]) {
+          const byHook = approvedCount++ % 2 === 1;
+          const ok = byHook ? await approveByWebhook(stack, run.run_id, a.approval_id) : (await operator.request('POST', `/runs/${run.run_id}/isphere/approvals/${a.approval_id}/approve`, {}).catch(() => undefined))?.status === 200;
+          if (ok && byHook) viaWebhook++;
         }
         await sleep(500);
       }
@@ -184,6 +207,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       duplicates: [...onBoard.values()].filter((n) => n > 1).length,
       missing: keyed.filter(([key, n]) => n > 0 && !onBoard.has(key)).length,
     };
+    const sends = { ...(await sendsReport(stack, tally)), viaWebhook };
     const lost = [...tally.acknowledged].filter((c) => !tally.delivered.has(c)).length;
     const duplicated = [...tally.delivered.values()].filter((n) => n > 1).length;
 
@@ -198,7 +222,12 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       questions.workflows === questions.asked &&
       tasks.answered === tasks.keyed &&
       tasks.duplicates === 0 &&
-      tasks.missing === 0;
+      tasks.missing === 0 &&
+      sends.answered === sends.keyed &&
+      sends.duplicates === 0 &&
+      sends.missing === 0 &&
+      sends.auditPairs === sends.answered &&
+      sends.chainOk;
     return {
       seed: o.seed,
       kills: o.kills,
@@ -213,6 +242,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       questions,
       reviews: tally.reviews,
       tasks,
+      sends,
       replay,
       brokenBeforeRepair,
       repaired,
@@ -241,6 +271,48 @@ async function keepHistories(client: Client, replay: ReplayReport, dir: string):
   }
 }
 
+/** An approval system's decision through the signed webhook, as the soak's person's second channel. */
+async function approveByWebhook(stack: SoakStack, runId: string, approvalId: string): Promise<boolean> {
+  const body = JSON.stringify({ decision: 'approve', approver: 'operator', delivery_id: `soak-${approvalId}` });
+  const res = await fetch(`${stack.gatewayUrl}/hooks/isphere/approvals/${runId}/${approvalId}/decision`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-dipper-signature': sign(stack.webhookSecret, body) },
+    body,
+  }).catch(() => undefined);
+  return res?.status === 200;
+}
+
+/** The soak's sends against what the bridge delivered and what the audit chain holds. */
+async function sendsReport(stack: SoakStack, tally: Tally): Promise<Omit<SoakReport['sends'], 'viaWebhook'>> {
+  const records = [...tally.sends.values()];
+  const res = await fetch(`${stack.sim.url}/_sim/deliveries`, { headers: { authorization: `Bearer ${stack.sim.controlToken}` } });
+  const deliveries = ((await res.json()) as { deliveries: { client_message_id: string }[] }).deliveries;
+  const count = (approvalId: string | null) => deliveries.filter((d) => d.client_message_id === `dip-${approvalId}`).length;
+  const key = derivedAuditKey(stack.tokenSecret);
+  const audit = new SqliteAuditStore(paths.audit(stack.dataDir), key);
+  const events = new SqliteEventStore(paths.events(stack.dataDir));
+  try {
+    let auditPairs = 0;
+    for (const r of records.filter((x) => x.sent)) {
+      const kinds = (await audit.ofApproval(r.approvalId!)).map((e) => `${e.kind}:${e.result}`);
+      if (kinds.join(',') === 'intent:null,outcome:sent') auditPairs++;
+    }
+    const anchors = (await events.ofType(ANCHOR_EVENT, 0, 1_000_000)).map((e) => ({ seq: Number(e.data.seq), hash: String(e.data.hash) }));
+    return {
+      keyed: records.length,
+      answered: records.filter((r) => r.sent).length,
+      delivered: records.filter((r) => count(r.approvalId) > 0).length,
+      duplicates: records.filter((r) => count(r.approvalId) > 1).length,
+      missing: records.filter((r) => r.sent && count(r.approvalId) === 0).length,
+      auditPairs,
+      chainOk: verifyChain(await audit.rows(), key, anchors).length === 0,
+    };
+  } finally {
+    await audit.close();
+    await events.close();
+  }
+}
+
 /** The report as a few lines for a person. */
 export function describeSoak(r: SoakReport): string {
   const rec = [...r.recoverySeconds].sort((a, b) => a - b);
@@ -254,6 +326,7 @@ export function describeSoak(r: SoakReport): string {
     `  agents not answering a read: ${r.unanswered.length}`,
     `  ask_user: ${r.questions.asked} asked, ${r.questions.answered} answered once and rightly, ${r.questions.wrong} wrong, ${r.questions.unanswered} unanswered, ${r.questions.workflows} question workflows; ${r.questions.rootReviews} root reviews approved; ${r.reviews} member reviews`,
     `  task_create with a key: ${r.tasks.keyed} keys, ${r.tasks.answered} answered, ${r.tasks.onBoard} on the board, ${r.tasks.duplicates} duplicated, ${r.tasks.missing} missing`,
+    `  iSphere sends: ${r.sends.keyed} keyed, ${r.sends.answered} answered sent (${r.sends.viaWebhook} approved by webhook), ${r.sends.delivered} delivered, ${r.sends.duplicates} delivered twice, ${r.sends.missing} missing; ${r.sends.auditPairs} with intent and outcome records; audit chain ${r.sends.chainOk ? 'verifies' : 'BROKEN'}`,
     ...r.replay.nondeterministic.map((p) => `  nondeterministic: ${p.workflowId}: ${p.message}`),
     ...r.replay.mended.map((p) => `  mended: ${p.workflowId}: ${p.message}`),
     ...r.replay.stuck.map((p) => `  stuck: ${p.workflowId}: ${p.message}`),

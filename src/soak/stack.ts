@@ -11,6 +11,12 @@ export interface SoakStack {
   operatorToken: string;
   temporalAddress: string;
   bundlePath: string;
+  dataDir: string;
+  tokenSecret: string;
+  /** The iSphere bridge simulator the soak's sends go to (dedupe off: a blind resend shows), and its control token. */
+  sim: { url: string; controlToken: string };
+  /** The secret the soak's approval webhook calls are signed with (system `soak`). */
+  webhookSecret: string;
   /** SIGKILLs the worker: a crash, with no chance to finish anything. */
   killWorker(): Promise<void>;
   startWorker(): void;
@@ -48,6 +54,10 @@ export async function startSoakStack(opts: SoakStackOptions): Promise<SoakStack>
   const bundlePath = path.join(opts.dataRoot, 'workflow-bundle.js');
   await writeWorkflowBundle(bundlePath);
   const operatorToken = `dpo_soak_${crypto.randomBytes(12).toString('hex')}`;
+  const tokenSecret = crypto.randomBytes(32).toString('hex');
+  const simPort = await freePort(gatewayPort + 3);
+  const sim = { url: `http://127.0.0.1:${simPort}`, controlToken: `dsc_soak_${crypto.randomBytes(12).toString('hex')}` };
+  const webhookSecret = crypto.randomBytes(24).toString('hex');
   const env: Record<string, string> = {
     TEMPORAL_ADDRESS: server.address,
     TEMPORAL_NAMESPACE: 'dipper',
@@ -55,7 +65,7 @@ export async function startSoakStack(opts: SoakStackOptions): Promise<SoakStack>
     DIPPER_SKILLS_DIR: path.join(projectRoot, 'test', 'fixtures', 'skills'),
     DIPPER_PORT: String(gatewayPort),
     DIPPER_OPERATOR_TOKEN: operatorToken,
-    DIPPER_TOKEN_SECRET: crypto.randomBytes(32).toString('hex'),
+    DIPPER_TOKEN_SECRET: tokenSecret,
     DIPPER_WORKFLOW_BUNDLE: bundlePath,
     DIPPER_LOG_LEVEL: 'warn',
     DIPPER_STACK_FILE: path.join(opts.dataRoot, 'stack.json'),
@@ -63,21 +73,38 @@ export async function startSoakStack(opts: SoakStackOptions): Promise<SoakStack>
     // The soak's own Task service, whatever the caller's environment says: its keyed creates are counted on it.
     DIPPER_TASK_SERVICE_PORT: String(await freePort(gatewayPort + 2)),
     DIPPER_TASK_ADMIN_KEY: `dtk_soak_${crypto.randomBytes(12).toString('hex')}`,
+    DIPPER_ISPHERE_BRIDGE_URL: sim.url,
+    DIPPER_ISPHERE_BRIDGE_TOKEN: `dbt_soak_${crypto.randomBytes(12).toString('hex')}`,
+    DIPPER_ISPHERE_BRIDGE_TIMEOUT_MS: '2000',
+    DIPPER_ISPHERE_POLICY_FILE: path.join(projectRoot, 'test', 'fixtures', 'isphere', 'policy.json'),
+    DIPPER_ISPHERE_WEBHOOK_SECRETS: `soak:${webhookSecret}`,
   };
   delete env.DIPPER_TASK_API_URL;
   const log = (what: string) => path.join(opts.dataRoot, `${what}.log`);
   const tasks = startProcess('taskservice', { ...env, DIPPER_TASK_SERVICE_DB: path.join(dataDir, 'tasks.db') }, log('taskservice'));
+  const bridge = startProcess(
+    'isphere/bridgeSim',
+    { DIPPER_ISPHERE_BRIDGE_TOKEN: env.DIPPER_ISPHERE_BRIDGE_TOKEN, DIPPER_ISPHERE_SIM_CONTROL_TOKEN: sim.controlToken, DIPPER_ISPHERE_SIM_PORT: String(simPort) },
+    log('isphere-sim'),
+  );
   let worker = startProcess('worker', env, log('worker'));
   const gateway = startProcess('gateway', { ...env, ...opts.gatewayEnv }, log('gateway'));
   const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
   await waitForHttp(`${gatewayUrl}/healthz`, 60_000);
   await waitForHttp(`http://127.0.0.1:${env.DIPPER_TASK_SERVICE_PORT}/healthz`, 60_000);
+  await waitForHttp(`${sim.url}/healthz`, 60_000);
+  // Every send delivers: a resend Dipper made blindly would show as a second delivery.
+  await fetch(`${sim.url}/_sim/config`, { method: 'POST', headers: { authorization: `Bearer ${sim.controlToken}`, 'content-type': 'application/json' }, body: JSON.stringify({ dedupe: false }) });
   return {
     gatewayUrl,
     namespace: 'dipper',
     operatorToken,
     temporalAddress: server.address,
     bundlePath,
+    dataDir,
+    tokenSecret,
+    sim,
+    webhookSecret,
     killWorker: () => worker.kill('SIGKILL'),
     startWorker() {
       worker = startProcess('worker', env, log('worker'));
@@ -86,6 +113,7 @@ export async function startSoakStack(opts: SoakStackOptions): Promise<SoakStack>
       await gateway.kill();
       await worker.kill();
       await tasks.kill();
+      await bridge.kill();
       await server.stop();
     },
   };

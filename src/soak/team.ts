@@ -19,6 +19,8 @@ export interface Tally {
   reviews: number;
   /** Keyed task_create calls by key: how many times each was answered with success (a re-issued call keeps its key). */
   taskKeys: Map<string, number>;
+  /** Keyed iSphere sends by key: the approval their dry run opened, and whether the real send answered `sent`. */
+  sends: Map<string, { approvalId: string | null; sent: boolean; messageRef: string | null }>;
 }
 
 /** What the root answers a soak question with. */
@@ -31,14 +33,19 @@ export interface Member {
   client: AgentClient;
   /** The same agent on the task board (agentteam). */
   tasks: AgentClient;
+  /** The same agent on iSphere (members only: the root meets the review gate). */
+  isphere?: AgentClient;
   isRoot: boolean;
 }
+
+/** iSphere sends per soak: enough to meet the kills, few enough to keep the bridge's deliveries easy to count. */
+const MAX_SENDS = 12;
 
 /** The title a soak task gets: its key, so the board can be counted by key. */
 export const soakTaskTitle = (key: string) => `Soak task ${key}`;
 
 export function newTally(): Tally {
-  return { acknowledged: new Set(), delivered: new Map(), calls: 0, failedCalls: 0, lastSuccess: 0, questions: new Map(), reviews: 0, taskKeys: new Map() };
+  return { acknowledged: new Set(), delivered: new Map(), calls: 0, failedCalls: 0, lastSuccess: 0, questions: new Map(), reviews: 0, taskKeys: new Map(), sends: new Map() };
 }
 
 /**
@@ -146,14 +153,19 @@ export class SoakTeam {
     const deadline = Date.now() + timeoutMs;
     const undelivered = () => [...this.tally.acknowledged].some((c) => !this.tally.delivered.has(c));
     const creating = () => [...this.tally.taskKeys.values()].some((n) => n === 0);
-    while (Date.now() < deadline && (undelivered() || this.asking.size > 0 || creating())) {
+    const sending = () => [...this.tally.sends.values()].some((s) => !s.sent);
+    while (Date.now() < deadline && (undelivered() || this.asking.size > 0 || creating() || sending())) {
       await new Promise((r) => setTimeout(r, 200));
     }
   }
 
   private async join(agentId: string, token: string, isRoot: boolean): Promise<void> {
-    const [client, tasks] = await Promise.all([AgentClient.connect(this.gatewayUrl, token), AgentClient.connect(this.gatewayUrl, token, 'agentteam')]);
-    const member = { agentId, client, tasks, isRoot };
+    const [client, tasks, isphere] = await Promise.all([
+      AgentClient.connect(this.gatewayUrl, token),
+      AgentClient.connect(this.gatewayUrl, token, 'agentteam'),
+      isRoot ? undefined : AgentClient.connect(this.gatewayUrl, token, 'isphere'),
+    ]);
+    const member = { agentId, client, tasks, isphere, isRoot };
     this.members.push(member);
     if (this.pause > 0) this.startLoops(member, this.pause);
   }
@@ -184,6 +196,8 @@ export class SoakTeam {
     if (!m.isRoot && roll < 0.06) {
       // Members only: the root's calls meet the review gate while members' reviews wait.
       this.createTask(m, `k${this.sent++}`);
+    } else if (!m.isRoot && roll < 0.08 && this.tally.sends.size < MAX_SENDS) {
+      this.sendIsphere(m, `s${this.sent++}`);
     } else if (roll < 0.7) {
       const to = this.rng.pick(this.members).agentId;
       const content = `${TAG}${m.agentId}:${this.sent++}`;
@@ -248,6 +262,38 @@ export class SoakTeam {
             this.tally.taskKeys.set(key, this.tally.taskKeys.get(key)! + 1);
             return;
           }
+          await new Promise((r) => setTimeout(r, 300));
+        }
+      })(),
+    );
+  }
+
+  /**
+   * A keyed iSphere send: a dry run (again until it answers) opens the
+   * approval the soak's person grants; then the real send, again until it
+   * answers `sent`, as a runtime whose call failed would. However often it
+   * is repeated through the kills, the bridge must get it once.
+   */
+  private sendIsphere(m: Member, key: string): void {
+    const record = { approvalId: null as string | null, sent: false, messageRef: null as string | null };
+    this.tally.sends.set(key, record);
+    const args = { target_type: 'contact', target_id: 'c_0003', content_text: `Soak send ${key} from ${m.agentId}.`, idempotency_key: key };
+    this.waits.push(
+      (async () => {
+        while (!this.stopped && record.approvalId === null) {
+          const out = await this.call(m, 'isphere_send_message', args, m.isphere);
+          if (out) record.approvalId = (out.approval as { approval_id: string }).approval_id;
+          else await new Promise((r) => setTimeout(r, 300));
+        }
+        while (!this.stopped && !record.sent) {
+          this.tally.calls++;
+          const out = await m.isphere!.call('isphere_send_message', { ...args, dry_run: false, approval_id: record.approvalId }).catch(() => undefined);
+          if (out && !out.isError && out.data.send_status === 'sent') {
+            record.sent = true;
+            record.messageRef = out.data.message_ref as string;
+            return;
+          }
+          // Still waiting for the person, or the worker is down: the same call again shortly.
           await new Promise((r) => setTimeout(r, 300));
         }
       })(),
@@ -329,6 +375,6 @@ export class SoakTeam {
   }
 
   async close(): Promise<void> {
-    await Promise.all(this.members.flatMap((m) => [m.client.close().catch(() => undefined), m.tasks.close().catch(() => undefined)]));
+    await Promise.all(this.members.flatMap((m) => [m.client, m.tasks, m.isphere].map((c) => c?.close().catch(() => undefined))));
   }
 }

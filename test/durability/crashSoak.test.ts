@@ -45,5 +45,8 @@ describe('crash soak', () => {
     // Keyed task creates through the kills: each key answered, and exactly one task per key on the board.
     expect(report.tasks.keyed).toBeGreaterThan(0);
     expect(report.tasks).toMatchObject({ answered: report.tasks.keyed, onBoard: report.tasks.keyed, duplicates: 0, missing: 0 });
+    // Approval-gated iSphere sends through the kills: each delivered once, each with its two audit records, the chain whole.
+    expect(report.sends.keyed).toBeGreaterThan(0);
+    expect(report.sends).toMatchObject({ answered: report.sends.keyed, delivered: report.sends.keyed, duplicates: 0, missing: 0, auditPairs: report.sends.keyed, chainOk: true });
   }, 240_000);
 });

@@ -128,6 +128,26 @@ describe('an approved send', () => {
   });
 });
 
+describe('one key, two sends', () => {
+  it('refuses a second send under the same idempotency key with IDEMPOTENCY_CONFLICT, and sends nothing for it', async () => {
+    const a = await agentOn();
+    const first = { target_type: 'contact', target_id: 'c_0004', content_text: 'First words.', idempotency_key: 'weekly-note' };
+    const second = { ...first, content_text: 'Other words, same key.' };
+    const ids = [];
+    for (const call of [first, second]) {
+      const id = (await a.isphere.ok('isphere_send_message', call)).approval.approval_id;
+      await decide(a, id, 'approve');
+      ids.push(id);
+    }
+    expect(ids[0]).not.toBe(ids[1]);
+    expect((await a.isphere.ok('isphere_send_message', { ...first, dry_run: false, approval_id: ids[0] })).send_status).toBe('sent');
+    const refused = await a.isphere.call('isphere_send_message', { ...second, dry_run: false, approval_id: ids[1] });
+    expect(refused.error).toMatchObject({ code: 'IDEMPOTENCY_CONFLICT', retryable: false });
+    expect(await deliveriesOf(`dip-${ids[1]}`)).toEqual([]);
+    expect((await auditOf(ids[1])).records).toEqual([]);
+  });
+});
+
 describe('a rejected send', () => {
   it('tells the agent why, and the approval cannot be used', async () => {
     const a = await agentOn();
@@ -146,11 +166,11 @@ describe('a rejected send', () => {
 
 describe('approvals that run out', () => {
   let gateway: DipperProcess;
-  const url = 'http://127.0.0.1:28830';
+  const url = 'http://127.0.0.1:28900';
   beforeAll(async () => {
     gateway = startProcess(
       'gateway',
-      { ...env.processEnv, DIPPER_PORT: '28830', DIPPER_ISPHERE_APPROVAL_TTL_SECONDS: '2', DIPPER_ISPHERE_APPROVAL_USE_SECONDS: '2' },
+      { ...env.processEnv, DIPPER_PORT: '28900', DIPPER_ISPHERE_APPROVAL_TTL_SECONDS: '2', DIPPER_ISPHERE_APPROVAL_USE_SECONDS: '2' },
       path.join(testDataRoot, 'approvals-short-gateway.log'),
     );
     await waitForHttp(`${url}/healthz`);

@@ -260,7 +260,7 @@ export async function isphereApprovalWorkflow(input: m.ApprovalInput): Promise<m
     let o: m.SendOutcome;
     try {
       const attempts = proxyActivities<IsphereActivities>({
-        startToCloseTimeout: '60s',
+        startToCloseTimeout: input.attemptMs,
         scheduleToCloseTimeout: input.reconcileMs,
         retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', nonRetryableErrorTypes: [] },
       });

@@ -41,6 +41,8 @@ export interface ApprovalInput {
   receiptMs: number;
   /** Past this, a send whose outcome stays unknown is recorded `unknown`. */
   reconcileMs: number;
+  /** The longest one send attempt may take (a lookup, the send, a wait and a lookup); a worker dying mid-attempt is noticed after it. */
+  attemptMs: number;
   /** Announce the request to the configured approval system (DIPPER_ISPHERE_APPROVAL_NOTIFY_URL). */
   notify?: boolean;
 }

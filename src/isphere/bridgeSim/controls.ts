@@ -2,7 +2,7 @@ import express, { Router } from 'express';
 import { requireBearer } from './auth';
 import { parseInput } from './errors';
 import { receive } from './inbound';
-import { emptyBody, faultBody, inboundBody, sessionBody } from './inputs';
+import { configBody, emptyBody, faultBody, inboundBody, sessionBody } from './inputs';
 import type { SimState } from './state';
 
 /**
@@ -21,6 +21,11 @@ export function controlRoutes(state: SimState, controlToken: string, now: () => 
   router.post('/session', (req, res) => {
     state.loggedIn = parseInput(sessionBody, req.body).logged_in;
     res.json({ logged_in: state.loggedIn });
+  });
+
+  router.post('/config', (req, res) => {
+    state.dedupe = parseInput(configBody, req.body).dedupe;
+    res.json({ dedupe: state.dedupe });
   });
 
   router.post('/faults', (req, res) => {

@@ -75,10 +75,11 @@ export type MessageBody = z.infer<typeof messageBody>;
 export type FileBody = z.infer<typeof fileBody>;
 
 export const sessionBody = z.strictObject({ logged_in: z.boolean() });
+export const configBody = z.strictObject({ dedupe: z.boolean() });
 export const faultBody = z
   .strictObject({
     route: z.enum(['messages', 'files', 'reads']),
-    mode: z.enum(['accept_then_drop', 'fail', 'delay']),
+    mode: z.enum(['accept_then_drop', 'accept_then_hang', 'fail', 'delay']),
     /** 0 clears the route's fault. */
     count: z.number().int().min(0).max(10_000),
     delay_ms: z.number().int().min(0).max(120_000).optional(),

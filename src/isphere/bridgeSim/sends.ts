@@ -84,7 +84,7 @@ export function findSend(state: SimState, clientMessageId: string) {
 
 function repeatOf(state: SimState, clientMessageId: string, fingerprint: string): MessageAnswer | FileAnswer | null {
   const earlier = state.sends.get(clientMessageId);
-  if (!earlier) return null;
+  if (!earlier || !state.dedupe) return null;
   if (earlier.fingerprint !== fingerprint) {
     throw new BridgeError(409, 'client_message_id_conflict', `client_message_id ${clientMessageId} was already used for a different ${earlier.kind} send.`);
   }

@@ -12,7 +12,8 @@ export type Reply = { status: number; json: unknown } | { file: StoredFile };
  * planned faults, refuses when nobody is logged in, then answers. `fail`
  * answers before anything happens; `delay` waits and then does the work even
  * if the caller gave up meanwhile, as a slow bridge would; `accept_then_drop`
- * does the work and closes the connection without a byte of answer.
+ * does the work and closes the connection without a byte of answer;
+ * `accept_then_hang` does the work and never answers.
  */
 export function dataRoute(state: SimState, group: RouteGroup | null, handle: (req: Request) => Reply): RequestHandler {
   return async (req: Request, res: Response) => {
@@ -31,6 +32,8 @@ export function dataRoute(state: SimState, group: RouteGroup | null, handle: (re
       res.socket?.destroy();
       return;
     }
+    // Done, and never answered: the caller waits until it gives up (or dies), as with a bridge that hung after the work.
+    if (fault?.mode === 'accept_then_hang') return;
     if (failure !== null) throw failure;
     // The caller (or the server's close) may have ended the connection during a delay.
     if (req.socket.destroyed || reply === null) return;

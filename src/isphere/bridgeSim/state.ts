@@ -46,6 +46,12 @@ export class SimState {
   readonly account: Account;
   readonly faults = new Faults();
   loggedIn!: boolean;
+  /**
+   * Whether a repeated client_message_id is answered from its first send (the
+   * protocol). Off, every send delivers: a test then sees any blind resend as
+   * a second delivery instead of having the bridge hide it.
+   */
+  dedupe!: boolean;
   world!: World;
   sends!: Map<string, SendRecord>;
   deliveries!: Delivery[];
@@ -68,6 +74,7 @@ export class SimState {
     this.deliveries = [];
     this.faults.clear();
     this.loggedIn = this.loggedInAtStart;
+    this.dedupe = true;
   }
 
   contact(id: string): Contact | undefined {

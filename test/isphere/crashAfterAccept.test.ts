@@ -1,0 +1,124 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { ANCHOR_EVENT, verifyChain } from '../../activities/audit';
+import { SqliteAuditStore } from '../../activities/audit/sqliteStore';
+import { SqliteEventStore } from '../../activities/eventStore';
+import { auditKey } from '../../src/auth/secrets';
+import { loadConfig } from '../../src/config';
+import { paths } from '../../src/paths';
+import { approvalWorkflowId } from '../../workflows/ids';
+import { AgentClient, eventually } from '../support/clients';
+import { startStack, type Stack } from '../support/stack';
+import { env } from '../support/team';
+import { testDataRoot } from '../setup/env';
+import { sim } from './support';
+
+/**
+ * A send whose answer is lost after the bridge accepted it: the connection
+ * dropped, or the worker killed while it waited. With the simulator's
+ * dedupe off, a blind resend would show as a second delivery; Dipper looks
+ * the send up instead, and ends with one delivery and one outcome record.
+ */
+let stack: Stack;
+const opened: AgentClient[] = [];
+
+beforeAll(async () => {
+  stack = await startStack('isphere-crash', 28920, { DIPPER_ISPHERE_BRIDGE_TIMEOUT_MS: '1500' });
+});
+beforeEach(async () => {
+  await sim.control('POST', '/reset', {});
+  await sim.control('POST', '/config', { dedupe: false });
+});
+afterAll(async () => {
+  await Promise.all(opened.map((c) => c.close().catch(() => undefined)));
+  await sim.control('POST', '/reset', {});
+  await stack?.stop();
+});
+
+/** An agent of the crash stack with an approved send of `words`. */
+async function approvedSend(words: string) {
+  const res = await stack.operator.request('POST', '/runs', { task: 'Send one message.' });
+  const run = res.json as { run_id: string; root: { agent_token: string } };
+  const isphere = await AgentClient.connect(stack.gatewayUrl, run.root.agent_token, 'isphere');
+  opened.push(isphere);
+  const args = { target_type: 'contact', target_id: 'c_0003', content_text: words, idempotency_key: words };
+  const id = (await isphere.ok('isphere_send_message', args)).approval.approval_id as string;
+  expect((await stack.operator.request('POST', `/runs/${run.run_id}/isphere/approvals/${id}/approve`, {})).status).toBe(200);
+  /** The real send, repeated while it says to repeat it (the send goes on behind a TIMEOUT). */
+  const send = async () => {
+    for (;;) {
+      const got = await isphere.call('isphere_send_message', { ...args, dry_run: false, approval_id: id });
+      if (got.isError && got.error?.retryable) continue;
+      return got;
+    }
+  };
+  return { runId: run.run_id, id, send };
+}
+
+async function audited(approvalId: string) {
+  const config = loadConfig({ DIPPER_DATA_DIR: env.dataDir, DIPPER_TOKEN_SECRET: env.tokenSecret, DIPPER_OPERATOR_TOKEN: env.operatorToken });
+  const key = auditKey(config, { tokenSecret: env.tokenSecret, operatorToken: env.operatorToken });
+  const store = new SqliteAuditStore(paths.audit(env.dataDir), key);
+  const events = new SqliteEventStore(paths.events(env.dataDir));
+  try {
+    const anchors = (await events.ofType(ANCHOR_EVENT, 0, 100_000)).map((e) => ({ seq: Number(e.data.seq), hash: String(e.data.hash) }));
+    return { records: await store.ofApproval(approvalId), problems: verifyChain(await store.rows(), key, anchors) };
+  } finally {
+    await store.close();
+    await events.close();
+  }
+}
+
+const deliveriesOf = async (id: string) => (await sim.deliveries()).filter((d: any) => d.client_message_id === `dip-${id}`);
+
+it('a connection dropped after the bridge accepted: looked up, one delivery, recorded as reconciled', async () => {
+  const { id, send } = await approvedSend('Dropped after accept.');
+  await sim.control('POST', '/faults', { route: 'messages', mode: 'accept_then_drop', count: 1 });
+  const got = await send();
+  expect(got.isError).toBe(false);
+  expect(got.data).toMatchObject({ send_status: 'sent', message_ref: expect.stringMatching(/^m_/) });
+  expect(await deliveriesOf(id)).toHaveLength(1);
+  const { records, problems } = await audited(id);
+  expect(problems).toEqual([]);
+  expect(records.map((r) => [r.kind, r.result, r.reconciled])).toEqual([
+    ['intent', null, false],
+    ['outcome', 'sent', true],
+  ]);
+});
+
+it('the worker killed while the bridge held an accepted send: the new worker looks it up, one delivery, one outcome record', async () => {
+  const { runId, id, send } = await approvedSend('Accepted, then the worker died.');
+  await sim.control('POST', '/faults', { route: 'messages', mode: 'accept_then_hang', count: 1 });
+  const sending = send();
+  // The bridge has it (and will never answer): now the worker dies before it can record anything.
+  await eventually(async () => ((await deliveriesOf(id)).length === 1 ? true : undefined), 20_000);
+  await stack.restartWorker('SIGKILL');
+  const got = await sending;
+  expect(got.isError).toBe(false);
+  expect(got.data.send_status).toBe('sent');
+  expect(await deliveriesOf(id)).toHaveLength(1);
+  const { records, problems } = await audited(id);
+  expect(problems).toEqual([]);
+  expect(records.map((r) => [r.kind, r.result, r.reconciled])).toEqual([
+    ['intent', null, false],
+    ['outcome', 'sent', true],
+  ]);
+
+  // The bridge token never reached a history, the event log, the audit records or a log line.
+  const token = env.processEnv.DIPPER_ISPHERE_BRIDGE_TOKEN;
+  const connection = await Connection.connect({ address: env.temporalAddress });
+  try {
+    const history = await new Client({ connection, namespace: env.namespace }).workflow.getHandle(approvalWorkflowId(runId, id)).fetchHistory();
+    expect(JSON.stringify(history)).not.toContain(token);
+  } finally {
+    await connection.close();
+  }
+  expect(JSON.stringify(records)).not.toContain(token);
+  for (const file of fs.readdirSync(testDataRoot).filter((f) => f.endsWith('.log'))) {
+    expect([file, fs.readFileSync(path.join(testDataRoot, file), 'utf8').includes(token)]).toEqual([file, false]);
+  }
+  for (const db of [paths.events(env.dataDir), paths.audit(env.dataDir)].flatMap((f) => [f, `${f}-wal`]).filter((f) => fs.existsSync(f))) {
+    expect([db, fs.readFileSync(db).includes(token)]).toEqual([db, false]);
+  }
+});
