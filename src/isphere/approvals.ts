@@ -138,12 +138,12 @@ export class Approvals {
     });
     // Closed: its final record answers (a send it made is answered again, never made again).
     if (described.status.name !== 'RUNNING') return closedAnswer(approvalId, (await handle.result()) as ApprovalView, requester, binding);
-    const view = await this.view(runId, approvalId);
-    // The send was made, or is being made, before this call: its answer is a repeat's.
-    const repeat = view.status === 'done' || view.status === 'sending';
-    const updateId = `send-${view.attempt}-${sha256(canonical([requester, binding]))}`;
     let timer: NodeJS.Timeout | undefined;
     try {
+      const view = await this.view(runId, approvalId);
+      // The send was made, or is being made, before this call: its answer is a repeat's.
+      const repeat = view.status === 'done' || view.status === 'sending';
+      const updateId = `send-${view.attempt}-${sha256(canonical([requester, binding]))}`;
       const update = await handle.startUpdate(requestSendUpdate, { args: [{ requester, binding }], updateId, waitForStage: WorkflowUpdateStage.ACCEPTED });
       const late = new Promise<never>((_, reject) => {
         timer = setTimeout(
@@ -154,8 +154,13 @@ export class Approvals {
       const outcome = await Promise.race([update.result(), late]);
       return { ...outcome, replayed: outcome.replayed || repeat };
     } catch (err) {
-      if (err instanceof ConnectorError) throw err;
-      if (err instanceof WorkflowNotFoundError) throw unknownApproval(approvalId);
+      if (err instanceof ConnectorError && err.details.approval_status !== 'unknown') throw err;
+      // It closed between the look and the send (a rejection or an expiry lands then): its final record answers.
+      if (err instanceof WorkflowNotFoundError || err instanceof ConnectorError || /already completed/i.test(String((err as Error).message))) {
+        const ended = (await handle.result().catch(() => undefined)) as ApprovalView | undefined;
+        if (ended) return closedAnswer(approvalId, ended, requester, binding);
+        throw unknownApproval(approvalId);
+      }
       throw refusalOf(err) ?? err;
     } finally {
       clearTimeout(timer);
