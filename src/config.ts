@@ -223,6 +223,12 @@ export interface IsphereConfig {
   webhookSecrets: { name: string; secret: string }[];
   /** Where new approval requests are announced (DIPPER_ISPHERE_APPROVAL_NOTIFY_URL), signed with DIPPER_ISPHERE_APPROVAL_NOTIFY_SECRET. */
   notify?: { url: string; secret: string };
+  /** Directories a download may write under besides the run's own `isphere/downloads` (DIPPER_ISPHERE_DOWNLOAD_DIRS, comma-separated). */
+  downloadDirs: string[];
+  /** Directories a sent file may come from besides the run's own `isphere/outbound` (DIPPER_ISPHERE_OUTBOUND_DIRS). */
+  outboundDirs: string[];
+  /** The largest file downloaded or sent (DIPPER_ISPHERE_MAX_FILE_BYTES; the bridge takes 20 MiB). */
+  maxFileBytes: number;
 }
 
 function isphereOf(env: Env): IsphereConfig {
@@ -247,7 +253,17 @@ function isphereOf(env: Env): IsphereConfig {
     reconcileSeconds: Math.max(5, int(env, 'DIPPER_ISPHERE_RECONCILE_MAX_SECONDS', 900)),
     webhookSecrets: webhookSecretsOf(env.DIPPER_ISPHERE_WEBHOOK_SECRETS),
     notify: notifyOf(env),
+    downloadDirs: dirsOf(env, 'DIPPER_ISPHERE_DOWNLOAD_DIRS'),
+    outboundDirs: dirsOf(env, 'DIPPER_ISPHERE_OUTBOUND_DIRS'),
+    maxFileBytes: Math.min(20 * 1024 * 1024, Math.max(1, int(env, 'DIPPER_ISPHERE_MAX_FILE_BYTES', 20 * 1024 * 1024))),
   };
+}
+
+function dirsOf(env: Env, name: string): string[] {
+  const dirs = (env[name] ?? '').split(',').map((d) => d.trim()).filter(Boolean);
+  const relative = dirs.find((d) => !path.isAbsolute(d));
+  if (relative) throw new Error(`${name} must list absolute directories, got "${relative}"`);
+  return dirs;
 }
 
 function webhookSecretsOf(raw: string | undefined): IsphereConfig['webhookSecrets'] {

@@ -6,3 +6,4 @@ export { echoWorkflow } from './bench/echoWorkflow';
 export { tokenRegistryWorkflow } from './tokens/registry';
 export { taskMutationWorkflow } from './taskOp/workflow';
 export { isphereApprovalWorkflow } from './isphere/approval';
+export { isphereFileWorkflow } from './isphere/fileOp';

@@ -9,6 +9,7 @@ import { ANCHOR_EVENT, AuditKeyConflict, type AuditEntry, type AuditStore } from
 import { resolveTexts, type ContentStore } from '../contentStore';
 import type { EventStore } from '../eventStore';
 import { withFaults } from '../faults';
+import { approvedRoots, confinedDir, openConfined, refuseFile, writeDownload, type Inspected } from './files';
 import { BridgeClient } from './bridgeClient';
 import { ConnectorError, SendOutcomeUnknown } from './errors';
 
@@ -26,6 +27,23 @@ export interface NotifyInput {
   binding: Binding;
   words: Text | null;
   decideBy: number;
+}
+
+export interface FileSendInput {
+  runId: string;
+  clientMessageId: string;
+  target: ApprovalTarget;
+  filePath: string;
+  fileSha256: string;
+  fileSize: number;
+  /** The approved caption (a reference when long), or null. */
+  caption: Text | null;
+}
+
+export interface DownloadInput {
+  runId: string;
+  dir: string;
+  files: { file_id: string; saved_name: string; sha256: string | null }[];
 }
 
 export interface SendInput {
@@ -110,6 +128,73 @@ export function createIsphereActivities(deps: IsphereActivityDeps) {
       // The receiver's words are not passed on: only that it did not take it.
       if (!res.ok) throw ApplicationFailure.create({ type: 'NotifyRefused', message: `the approval endpoint answered ${res.status}` });
       return 'sent';
+    },
+
+    /** A file to send, on the run's host: confined, opened without following a symlink, hashed. */
+    async isphereInspectFile(input: { runId: string; filePath: string }): Promise<Inspected> {
+      return (await openConfined(input.filePath, approvedRoots(config, input.runId, 'outbound'), config.isphere.maxFileBytes)).info;
+    },
+
+    /** Downloads files into a confined directory on the run's host; each file's bytes must match the sha256 the source gave. */
+    async isphereDownload(input: DownloadInput): Promise<{ file_id: string; saved_path: string; size_bytes: number; sha256: string }[]> {
+      const dir = await confinedDir(input.dir, approvedRoots(config, input.runId, 'downloads'));
+      const client = bridge();
+      const saved = [];
+      for (const f of input.files) {
+        let got: { bytes: Buffer; sha256: string | null };
+        try {
+          got = await client.fileContent(f.file_id, config.isphere.maxFileBytes);
+        } catch (err) {
+          if (err instanceof ConnectorError && err.code === 'PERMISSION_DENIED') throw refuseFile('too_large', err.message);
+          throw err;
+        }
+        const sha = createHash('sha256').update(got.bytes).digest('hex');
+        // A transfer that does not match what the bridge says it sent is not kept (retried as a new attempt).
+        if ((got.sha256 !== null && got.sha256 !== sha) || (f.sha256 !== null && f.sha256 !== sha)) throw new Error(`the bytes of ${f.file_id} do not match their sha256`);
+        saved.push({ file_id: f.file_id, ...(await writeDownload(dir, f.saved_name, got.bytes)) });
+      }
+      return saved;
+    },
+
+    /** One attempt at a file send, as isphereSendMessage: a lookup first, the file hashed again just before sending. */
+    async isphereSendFile(input: FileSendInput): Promise<SendOutcome> {
+      const client = bridge();
+      const earlier = await lookup(client, input.clientMessageId);
+      if (earlier) return { result: 'sent', message_ref: null, file_ref: earlier.file_ref ?? null, reconciled: true, reason: null };
+      let opened;
+      try {
+        opened = await openConfined(input.filePath, approvedRoots(config, input.runId, 'outbound'), config.isphere.maxFileBytes);
+      } catch (err) {
+        return { result: 'blocked', message_ref: null, file_ref: null, reconciled: false, reason: err instanceof Error ? err.message : 'the file cannot be read' };
+      }
+      if (opened.info.sha256 !== input.fileSha256 || opened.info.size_bytes !== input.fileSize) {
+        return { result: 'blocked', message_ref: null, file_ref: null, reconciled: false, reason: 'the file changed since it was approved' };
+      }
+      const caption = input.caption === null ? null : await resolveTexts(deps.content, input.caption);
+      if (caption !== null && typeof caption !== 'string') return { result: 'blocked', message_ref: null, file_ref: null, reconciled: false, reason: 'the approved caption is no longer kept' };
+      try {
+        const receipt = await client.sendFile({
+          client_message_id: input.clientMessageId,
+          target_type: input.target.target_type,
+          target_id: input.target.target_id,
+          file_name: opened.info.file_name,
+          content_base64: opened.bytes.toString('base64'),
+          ...(caption ? { caption } : {}),
+        });
+        return { result: 'sent', message_ref: null, file_ref: receipt.file_ref ?? null, reconciled: receipt.duplicate === true, reason: null };
+      } catch (err) {
+        if (err instanceof SendOutcomeUnknown) {
+          await sleep(Math.min(config.isphere.bridgeTimeoutMs, 5000));
+          const after = await lookup(client, input.clientMessageId);
+          if (after) return { result: 'sent', message_ref: null, file_ref: after.file_ref ?? null, reconciled: true, reason: null };
+          throw ApplicationFailure.create({ type: 'OutcomeUnknown', message: 'the bridge gave no answer and has no record of the send yet' });
+        }
+        if (err instanceof ConnectorError) {
+          if (err.code === 'TARGET_NOT_FOUND' || err.code === 'INVALID_ARGUMENT') return { result: 'rejected', message_ref: null, file_ref: null, reconciled: false, reason: err.message };
+          throw notSent(err.message, err.retryable || err.code === 'NOT_LOGGED_IN');
+        }
+        throw err;
+      }
     },
 
     /** What the bridge accepted under this id, for reconciling after every other attempt has ended. */

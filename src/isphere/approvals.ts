@@ -69,7 +69,7 @@ export class Approvals {
   }
 
   /** Starts the approval of this request, or answers the one already open; one whose send was made is `used`. */
-  async plan(runId: string, requester: { agent_id: string; role: string }, binding: Binding, words: Text | null): Promise<Planned> {
+  async plan(runId: string, requester: { agent_id: string; role: string }, binding: Binding, words: Text | null, file: { filePath?: string; host?: string } = {}): Promise<Planned> {
     const approvalId = approvalIdOf(runId, requester.agent_id, binding);
     const handle = this.handle(runId, approvalId);
     const before = await handle.describe().catch((err: unknown) => {
@@ -94,6 +94,7 @@ export class Approvals {
       // Two bridge requests, the wait after a lost answer (at most 5 s), and room.
       attemptMs: 2 * this.config.bridgeTimeoutMs + Math.min(this.config.bridgeTimeoutMs, 5000) + 5000,
       notify: this.config.notify !== undefined,
+      ...file,
     };
     await this.client.workflow.start('isphereApprovalWorkflow', {
       workflowId: handle.workflowId,

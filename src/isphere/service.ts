@@ -16,7 +16,7 @@ const SKILLS_HELD = 10_000;
  * (run and skill, from its token and its own workflow, never from input).
  */
 export class IsphereService {
-  private readonly skills = new Map<string, { skill: string; role: string }>();
+  private readonly skills = new Map<string, { skill: string; role: string; host?: string }>();
 
   constructor(
     readonly sources: Sources,
@@ -25,6 +25,8 @@ export class IsphereService {
     private readonly team: TeamClient,
     readonly approvals: Approvals,
     readonly sends: IsphereConfig['sends'],
+    /** Where file operations run (the shared queue; a pinned run's host queue is derived from it) and how long a call waits for one. */
+    readonly files: { taskQueue: string; waitMs: number },
   ) {}
 
   async reader(caller: Caller): Promise<Reader> {
@@ -32,13 +34,13 @@ export class IsphereService {
     return { runId: caller.runId, skill };
   }
 
-  /** The caller's skill and role, from its own workflow (once per agent). */
-  async identity(caller: Caller): Promise<{ skill: string; role: string }> {
+  /** The caller's skill, role and host (a pinned run's), from its own workflow (once per agent). */
+  async identity(caller: Caller): Promise<{ skill: string; role: string; host?: string }> {
     const key = `${caller.runId}/${caller.agentId}`;
     let held = this.skills.get(key);
     if (held === undefined) {
       const launch = await this.team.query(this.team.agent(caller.runId, caller.agentId), launchQuery);
-      held = { skill: launch.identity.skill, role: launch.identity.role };
+      held = { skill: launch.identity.skill, role: launch.identity.role, ...(launch.identity.host ? { host: launch.identity.host } : {}) };
       if (this.skills.size >= SKILLS_HELD) this.skills.delete(this.skills.keys().next().value!);
       this.skills.set(key, held);
     }
@@ -53,5 +55,6 @@ export function isphereService(config: IsphereConfig, team: TeamClient, taskQueu
   if (config.localStore) connectors.push(new LocalReadonlyConnector(config.localStore));
   const mock = config.connector === 'mock' ? new MockConnector() : undefined;
   const approvals = new Approvals(team.client, taskQueue, config, Math.max(1000, team.callTimeoutMs - 2000));
-  return new IsphereService(new Sources(connectors, mock), AccessPolicy.load(config.policyFile), config.resultBudgetBytes, team, approvals, config.sends);
+  const files = { taskQueue, waitMs: Math.max(1000, team.callTimeoutMs - 2000) };
+  return new IsphereService(new Sources(connectors, mock), AccessPolicy.load(config.policyFile), config.resultBudgetBytes, team, approvals, config.sends, files);
 }

@@ -115,3 +115,47 @@ it('auto reads the local store when the bridge is not there, and reports the bri
   const got = await new Sources([gone, local]).read('auto', 'search_groups', (c) => c.searchGroups({ query: 'lunch', limit: 5, include_archived: false }));
   expect([got.source, got.fallbacks, got.value.items.map((g) => g.display_name)]).toEqual(['local_readonly', [{ source: 'bridge', code: 'SOURCE_UNAVAILABLE' }], ['Lunch Club']]);
 });
+
+/** Every page of a connector list. */
+async function everything<T>(read: (cursor?: string) => Promise<{ items: T[]; next_cursor: string | null }>): Promise<T[]> {
+  const out: T[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await read(cursor);
+    out.push(...page.items);
+    cursor = page.next_cursor ?? undefined;
+  } while (cursor);
+  return out;
+}
+
+it('reads conversations, messages (newest first, since inclusive) and files as the seeded world has them', async () => {
+  const mock = new MockConnector();
+  expect(await local.conversation('conv_g_0001')).toEqual(await mock.conversation('conv_g_0001'));
+  expect((await local.findConversations({ query: 'finance', limit: 50 })).items.map((c) => c.conversation_id)).toEqual(['conv_g_0001', 'conv_g_0002']);
+  const fromStore = await everything((cursor) => local.readMessages({ conversation_id: 'conv_g_0003', limit: 7, cursor }));
+  const fromSeed = await everything((cursor) => mock.readMessages({ conversation_id: 'conv_g_0003', limit: 7, cursor }));
+  expect(fromStore.map((m) => ({ ...m, source: 'x', attachments: m.attachments.map((a) => a.file_id) }))).toEqual(
+    fromSeed.map((m) => ({ ...m, source: 'x', attachments: m.attachments.map((a) => a.file_id) })),
+  );
+  expect(fromStore.every((m) => m.source === 'local_readonly')).toBe(true);
+  const since = fromStore[5].created_at!;
+  const recent = await local.readMessages({ conversation_id: 'conv_g_0003', since, limit: 200 });
+  expect(recent.items.map((m) => m.message_id)).toEqual(fromStore.filter((m) => m.created_at! >= since).map((m) => m.message_id));
+  const files = await everything((cursor) => local.listFiles({ limit: 3, cursor }));
+  const seedFiles = await everything((cursor) => mock.listFiles({ limit: 50, cursor }));
+  expect(files.map((f) => [f.file_id, f.sha256, f.conversation_id])).toEqual(seedFiles.map((f) => [f.file_id, f.sha256, f.conversation_id]));
+  expect(files.every((f) => f.download_ref === null)).toBe(true);
+  expect((await failureOf(local.readMessages({ conversation_id: 'conv_nope', limit: 5 }))).code).toBe('TARGET_NOT_FOUND');
+  expect((await failureOf(local.listFiles({ message_id: 'm_nope', limit: 5 }))).code).toBe('TARGET_NOT_FOUND');
+});
+
+it('an export made before messages were in it answers SOURCE_UNAVAILABLE for them, and still its directory', async () => {
+  const old = path.join(dir, 'directory-only.sqlite');
+  fs.copyFileSync(store, old);
+  const db = new Database(old);
+  db.exec('DROP TABLE attachments; DROP TABLE messages; DROP TABLE conversations;');
+  db.close();
+  const c = connectorFor(old);
+  expect((await c.searchContacts({ query: 'li wei', limit: 5, include_inactive: false })).items).toHaveLength(2);
+  expect((await failureOf(c.readMessages({ conversation_id: 'conv_d_0001', limit: 5 }))).code).toBe('SOURCE_UNAVAILABLE');
+});

@@ -222,13 +222,14 @@ describe('isphere_receive_files', () => {
     expect(everything.length).toBeGreaterThan(listed.items.length);
   });
 
-  it('plans a download with the paths Dipper would write, refuses a real one here, and refuses bad paths and mixed modes', async () => {
+  it('plans a download with the paths Dipper would write, refuses a real one outside the approved folders, and refuses bad paths and mixed modes', async () => {
     const [f] = (await sim.bridge('/v1/files?conversation_id=conv_g_0001')).items;
     const plan = await agent.ok('isphere_receive_files', { mode: 'download', file_id: f.file_id, message_id: f.message_id, output_dir: '/tmp/dl' });
     expect(plan.files).toEqual([expect.objectContaining({ file_id: f.file_id, saved_path: expect.stringMatching(new RegExp(`^/tmp/dl/${f.file_id}-`)) })]);
     expect(plan.audit.dry_run).toBe(true);
     expect(await agent.fail('isphere_receive_files', { mode: 'download', file_id: f.file_id, message_id: f.message_id, output_dir: '/tmp/dl', dry_run: false })).toMatchObject({
-      code: 'DRY_RUN_ONLY',
+      code: 'PERMISSION_DENIED',
+      details: { reason: 'outside_approved_dir', field: 'output_dir' },
     });
     for (const output_dir of ['relative/dir', '/tmp/../etc']) {
       expect(await agent.fail('isphere_receive_files', { mode: 'download', file_id: f.file_id, message_id: f.message_id, output_dir })).toMatchObject({ code: 'INVALID_ARGUMENT', details: { field: 'output_dir' } });

@@ -26,9 +26,15 @@ describe('source_preference', () => {
       ['c_0002', 'local_readonly'],
     ]);
     expect(local.audit).toMatchObject({ source: 'local_readonly', fallbacks: [] });
-    // The local store holds the directory only: messages are not there.
-    const none = await agent.call('isphere_receive_messages', { conversation_id: 'conv_d_0001', source_preference: 'local_readonly' });
-    expect(none.error).toMatchObject({ code: 'SOURCE_UNAVAILABLE' });
+    // Messages too, the same ones in the same order; files are listed but cannot be downloaded from an export.
+    const fromStore = await agent.ok('isphere_receive_messages', { conversation_id: 'conv_d_0001', source_preference: 'local_readonly', limit: 5 });
+    const fromBridge = await agent.ok('isphere_receive_messages', { conversation_id: 'conv_d_0001', limit: 5 });
+    expect(fromStore.messages.map((m: any) => m.message_id)).toEqual(fromBridge.messages.map((m: any) => m.message_id));
+    expect(fromStore.messages.every((m: any) => m.source === 'local_readonly')).toBe(true);
+    const files = await agent.ok('isphere_receive_files', { conversation_id: 'conv_g_0001', source_preference: 'local_readonly' });
+    expect(files.files.every((f: any) => f.source === 'local_readonly' && f.download_ref === null)).toBe(true);
+    const noDownload = await agent.call('isphere_receive_files', { mode: 'download', file_id: files.files[0].file_id, message_id: files.files[0].message_id, output_dir: '/tmp/x', dry_run: false, source_preference: 'local_readonly' });
+    expect(noDownload.error).toMatchObject({ code: 'DRY_RUN_ONLY', details: { reason: 'source_cannot_download' } });
   });
 
   it('answers SOURCE_UNAVAILABLE for uia and network, which this platform does not have', async () => {
@@ -49,10 +55,11 @@ describe('source_preference', () => {
 
       const bridge = await agent.call('isphere_search_contacts', { query: 'Wang Fang', source_preference: 'bridge' });
       expect(bridge.error).toMatchObject({ code: 'NOT_LOGGED_IN', retryable: false });
-      // Nothing else can read messages: auto ends where the bridge did, and says why.
-      const messages = await agent.call('isphere_receive_messages', { conversation_id: 'conv_d_0001' });
-      expect(messages.error).toMatchObject({ code: 'NOT_LOGGED_IN' });
-      expect(messages.data.audit.fallbacks).toEqual([{ source: 'bridge', code: 'NOT_LOGGED_IN' }]);
+      const messages = await agent.ok('isphere_receive_messages', { conversation_id: 'conv_d_0001', limit: 2 });
+      expect(messages.audit).toMatchObject({ source: 'local_readonly', fallbacks: [{ source: 'bridge', code: 'NOT_LOGGED_IN' }] });
+      // A send has only the bridge: nobody logged in is NOT_LOGGED_IN, and nothing is planned elsewhere.
+      const send = await agent.call('isphere_send_message', { target_type: 'contact', target_id: 'c_0003', content_text: 'x' });
+      expect(send.error).toMatchObject({ code: 'NOT_LOGGED_IN' });
     } finally {
       await sim.logIn(true);
     }
@@ -72,10 +79,12 @@ describe('source_preference', () => {
 
   it('moves past a bridge that answers 503 (it cannot reach the client), and reads again once it can', async () => {
     await sim.control('POST', '/faults', { route: 'reads', mode: 'fail', count: 1 });
-    const failed = await agent.call('isphere_receive_messages', { conversation_id: 'conv_d_0001' });
-    // 503 from the bridge: not there right now, so auto moves on, and nothing else can read messages.
-    expect(failed.error).toMatchObject({ code: 'SOURCE_UNAVAILABLE', retryable: true });
-    expect(failed.data.audit.fallbacks).toEqual([{ source: 'bridge', code: 'SOURCE_UNAVAILABLE' }]);
+    // 503 from the bridge: not there right now, so auto moves on to the local store, and says so.
+    const failed = await agent.ok('isphere_receive_messages', { conversation_id: 'conv_d_0001', limit: 1 });
+    expect(failed.audit).toMatchObject({ source: 'local_readonly', fallbacks: [{ source: 'bridge', code: 'SOURCE_UNAVAILABLE' }] });
+    await sim.control('POST', '/faults', { route: 'reads', mode: 'fail', count: 1 });
+    const named = await agent.call('isphere_receive_messages', { conversation_id: 'conv_d_0001', source_preference: 'bridge' });
+    expect(named.error).toMatchObject({ code: 'SOURCE_UNAVAILABLE', retryable: true });
     expect((await agent.ok('isphere_receive_messages', { conversation_id: 'conv_d_0001', limit: 1 })).messages).toHaveLength(1);
   });
 });

@@ -425,6 +425,7 @@ const ADDED_OUTPUT: Record<string, string[]> = {
   '': ['truncated'],
   isphere_receive_messages: ['plan'],
   isphere_send_message: ['approval'],
+  isphere_send_file: ['approval'],
 };
 const ADDED_AUDIT = ['fallbacks', 'replayed'];
 const ADDED_ERRORS: Record<string, string[]> = {

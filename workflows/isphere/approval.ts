@@ -1,10 +1,10 @@
-import { ActivityFailure, ApplicationFailure, condition, proxyActivities, setCurrentDetails, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, condition, proxyActivities, setCurrentDetails, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { IsphereActivities } from '../../activities/isphere/send';
 import type { AuditEntry } from '../../activities/audit';
 import { systemMessageSignal } from '../agent/messages';
 import { refuse } from '../errors';
 import { EventBuffer, eventRecorder } from '../events';
-import { agentWorkflowId, runWorkflowId } from '../ids';
+import { agentWorkflowId, hostQueue, runWorkflowId } from '../ids';
 import { wakeSignal } from '../interceptors';
 import { approvalClosedSignal, approvalOpenedSignal } from '../run/messages';
 import { statusKey } from '../searchAttributes';
@@ -260,11 +260,24 @@ export async function isphereApprovalWorkflow(input: m.ApprovalInput): Promise<m
     let o: m.SendOutcome;
     try {
       const attempts = proxyActivities<IsphereActivities>({
+        // A file is read on the run's host (it lies in the run's folders there).
+        ...(input.filePath && input.host ? { taskQueue: hostQueue(workflowInfo().taskQueue, input.host) } : {}),
         startToCloseTimeout: input.attemptMs,
         scheduleToCloseTimeout: input.reconcileMs,
         retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', nonRetryableErrorTypes: [] },
       });
-      o = await attempts.isphereSendMessage({ runId, clientMessageId, target: input.binding.target, words: input.words!, contentSha256: input.binding.content_sha256! });
+      o =
+        input.binding.tool === 'isphere_send_file'
+          ? await attempts.isphereSendFile({
+              runId,
+              clientMessageId,
+              target: input.binding.target,
+              filePath: input.filePath!,
+              fileSha256: input.binding.file_sha256!,
+              fileSize: input.binding.file_size_bytes!,
+              caption: input.words,
+            })
+          : await attempts.isphereSendMessage({ runId, clientMessageId, target: input.binding.target, words: input.words!, contentSha256: input.binding.content_sha256! });
     } catch {
       // Every attempt ended without an answer: one last look decides between sent, never sent, and unknown.
       const found = await quick.isphereLookupSend(clientMessageId).catch(() => undefined);

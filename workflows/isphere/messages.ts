@@ -45,6 +45,9 @@ export interface ApprovalInput {
   attemptMs: number;
   /** Announce the request to the configured approval system (DIPPER_ISPHERE_APPROVAL_NOTIFY_URL). */
   notify?: boolean;
+  /** A file send: the file's real path on the run's host, and that host when the run is pinned to one. */
+  filePath?: string;
+  host?: string;
 }
 
 export type ApprovalStatus = 'pending' | 'approved' | 'rejected' | 'expired' | 'cancelled' | 'sending' | 'done';

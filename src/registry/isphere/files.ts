@@ -3,7 +3,9 @@ import { z } from 'zod';
 import { ConnectorError } from '../../../activities/isphere/errors';
 import type { Connector, ConversationRecord, FileRecord } from '../../isphere/connectors';
 import { fill, queryDigest, startOf } from '../../isphere/paging';
-import { answer, cursor, denied, isphereTool, limitOf, mustReadSomething, pageWithin, READ_ERRORS, readSource, sourceFor, truncation } from './common';
+import { runFileOp } from '../../isphere/fileOps';
+import type { ToolContext } from '../types';
+import { answer, cursor, denied, isphereTool, limitOf, mustReadSomething, pageWithin, READ_ERRORS, readSource, sourceFor, truncation, type Call } from './common';
 import { source, withEnvelope } from './envelope';
 
 const file = z.object({
@@ -41,7 +43,7 @@ export const receiveFiles = isphereTool({
   name: 'isphere_receive_files',
   title: 'List or download iSphere files',
   description:
-    'List files shared in iSphere (mode list, the default): a conversation\'s, a message\'s, or every file you may read, newest first. mode download plans (dry_run, the default for downloads) or writes files into output_dir, which must lie under a download directory the operator approved.',
+    'List files shared in iSphere (mode list, the default): a conversation\'s, a message\'s, or every file you may read, newest first. mode download plans (dry_run, the default for downloads) or writes files into output_dir, which must lie under a download directory the operator approved (your run\'s workspace has isphere/downloads); each saved file comes back with its path, size and sha256.',
   permission: 'agent_mutation',
   idempotency: 'desired_state',
   concurrency: 'none',
@@ -75,9 +77,6 @@ export const receiveFiles = isphereTool({
       const dir = mode === 'download' ? outputDir(input.output_dir) : undefined;
       if (mode === 'download' && input.file_id === undefined && input.message_id === undefined) {
         throw new ConnectorError('INVALID_ARGUMENT', 'A download names file_id, or message_id for that message\'s files.', false, { field: 'file_id' });
-      }
-      if (mode === 'download' && !dryRun) {
-        throw new ConnectorError('DRY_RUN_ONLY', 'Downloads are limited to dry runs on this deployment: no download directory is configured.', false, { reason: 'downloads_not_configured' });
       }
       const limit = input.limit ?? 50;
       const digest = queryDigest([tool, mode, input.conversation_id ?? null, input.message_id ?? null, input.file_id ?? null, dir ?? null, ctx.caller.runId, ctx.caller.agentId]);
@@ -120,10 +119,34 @@ export const receiveFiles = isphereTool({
       call.trail.note({ source: got.source, fallbacks: got.fallbacks, target_ref: input.file_id ?? input.message_id ?? input.conversation_id ?? null });
       const planned = dir === undefined ? got.value : { ...got.value, items: got.value.items.map((f) => ({ ...f, saved_path: path.join(dir, savedName(f)) })) };
       const page = pageWithin(planned, { source: got.source, digest, budget: call.service.budgetBytes, tool });
-      return { mode, files: page.items, next_cursor: page.next_cursor, ...(page.truncated ? { truncated: page.truncated } : {}) };
+      const files = dir !== undefined && !dryRun ? await download(call, ctx, dir, page.items) : page.items;
+      return { mode, files, next_cursor: page.next_cursor, ...(page.truncated ? { truncated: page.truncated } : {}) };
     });
   },
 });
+
+/** The real download, on the run's host: each file written under its planned name, with its size and sha256. */
+async function download(call: Call, ctx: ToolContext, dir: string, files: FileRecord[]): Promise<FileRecord[]> {
+  if (files.length === 0) return files;
+  // Only a source that can hand over bytes can download (the mock and the local store list files, nothing more).
+  if (files.some((f) => f.download_ref === null)) {
+    throw new ConnectorError('DRY_RUN_ONLY', `The ${files[0].source} source cannot download files; only a dry run is possible from it.`, false, { reason: 'source_cannot_download' });
+  }
+  const { host } = await call.service.identity(ctx.caller);
+  const done = await runFileOp(
+    ctx.team.client,
+    call.service.files.taskQueue,
+    ctx.caller,
+    { op: 'download', runId: ctx.caller.runId, dir, files: files.map((f) => ({ file_id: f.file_id, saved_name: path.basename(f.saved_path!), sha256: f.sha256 })), ...(host ? { host } : {}) },
+    'output_dir',
+    call.service.files.waitMs,
+  );
+  const saved = new Map((done.saved ?? []).map((s) => [s.file_id, s]));
+  return files.map((f) => {
+    const s = saved.get(f.file_id)!;
+    return { ...f, saved_path: s.saved_path, size_bytes: s.size_bytes, sha256: s.sha256 };
+  });
+}
 
 async function conversationOf(c: Connector, id: string): Promise<ConversationRecord | null> {
   try {

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { ConnectorError, type IsphereCode } from '../../../activities/isphere/errors';
 import { keyHash } from '../../isphere/approvals';
+import { runFileOp } from '../../isphere/fileOps';
 import { resolveTarget, type Target, type TargetType } from '../../isphere/targets';
 import type { Binding, SendOutcome } from '../../../workflows/isphere/messages';
 import type { ToolContext } from '../types';
@@ -155,7 +156,7 @@ export const sendFile = isphereTool({
   name: 'isphere_send_file',
   title: 'Send an iSphere file',
   description:
-    'Send a local file to one contact, group or conversation. file_path must lie under an outbound directory the operator approved. dry_run (the default) resolves the target and hashes the file; a real send needs approval_id from a person, given for exactly this target and file.',
+    'Send a local file to one contact, group or conversation. file_path must lie under an outbound directory the operator approved (your run\'s workspace has isphere/outbound). dry_run (the default) resolves the target, hashes the file and asks a person for approval; a real send needs approval_id, given for exactly this target and file, and the file unchanged since.',
   permission: 'agent_mutation',
   idempotency: 'idempotency_key',
   concurrency: 'owner_serialized',
@@ -177,6 +178,7 @@ export const sendFile = isphereTool({
     file_ref: z.string().nullable().describe('The sent file; null until sent.'),
     file_sha256: z.string().describe('sha256 (hex) of the file: what an approval is bound to.'),
     file_size_bytes: z.number().int(),
+    approval: approval.optional(),
   }),
   async handler(input, ctx) {
     const s = start(ctx, 'isphere_send_file', input, input.dry_run ?? true);
@@ -187,12 +189,34 @@ export const sendFile = isphereTool({
       if (file.includes('\0') || !path.isAbsolute(file) || file.split(/[\\/]/).includes('..')) {
         throw new ConnectorError('INVALID_ARGUMENT', 'file_path must be an absolute path without "..".', false, { field: 'file_path' });
       }
-      await targetOf(call, input);
-      // No outbound directory is configured on this deployment, so no path lies under one.
-      throw new ConnectorError('PERMISSION_DENIED', 'file_path is not under an approved outbound directory (none is configured here).', false, {
-        reason: 'outside_approved_dir',
-        field: 'file_path',
-      });
+      const captionSha = input.caption ? sha256Hex(input.caption) : null;
+      call.trail.note({ content_sha256: captionSha });
+      const resolved = await targetOf(call, input);
+      const { runId, agentId } = ctx.caller;
+      const { role, host } = await call.service.identity(ctx.caller);
+      // Hashed on the run's host, where the file is: confined to an approved outbound directory, never through a symlink.
+      const { inspected } = await runFileOp(ctx.team.client, call.service.files.taskQueue, ctx.caller, { op: 'inspect', runId, filePath: file, ...(host ? { host } : {}) }, 'file_path', call.service.files.waitMs);
+      call.trail.note({ file_sha256: inspected!.sha256 });
+      const binding: Binding = {
+        tool: 'isphere_send_file',
+        target: resolved,
+        content_sha256: captionSha,
+        file_sha256: inspected!.sha256,
+        file_size_bytes: inspected!.size_bytes,
+        key_sha256: keyHash(input.idempotency_key),
+      };
+      const facts = { target: resolved, file_sha256: inspected!.sha256, file_size_bytes: inspected!.size_bytes };
+      if (s.dry) {
+        const words = input.caption ? await ctx.content.keep(runId, input.caption) : null;
+        const planned = await call.service.approvals.plan(runId, { agent_id: agentId, role }, binding, words, { filePath: inspected!.real_path, ...(host ? { host } : {}) });
+        call.trail.note({ approval_id: planned.approval_id });
+        return { dry_run: true, send_status: 'planned' as const, ...facts, file_ref: null, approval: planned };
+      }
+      if (call.service.sends === 'dry_run_only') throw sendsNotEnabled();
+      const sent = await call.service.approvals.send(runId, input.approval_id!, agentId, binding);
+      call.trail.note({ operator_id: sent.approver, replayed: sent.replayed });
+      if (sent.result !== 'sent' && sent.result !== 'rejected') throw notDelivered(sent);
+      return { dry_run: false, send_status: sent.result, ...facts, file_ref: sent.file_ref };
     });
   },
 });
