@@ -71,6 +71,11 @@ export class PgAuditStore implements AuditStore {
     return rows.map(rowOf);
   }
 
+  async rowsBefore(seq: number, limit: number): Promise<AuditRow[]> {
+    const { rows } = await this.pool.query('SELECT seq, record_id, body, prev_hash, hash FROM dipper_isphere_audit WHERE seq < $1 ORDER BY seq DESC LIMIT $2', [seq, limit]);
+    return rows.map(rowOf);
+  }
+
   async ofApproval(approvalId: string): Promise<AuditEntry[]> {
     const { rows } = await this.pool.query('SELECT body FROM dipper_isphere_audit WHERE approval_id = $1 ORDER BY seq', [approvalId]);
     return rows.map((r) => JSON.parse(String(r.body)) as AuditEntry);

@@ -61,6 +61,10 @@ export class SqliteAuditStore implements AuditStore {
     return this.db.prepare('SELECT seq, record_id, body, prev_hash, hash FROM audit WHERE seq > ? ORDER BY seq LIMIT ?').all(after, limit) as AuditRow[];
   }
 
+  async rowsBefore(seq: number, limit: number): Promise<AuditRow[]> {
+    return this.db.prepare('SELECT seq, record_id, body, prev_hash, hash FROM audit WHERE seq < ? ORDER BY seq DESC LIMIT ?').all(seq, limit) as AuditRow[];
+  }
+
   async ofApproval(approvalId: string): Promise<AuditEntry[]> {
     const rows = this.db.prepare('SELECT body FROM audit WHERE approval_id = ? ORDER BY seq').all(approvalId) as { body: string }[];
     return rows.map((r) => JSON.parse(r.body) as AuditEntry);

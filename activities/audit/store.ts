@@ -12,6 +12,8 @@ export interface AuditStore {
   append(entry: AuditEntry): Promise<AuditRow & { reused: boolean }>;
   /** Rows in chain order. */
   rows(after?: number, limit?: number): Promise<AuditRow[]>;
+  /** Rows before `seq`, newest first (the console's page). */
+  rowsBefore(seq: number, limit: number): Promise<AuditRow[]>;
   /** The records of one approval (its intent and outcome), in order. */
   ofApproval(approvalId: string): Promise<AuditEntry[]>;
   close(): Promise<void>;

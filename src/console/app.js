@@ -1,5 +1,6 @@
 import { api, describe, token, whenRefused } from './api.js';
 import { approvalsView } from './approvals.js';
+import { auditView } from './audit.js';
 import { inboxView } from './inbox.js';
 import { runView } from './runPage.js';
 import { runsView } from './runs.js';
@@ -37,7 +38,7 @@ function signOut(message, isError = false) {
   showLogin(message, isError);
 }
 
-/** #/runs, #/runs/<run id>, #/inbox and #/approvals; anything else is the run list. */
+/** #/runs, #/runs/<run id>, #/inbox, #/approvals and #/audit; anything else is the run list. */
 function route() {
   if (!operator) return;
   stop();
@@ -50,10 +51,11 @@ function route() {
   };
   if (page === 'inbox') stop = inboxView(view, { operator, count });
   else if (page === 'approvals') stop = approvalsView(view, { operator, count: approvals });
+  else if (page === 'audit') stop = auditView(view);
   else if (page === 'runs' && id) stop = runView(view, decodeURIComponent(id));
   else stop = runsView(view);
   for (const link of document.querySelectorAll('#nav a')) {
-    if (link.dataset.route === (page === 'inbox' || page === 'approvals' ? page : 'runs')) link.setAttribute('aria-current', 'page');
+    if (link.dataset.route === (['inbox', 'approvals', 'audit'].includes(page) ? page : 'runs')) link.setAttribute('aria-current', 'page');
     else link.removeAttribute('aria-current');
   }
 }

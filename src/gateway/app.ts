@@ -2,6 +2,7 @@ import type { DipperEvent } from '../../workflows/types';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { EventStore } from '../../activities/eventStore';
+import type { AuditStore } from '../../activities/audit';
 import type { OperatorIdentity, Operators } from '../auth/operators';
 import { verifyAgentToken } from '../auth/tokens';
 import type { DipperConfig } from '../config';
@@ -50,6 +51,8 @@ export interface GatewayDeps {
   tasks: TaskBoard;
   /** The iSphere sources and access policy behind /mcp/isphere. */
   isphere: IsphereService;
+  /** The iSphere audit chain and its key (the operator API lists and verifies it). */
+  audit: { store: AuditStore; key: string };
 }
 
 /** A tools/call of a tool that waits, with a progress token: answered as an event stream. */

@@ -1,4 +1,6 @@
 import type { RequestHandler, Router } from 'express';
+import { ANCHOR_EVENT, describeProblem, verifyChain, type Anchor, type AuditEntry, type AuditRow, type AuditStore } from '../../activities/audit';
+import type { EventStore } from '../../activities/eventStore';
 import { z } from 'zod';
 import { approvalWorkflowId } from '../../workflows/ids';
 import { approvalQuery, decideUpdate, type ApprovalView } from '../../workflows/isphere/messages';
@@ -73,4 +75,45 @@ export function approvalRoutes(router: Router, team: TeamClient, content: Conten
   };
   router.post('/runs/:runId/isphere/approvals/:id/approve', needs('approver'), decide('approve'));
   router.post('/runs/:runId/isphere/approvals/:id/reject', needs('approver'), decide('reject'));
+}
+
+const auditQuery = z.strictObject({
+  before: z.coerce.number().int().min(1).optional(),
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+});
+
+/**
+ * The iSphere audit chain on the operator API (viewer): its records, newest
+ * first, and a check of the whole chain against its anchors, as
+ * `dipper audit verify` does.
+ */
+export function auditRoutes(router: Router, audit: { store: AuditStore; key: string }, events: EventStore, needs: (role: 'viewer' | 'approver' | 'admin') => RequestHandler): void {
+  router.get('/isphere/audit', needs('viewer'), async (req, res) => {
+    const q = parseBody(auditQuery, req.query);
+    const before = q.before ?? Number.MAX_SAFE_INTEGER;
+    const rows = await audit.store.rowsBefore(before, q.limit);
+    res.json({
+      records: rows.map((r) => ({ seq: r.seq, hash: r.hash, ...(JSON.parse(r.body) as AuditEntry) })),
+      next_before: rows.length === q.limit ? rows.at(-1)!.seq : null,
+    });
+  });
+
+  router.get('/isphere/audit/verify', needs('viewer'), async (_req, res) => {
+    const rows: AuditRow[] = [];
+    for (let after = 0; ; ) {
+      const page = await audit.store.rows(after, 10_000);
+      rows.push(...page);
+      if (page.length < 10_000) break;
+      after = page.at(-1)!.seq;
+    }
+    const anchors: Anchor[] = [];
+    for (let after = 0; ; ) {
+      const page = await events.ofType(ANCHOR_EVENT, after, 1000);
+      anchors.push(...page.map((e) => ({ seq: Number(e.data.seq), hash: String(e.data.hash) })));
+      if (page.length < 1000) break;
+      after = page.at(-1)!.seq;
+    }
+    const problems = verifyChain(rows, audit.key, anchors);
+    res.json({ ok: problems.length === 0, records: rows.length, anchors: anchors.length, problems: problems.map((p) => ({ ...p, message: describeProblem(p) })) });
+  });
 }

@@ -4,9 +4,10 @@ import { createServer } from 'node:http';
 import { openStores } from '../../activities/stores';
 import { Wakeups } from './wakeups';
 import { ProcessMetrics } from '../metrics/temporalCalls';
-import { loadOrCreateSecrets } from '../auth/secrets';
+import { auditKey, loadOrCreateSecrets } from '../auth/secrets';
 import { taskApiClient } from '../../activities/taskApi';
 import { isphereService } from '../isphere/service';
+import { openAuditStore } from '../../activities/audit';
 import { TaskBoard } from './taskBoard';
 import { temporalAddress, type DipperConfig } from '../config';
 import { createLogger } from '../log';
@@ -52,6 +53,8 @@ export async function startGateway(config: DipperConfig): Promise<GatewayHandle>
   const client = new Client({ connection, namespace: config.temporal.namespace });
   const stores = await openStores(config);
   const { events, content } = stores;
+  const key = auditKey(config, secrets);
+  const audit = { store: await openAuditStore(config, key), key };
   const revocations = new RevocationView(
     // A slow answer still counts (it is dated when asked): cut off at 1 s, a loaded host whose Queries took longer never refreshed.
     new TemporalRevocationSource(client, config.temporal.taskQueue, Math.max(1000, config.revocation.staleMs - config.revocation.refreshMs)),
@@ -71,6 +74,7 @@ export async function startGateway(config: DipperConfig): Promise<GatewayHandle>
     team,
     tasks: new TaskBoard(taskApiClient(config, secrets), team, config.temporal.taskQueue, config.taskApi.resultBudgetBytes),
     isphere: isphereService(config.isphere, team, config.temporal.taskQueue),
+    audit,
     skills: new SkillCatalog(config.skillsDir),
     events,
     content: new ContentKeeper(content),
@@ -97,6 +101,7 @@ export async function startGateway(config: DipperConfig): Promise<GatewayHandle>
       await closed;
       revocations.stop();
       await wakeups.stop();
+      await audit.store.close();
       await stores.close();
       await connection.close();
     },

@@ -1,4 +1,5 @@
-import { approvalRoutes } from './approvalsApi';
+import type { AuditStore } from '../../activities/audit';
+import { approvalRoutes, auditRoutes } from './approvalsApi';
 import { questionRoutes } from './questionsApi';
 import { randomUUID } from 'node:crypto';
 import { Router, type NextFunction, type Response } from 'express';
@@ -126,6 +127,8 @@ export interface OperatorDeps {
   events: EventStore;
   content: ContentKeeper;
   metrics: ProcessMetrics;
+  /** The iSphere audit chain and its key, for listing and verifying it. */
+  audit: { store: AuditStore; key: string };
 }
 
 /** Refuses an operator whose role is below what the route needs (src/auth/operators.ts). */
@@ -283,6 +286,7 @@ export function operatorRouter(deps: OperatorDeps): Router {
 
   questionRoutes(router, team, deps.content, needs);
   approvalRoutes(router, team, deps.content, needs);
+  auditRoutes(router, deps.audit, deps.events, needs);
 
   router.get('/runs/:runId/events', needs('viewer'), async (req, res) => {
     const runId = runIdOf(req.params.runId);

@@ -77,5 +77,19 @@ it('shows the send with its words and hash, and Approve lets the agent send it o
   expect((await sim.deliveries()).filter((d: any) => d.client_message_id === `dip-${id}`)).toHaveLength(1);
   const view = await operator.request('GET', `/runs/${run.run_id}/isphere/approvals/${id}`);
   expect(view.json.decision).toMatchObject({ approver: 'Ana', via: 'console', decision: 'approve' });
+
+  // The audit page lists the send's two records and says the chain verifies.
+  await page.click('#nav a[data-route="audit"]');
+  await page.locator('.audit tbody tr').first().waitFor();
+  await page.locator('[role=status]', { hasText: 'verifies' }).waitFor();
+  const mine = page.locator('.audit tbody tr', { hasText: id });
+  expect(await mine.count()).toBe(2);
+  expect(await mine.first().locator('td').nth(2).textContent()).toBe('outcome');
+  expect(await mine.first().locator('td').nth(5).textContent()).toBe('sent');
+  expect(await mine.first().locator('td').nth(6).textContent()).toBe('Ana (console)');
+  await shot('22-audit');
+  const listed = await operator.request('GET', '/isphere/audit?limit=5');
+  expect(listed.json.records[0]).toMatchObject({ approval_id: id, kind: 'outcome', result: 'sent', approver: 'Ana' });
+  expect((await operator.request('GET', '/isphere/audit/verify')).json).toMatchObject({ ok: true, problems: [] });
   expect(pageErrors).toEqual([]);
 });
