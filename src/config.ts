@@ -229,6 +229,8 @@ export interface IsphereConfig {
   outboundDirs: string[];
   /** The largest file downloaded or sent (DIPPER_ISPHERE_MAX_FILE_BYTES; the bridge takes 20 MiB). */
   maxFileBytes: number;
+  /** Approvals one run may have open at once (DIPPER_ISPHERE_MAX_OPEN_APPROVALS): an agent cannot flood the people who decide. */
+  maxOpenApprovals: number;
 }
 
 function isphereOf(env: Env): IsphereConfig {
@@ -256,6 +258,7 @@ function isphereOf(env: Env): IsphereConfig {
     downloadDirs: dirsOf(env, 'DIPPER_ISPHERE_DOWNLOAD_DIRS'),
     outboundDirs: dirsOf(env, 'DIPPER_ISPHERE_OUTBOUND_DIRS'),
     maxFileBytes: Math.min(20 * 1024 * 1024, Math.max(1, int(env, 'DIPPER_ISPHERE_MAX_FILE_BYTES', 20 * 1024 * 1024))),
+    maxOpenApprovals: Math.max(1, int(env, 'DIPPER_ISPHERE_MAX_OPEN_APPROVALS', 100)),
   };
 }
 

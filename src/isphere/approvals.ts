@@ -80,6 +80,16 @@ export class Approvals {
       const ended = (await handle.result().catch(() => undefined)) as ApprovalView | undefined;
       if (ended?.status === 'done') return { approval_id: approvalId, status: 'used', decide_by: iso(ended.decide_by), use_by: ended.use_by === null ? null : iso(ended.use_by) };
     }
+    // A new approval (not one this request already has open) counts against the run's cap.
+    if (before?.status.name !== 'RUNNING') {
+      const { count } = await this.client.workflow.count(`WorkflowType = 'isphereApprovalWorkflow' AND ExecutionStatus = 'Running' AND DipperRunId = '${runId}'`);
+      if (count >= this.config.maxOpenApprovals) {
+        throw new ConnectorError('PERMISSION_DENIED', `This run has ${count} approvals waiting or unused, its limit; wait for people to decide them before asking for more.`, false, {
+          reason: 'approval_quota',
+          limit: this.config.maxOpenApprovals,
+        });
+      }
+    }
     const input: ApprovalInput = {
       runId,
       approvalId,

@@ -4,6 +4,7 @@ import { ConnectorError } from '../../activities/isphere/errors';
 import { canonical } from '../../activities/audit/chain';
 import type { FileOpInput, FileOpResult } from '../../workflows/isphere/fileOp';
 import { agentWorkflowId } from '../../workflows/ids';
+import { agentIdKey, runIdKey } from '../../workflows/searchAttributes';
 
 /** Why a file operation was refused, in the isphere codes. */
 const REFUSED: Record<string, { code: 'PERMISSION_DENIED' | 'INVALID_ARGUMENT' | 'TARGET_NOT_FOUND' | 'CONNECTOR_FAILED'; field?: string }> = {
@@ -28,6 +29,11 @@ export async function runFileOp(client: Client, taskQueue: string, caller: { run
     workflowIdConflictPolicy: 'USE_EXISTING',
     workflowIdReusePolicy: 'ALLOW_DUPLICATE',
     staticSummary: input.op === 'inspect' ? 'Hash a file to send to iSphere' : `Download ${input.files.length} iSphere file(s)`,
+    // Found with its run in the Temporal UI and by `DipperRunId` queries.
+    typedSearchAttributes: [
+      { key: runIdKey, value: caller.runId },
+      { key: agentIdKey, value: caller.agentId },
+    ],
   });
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {

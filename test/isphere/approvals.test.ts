@@ -198,6 +198,27 @@ describe('approvals that run out', () => {
   });
 });
 
+describe('a run\'s open approvals', () => {
+  let capped: DipperProcess;
+  beforeAll(async () => {
+    capped = startProcess('gateway', { ...env.processEnv, DIPPER_PORT: '28901', DIPPER_ISPHERE_MAX_OPEN_APPROVALS: '2' }, path.join(testDataRoot, 'approvals-capped-gateway.log'));
+    await waitForHttp('http://127.0.0.1:28901/healthz');
+  });
+  afterAll(() => capped.kill());
+
+  it('are capped: past the limit a new one is refused, while the same request still finds its own', async () => {
+    const a = await agentOn('http://127.0.0.1:28901');
+    const ask = (n: number) => a.isphere.call('isphere_send_message', { target_type: 'contact', target_id: 'c_0004', content_text: `Capped ${n}.` });
+    const first = (await ask(1)).data.approval.approval_id;
+    await ask(2);
+    // The count comes from visibility, which follows a start closely but not at once.
+    await eventually(async () => ((await operator.request('GET', `/isphere/approvals?run=${a.runId}&status=all`)).json.approvals.length === 2 ? true : undefined));
+    const third = await ask(3);
+    expect(third.error).toMatchObject({ code: 'PERMISSION_DENIED', details: { reason: 'approval_quota', limit: 2 } });
+    expect((await ask(1)).data.approval.approval_id).toBe(first);
+  });
+});
+
 describe('one key, many calls', () => {
   it('sends once for 100 concurrent identical calls, each answered with the same message', async () => {
     const a = await agentOn();

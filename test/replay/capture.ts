@@ -3,7 +3,10 @@
  * stack on the commit whose workflow code should stay replayable:
  *
  *   DIPPER_GATEWAY=http://127.0.0.1:8710 DIPPER_OPERATOR_TOKEN=... TEMPORAL_ADDRESS=127.0.0.1:7233 \
- *     npx tsx test/replay/capture.ts <label>
+ *     DIPPER_DATA_DIR=<the stack's data folder> npx tsx test/replay/capture.ts <label>
+ *
+ * Since v16 the stack needs an iSphere bridge and policy (the soak's stack,
+ * src/soak/stack.ts, has both: v16 was recorded against it).
  *
  * It drives one run through every tool, ends it, and saves the history of
  * each of its workflows under test/replay/histories/<label>/. Histories are
@@ -203,6 +206,30 @@ async function main(): Promise<void> {
   });
   await operator.request('POST', `/runs/${fifth.run_id}/cancel`, { reason: 'recorded' });
 
+  // A sixth run (since v16, with a bridge: DIPPER_ISPHERE_* set on the stack): iSphere approvals. One approved through
+  // the operator API and sent, then sent again (answered from its outcome); one rejected; a download and a file send
+  // (their host workflows); and one left pending when the run is cancelled.
+  const sixth = (await operator.request('POST', '/runs', { task: 'Record iSphere approvals.' })).json;
+  const isphere = await AgentClient.connect(gatewayUrl, sixth.root.agent_token, 'isphere');
+  const words = { target_type: 'contact', target_id: 'c_0003', content_text: long('Recorded words.'), idempotency_key: 'recorded' };
+  const approved = (await isphere.ok('isphere_send_message', words)).approval.approval_id;
+  await operator.request('POST', `/runs/${sixth.run_id}/isphere/approvals/${approved}/approve`, { via: 'console' });
+  await isphere.ok('isphere_send_message', { ...words, dry_run: false, approval_id: approved });
+  await isphere.ok('isphere_send_message', { ...words, dry_run: false, approval_id: approved });
+  const refused = (await isphere.ok('isphere_send_message', { ...words, content_text: 'Not these.' })).approval.approval_id;
+  await operator.request('POST', `/runs/${sixth.run_id}/isphere/approvals/${refused}/reject`, { reason: 'recorded' });
+  const workspace = path.join(process.env.DIPPER_DATA_DIR ?? '.dipper/data', 'runs', sixth.run_id, 'workspace', 'isphere');
+  const [file] = (await isphere.ok('isphere_receive_files', { conversation_id: 'conv_g_0001' })).files;
+  await isphere.ok('isphere_receive_files', { mode: 'download', file_id: file.file_id, message_id: file.message_id, output_dir: path.join(workspace, 'downloads'), dry_run: false });
+  fs.mkdirSync(path.join(workspace, 'outbound'), { recursive: true });
+  fs.writeFileSync(path.join(workspace, 'outbound', 'recorded.txt'), 'Recorded file.');
+  const fileArgs = { target_type: 'contact', target_id: 'c_0003', file_path: path.join(path.resolve(workspace), 'outbound', 'recorded.txt') };
+  const fileApproval = (await isphere.ok('isphere_send_file', fileArgs)).approval.approval_id;
+  await operator.request('POST', `/runs/${sixth.run_id}/isphere/approvals/${fileApproval}/approve`, {});
+  await isphere.ok('isphere_send_file', { ...fileArgs, dry_run: false, approval_id: fileApproval });
+  await isphere.ok('isphere_send_message', { ...words, content_text: 'Left pending.' });
+  await operator.request('POST', `/runs/${sixth.run_id}/cancel`, { reason: 'recorded' });
+
   const out = path.join(__dirname, 'histories', label);
   fs.mkdirSync(out, { recursive: true });
   const closed = (runId: string, least: number) =>
@@ -219,6 +246,7 @@ async function main(): Promise<void> {
     ...(await closed(second.run_id, 4)),
     ...(await closed(fourth.run_id, 6)),
     ...(await closed(fifth.run_id, 3)),
+    ...(await closed(sixth.run_id, 8)),
   ];
   for (const id of ids) {
     const history = await client.workflow.getHandle(id).fetchHistory();
@@ -233,7 +261,7 @@ async function main(): Promise<void> {
     fs.writeFileSync(path.join(out, `${root3Id.replace(/\//g, '_')}_${n}.json`), historyToJSON(history));
   }
   process.stdout.write(`saved ${ids.length + rootRuns.length} histories to ${out}\n`);
-  await Promise.all([root, childA, childB, childC, root2, leader, root3, root4, worker1, worker2, root5].map((x) => x.close()));
+  await Promise.all([root, childA, childB, childC, root2, leader, root3, root4, worker1, worker2, root5, isphere].map((x) => x.close()));
   await connection.close();
 }
 
