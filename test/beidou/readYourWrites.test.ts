@@ -101,3 +101,17 @@ it('every task board change is seen by the next read of any agent of the run', a
   await mine.ok('task_delete', { channel: runId, number: n });
   for (const reader of readers) expect((await reader.fail('task_get', { channel: runId, number: n })).code).toBe('task_deleted');
 });
+
+it('an iSphere approval, once decided, is in the asking agent\'s inbox, and what it sent is in the conversation and the audit, when each call returns', async () => {
+  const { root, runId } = await startRun();
+  const isphere = await connect(root.token, 'isphere');
+  const call = { target_type: 'contact', target_id: 'c_0003', content_text: 'Seen at once.' };
+  const id = (await isphere.ok('isphere_send_message', call)).approval.approval_id;
+  expect((await operator.request('GET', `/runs/${runId}/isphere/approvals/${id}`)).json.status).toBe('pending');
+  expect((await operator.request('POST', `/runs/${runId}/isphere/approvals/${id}/approve`, {})).status).toBe(200);
+  expect((await root.inbox(0, 0)).messages.some((m: { content: string }) => m.content.includes(id))).toBe(true);
+  expect((await operator.request('GET', `/runs/${runId}/isphere/approvals/${id}`)).json.status).toBe('approved');
+  const sent = await isphere.ok('isphere_send_message', { ...call, dry_run: false, approval_id: id });
+  expect((await isphere.ok('isphere_receive_messages', { conversation_id: 'conv_d_0003', limit: 1 })).messages[0].message_id).toBe(sent.message_ref);
+  expect((await operator.request('GET', '/isphere/audit?limit=1')).json.records[0]).toMatchObject({ approval_id: id, kind: 'outcome', result: 'sent', message_ref: sent.message_ref });
+});

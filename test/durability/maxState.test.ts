@@ -205,3 +205,31 @@ it('takes the largest questions from every child at once, holds them as referenc
   );
   for (const out of await Promise.all(outcomes)) expect((out as { res: any }).res?.structuredContent?.answer_text).toBe('Q0: answer 0\nQ1: answer 1\nQ2: answer 2\nQ3: answer 3');
 }, 120_000);
+
+it('holds a run\'s 100 open iSphere approvals of the longest words: each keeps its words as a reference, the run only their ids', async () => {
+  const { runId, root } = await startRun();
+  const isphere = await connect(root.token, 'isphere');
+  const words = (n: number) => `${n} ${'数'.repeat(20_000 - String(n).length - 1)}`;
+  const ids: string[] = [];
+  for (let batch = 0; batch < 10; batch++) {
+    const made = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => isphere.ok('isphere_send_message', { target_type: 'contact', target_id: 'c_0003', content_text: words(batch * 10 + i) })),
+    );
+    ids.push(...made.map((m) => m.approval.approval_id as string));
+  }
+  expect(new Set(ids).size).toBe(100);
+  // Every approval's input carries a reference, not 60 KB of words; nothing failed.
+  const history = await client.workflow.getHandle(`run/${runId}/approval/${ids[99]}`).fetchHistory();
+  const started = history.events![0].workflowExecutionStartedEventAttributes!;
+  expect(Buffer.byteLength(JSON.stringify(started.input))).toBeLessThan(8 * 1024);
+  expect((history.events ?? []).filter((e) => e.workflowTaskFailedEventAttributes)).toEqual([]);
+  const runHistory = await client.workflow.getHandle(`run/${runId}`).fetchHistory();
+  expect((runHistory.events ?? []).filter((e) => e.workflowTaskFailedEventAttributes)).toEqual([]);
+  // A person still reads each one's exact words.
+  const listed = await eventually(async () => {
+    const got = (await operator.request('GET', `/isphere/approvals?run=${runId}&page_size=50`)).json.approvals as { approval_id: string; words: string }[];
+    return got.length === 50 ? got : undefined;
+  });
+  for (const a of listed) expect(a.words).toBe(words(ids.indexOf(a.approval_id)));
+  await operator.request('POST', `/runs/${runId}/cancel`, { reason: 'recorded' });
+});

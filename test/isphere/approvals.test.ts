@@ -6,7 +6,9 @@ import { SqliteEventStore } from '../../activities/eventStore';
 import { auditKey } from '../../src/auth/secrets';
 import { loadConfig } from '../../src/config';
 import { paths } from '../../src/paths';
+import { Client, Connection } from '@temporalio/client';
 import { AgentClient, eventually } from '../support/clients';
+import { untilNothingRunning } from '../support/ended';
 import { startProcess, waitForHttp, type DipperProcess } from '../support/processes';
 import { closeAll, connect, env, operator, waitForInbox } from '../support/team';
 import { testDataRoot } from '../setup/env';
@@ -248,11 +250,16 @@ describe('one key, many calls', () => {
 });
 
 describe('a run that ends', () => {
-  it('cancels its pending and unused approvals and leaves none running', async () => {
+  it('cancels its pending and unused approvals, closes one in its receipt window, and leaves nothing running', async () => {
     const a = await agentOn();
     const pending = (await a.isphere.ok('isphere_send_message', { target_type: 'contact', target_id: 'c_0010', content_text: 'Pending when the run ends.' })).approval.approval_id;
     const unused = (await a.isphere.ok('isphere_send_message', { target_type: 'contact', target_id: 'c_0010', content_text: 'Approved when the run ends.' })).approval.approval_id;
     await decide(a, unused, 'approve');
+    // One sent just before: its workflow would stay open for repeats (600 s) but for the run's end.
+    const sentCall = { target_type: 'contact', target_id: 'c_0010', content_text: 'Sent before the run ends.' };
+    const sent = (await a.isphere.ok('isphere_send_message', sentCall)).approval.approval_id;
+    await decide(a, sent, 'approve');
+    expect((await a.isphere.ok('isphere_send_message', { ...sentCall, dry_run: false, approval_id: sent })).send_status).toBe('sent');
     expect((await operator.request('POST', `/runs/${a.runId}/cancel`, { reason: 'done for today' })).status).toBeLessThan(300);
     for (const id of [pending, unused]) {
       const view = await eventually(async () => {
@@ -261,6 +268,14 @@ describe('a run that ends', () => {
       });
       expect(view.outcome).toBeNull();
     }
-    await eventually(async () => ((await operator.request('GET', `/isphere/approvals?run=${a.runId}&status=all`)).json.approvals.length === 0 ? true : undefined));
+    const connection = await Connection.connect({ address: env.temporalAddress });
+    try {
+      await untilNothingRunning(new Client({ connection, namespace: env.namespace }), env.dataDir, a.runId);
+    } finally {
+      await connection.close();
+    }
+    // The one sent stays recorded as sent; nothing unsent was recorded for the others.
+    expect((await auditOf(sent)).records.map((r) => r.result)).toEqual([null, 'sent']);
+    for (const id of [pending, unused]) expect((await auditOf(id)).records).toEqual([]);
   });
 });
