@@ -1,23 +1,11 @@
+import type { BridgeContact, BridgeFile, BridgeGroup } from '../../../activities/isphere/bridgeClient';
 import { matchConfidence } from './confidence';
 import type { ContactRecord, ContentType, FileRecord, GroupRecord, MessageRecord, SourceName } from './types';
 
 /** A contact as any source holds it (the bridge protocol's fields), before the contract's source and confidence. */
-export interface ContactFields {
-  contact_id: string;
-  display_name: string;
-  account: string | null;
-  department: string | null;
-  title: string | null;
-  raw_ref: string;
-}
+export type ContactFields = Omit<BridgeContact, 'active'>;
 
-export interface GroupFields {
-  group_id: string;
-  display_name: string;
-  member_count: number | null;
-  owner_ref: string | null;
-  raw_ref: string;
-}
+export type GroupFields = Omit<BridgeGroup, 'archived'>;
 
 /** The contract's contact record: one shape and one confidence rule whichever source answered. */
 export function contactRecord(c: ContactFields, source: SourceName, query: string): ContactRecord {
@@ -60,16 +48,8 @@ export interface MessageFields {
   raw_ref: string;
 }
 
-export interface FileFields {
-  file_id: string;
-  message_id: string | null;
-  conversation_id: string | null;
-  file_name: string;
-  size_bytes: number | null;
-  mime_type: string | null;
-  created_at: string | null;
-  sha256: string | null;
-}
+/** A file's metadata as any source holds it: the bridge protocol's record. */
+export type FileFields = BridgeFile;
 
 /**
  * Where a file can be fetched from, for `receive_files` in download mode:
