@@ -1,5 +1,4 @@
 import os from 'node:os';
-import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -10,6 +9,7 @@ import { runWorkflowId } from '../workflows/ids';
 import { reserveSpawnsUpdate, type SpawnRelease } from '../workflows/run/messages';
 import type { Revocation } from '../workflows/tokens/registry';
 import { recordRevocation } from '../src/auth/revoke';
+import { updateFailureOf, type Temporal } from '../src/temporal';
 import type { AgentIdentity, DipperEvent, LaunchSpec, PlanTask } from '../workflows/types';
 import { diskFailure, onDisk } from './diskFailure';
 import { withFaults } from './faults';
@@ -27,8 +27,8 @@ import { launchBody, postWebhook, stopBody } from './runtimes/webhook';
 export interface ActivityDeps {
   config: DipperConfig;
   tokenSecret: string;
-  /** Reaches the token registry (workflows/tokens/registry.ts). */
-  client: Client;
+  /** Reaches the token registry (workflows/tokens/registry.ts) and a run's reserveSpawns Update. */
+  temporal: Temporal;
   events: EventStore;
   /** Long texts the workflows refer to (plan tasks, launch messages). */
   content: ContentStore;
@@ -72,17 +72,18 @@ export function createActivities(deps: ActivityDeps) {
     },
 
     async revokeTokens(revocation: Revocation): Promise<void> {
-      await recordRevocation(deps.client, config, revocation);
+      await recordRevocation(deps.temporal, config, revocation);
     },
 
     /** Asks the run for room to spawn `count` agents; the run's refusal (quota_exceeded, run_ended) comes back as it is, never retried. */
     async reserveSpawns({ runId, count, releases }: { runId: string; count: number; releases?: SpawnRelease[] }): Promise<{ reservation_id: string }> {
       try {
         const args = releases && releases.length > 0 ? { count, releases } : { count };
-        return await deps.client.workflow.getHandle(runWorkflowId(runId)).executeUpdate(reserveSpawnsUpdate, { args: [args] });
+        return await deps.temporal.handle(runWorkflowId(runId)).update(reserveSpawnsUpdate, [args]);
       } catch (err) {
-        if (err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure && err.cause.type) {
-          throw ApplicationFailure.create({ type: err.cause.type, message: err.cause.message, details: err.cause.details ?? undefined, nonRetryable: true });
+        const refused = updateFailureOf(err);
+        if (refused?.type) {
+          throw ApplicationFailure.create({ type: refused.type, message: refused.message, details: refused.details ?? undefined, nonRetryable: true });
         }
         throw err;
       }

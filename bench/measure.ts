@@ -1,4 +1,4 @@
-import type { Client } from '@temporalio/client';
+import type { Temporal } from '../src/temporal';
 import type { Agents } from './client';
 
 /** What each scenario's figures are read against. */
@@ -59,7 +59,7 @@ export class Row {
 
 export interface BenchContext {
   agents: Agents;
-  temporal: Client;
+  temporal: Temporal;
   taskQueue: string;
   counts: Counts;
   /** A new row, in the report in the order rows are made. */

@@ -137,7 +137,7 @@ export function renderReport(input: ReportInput): string {
     '## How to read this',
     '',
     'Every figure is a latency in milliseconds, timed in the bench process around one call of the official MCP client ' +
-      '(or of `@temporalio/client` for the Temporal floors), so the client\'s own work is included. Calls are made one after ' +
+      '(or of `@temporalio/client`, through src/temporal, for the Temporal floors), so the client\'s own work is included. Calls are made one after ' +
       'another unless the scenario says otherwise; a short warm-up before each scenario is not counted. p99 is the nearest-rank ' +
       'percentile, a sample that was actually measured; with fewer than 100 samples it is the maximum. The bench process, ' +
       `the gateway, the worker and the Temporal dev server (in memory) all share the machine's ${machine.cpus} CPUs.`,

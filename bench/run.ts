@@ -1,4 +1,4 @@
-import { Client, Connection } from '@temporalio/client';
+import { Temporal } from '../src/temporal';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -58,13 +58,13 @@ async function main(argv: string[]): Promise<number> {
   let code = 1;
   try {
     const stack = await startStack(dataRoot, teardown, progress);
-    const connection = await Connection.connect({ address: temporalAddress(stack.config) });
-    teardown.add('the Temporal client', () => connection.close());
+    const temporal = await Temporal.connect({ address: temporalAddress(stack.config), namespace: stack.config.temporal.namespace });
+    teardown.add('the Temporal client', () => temporal.close());
     const agents = new Agents(stack.gatewayUrl, stack.operatorToken);
     teardown.add("the agents' MCP clients", () => agents.closeAll());
     const ctx: BenchContext = {
       agents,
-      temporal: new Client({ connection, namespace: stack.config.temporal.namespace }),
+      temporal,
       taskQueue: stack.config.temporal.taskQueue,
       counts,
       row: (name, against, floor) => {

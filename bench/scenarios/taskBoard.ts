@@ -41,7 +41,7 @@ export async function taskBoardScenario(ctx: BenchContext, config: DipperConfig)
     if (!out.ok) throw new Error(out.error.code);
   });
   await sequential(workflow, ctx.counts.warmup, ctx.counts.query, async (i) => {
-    const out = await ctx.temporal.workflow.execute(taskMutationWorkflow, { taskQueue: ctx.taskQueue, workflowId: `bench/task-read/${runId}/${i}`, args: [read] });
+    const out = await ctx.temporal.execute(taskMutationWorkflow, { taskQueue: ctx.taskQueue, workflowId: `bench/task-read/${runId}/${i}`, args: [read] });
     if (out.kind !== 'answer' || !out.answer.ok) throw new Error('the read through a workflow failed');
   });
 }

@@ -1,5 +1,5 @@
-import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { DipperConfig } from '../config';
+import { isAlreadyStarted, type Temporal } from '../temporal';
 import { revokeSignal, tokenRegistryId, tokenRegistryQueue, tokenRegistryWorkflow, type Revocation } from '../../workflows/tokens/registry';
 
 type RegistryConfig = Pick<DipperConfig, 'temporal' | 'tokenTtlSeconds'>;
@@ -14,12 +14,8 @@ function registryStart(config: RegistryConfig) {
 }
 
 /** Records a revocation with the task queue's token registry, starting the registry if it is not running. */
-export async function recordRevocation(client: Client, config: RegistryConfig, revocation: Revocation): Promise<void> {
-  await client.workflow.signalWithStart(tokenRegistryWorkflow, {
-    ...registryStart(config),
-    signal: revokeSignal,
-    signalArgs: [revocation],
-  });
+export async function recordRevocation(temporal: Temporal, config: RegistryConfig, revocation: Revocation): Promise<void> {
+  await temporal.signalWithStart(tokenRegistryWorkflow, revokeSignal, [revocation], registryStart(config));
 }
 
 /**
@@ -27,10 +23,10 @@ export async function recordRevocation(client: Client, config: RegistryConfig, r
  * no gateway's refresh meets it in the moment it is created. An existing
  * registry is left as it is.
  */
-export async function ensureTokenRegistry(client: Client, config: RegistryConfig): Promise<void> {
+export async function ensureTokenRegistry(temporal: Temporal, config: RegistryConfig): Promise<void> {
   try {
-    await client.workflow.start(tokenRegistryWorkflow, registryStart(config));
+    await temporal.start(tokenRegistryWorkflow, registryStart(config));
   } catch (err) {
-    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    if (!isAlreadyStarted(err)) throw err;
   }
 }

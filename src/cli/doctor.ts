@@ -1,4 +1,3 @@
-import { Client, Connection } from '@temporalio/client';
 import { HISTORY_CHANNEL_ARGS } from '../ops/replayAll';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -7,6 +6,7 @@ import { temporalAddress, type DipperConfig } from '../config';
 import { writeWorkflowBundle } from '../devstack/bundle';
 import { diagnose, repair } from '../ops/doctor';
 import { installQuietRuntime } from '../ops/quietRuntime';
+import { Temporal } from '../temporal';
 
 /**
  * `dipper doctor [--repair]`: replays every running workflow with the code
@@ -17,11 +17,11 @@ import { installQuietRuntime } from '../ops/quietRuntime';
 export async function doctor(config: DipperConfig, opts: { repair: boolean }): Promise<number> {
   installQuietRuntime();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dipper-doctor-'));
-  const connection = await Connection.connect({ address: temporalAddress(config), channelArgs: HISTORY_CHANNEL_ARGS });
+  const temporal = await Temporal.connect({ address: temporalAddress(config), namespace: config.temporal.namespace, channelArgs: HISTORY_CHANNEL_ARGS });
   try {
     const bundlePath = path.join(dir, 'workflow-bundle.js');
     await writeWorkflowBundle(bundlePath);
-    const o = { client: new Client({ connection, namespace: config.temporal.namespace }), namespace: config.temporal.namespace, bundlePath };
+    const o = { temporal, bundlePath };
     const { findings, replay } = await diagnose(o);
     const out = (line: string) => process.stdout.write(`${line}\n`);
     out(`Replayed ${replay.replayed} running workflows in ${(replay.ms / 1000).toFixed(1)} s: ${findings.length} need attention.`);
@@ -44,7 +44,7 @@ export async function doctor(config: DipperConfig, opts: { repair: boolean }): P
     if (findings.length > 0 && !opts.repair) out('Run `npm run dipper -- doctor --repair` to repair what can be.');
     return unrepaired === 0 ? 0 : 1;
   } finally {
-    await connection.close();
+    await temporal.close();
     fs.rmSync(dir, { recursive: true, force: true });
   }
 }

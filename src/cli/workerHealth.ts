@@ -1,9 +1,5 @@
-import { Connection } from '@temporalio/client';
 import { type DipperConfig, temporalAddress } from '../config';
-
-// temporal.api.enums.v1 TaskQueueKind.NORMAL and TaskQueueType.WORKFLOW; wire values never change.
-const NORMAL_KIND = 1;
-const WORKFLOW_TYPE = 1;
+import { TemporalAdmin } from '../temporal';
 
 /**
  * Whether some worker polls Dipper's task queue: the container healthcheck
@@ -11,15 +7,5 @@ const WORKFLOW_TYPE = 1;
  * few minutes after its last poll, so a dead worker turns unhealthy late.
  */
 export async function workerIsPolling(config: DipperConfig): Promise<boolean> {
-  const connection = await Connection.connect({ address: temporalAddress(config), connectTimeout: '5s' });
-  try {
-    const { pollers } = await connection.workflowService.describeTaskQueue({
-      namespace: config.temporal.namespace,
-      taskQueue: { name: config.temporal.taskQueue, kind: NORMAL_KIND },
-      taskQueueType: WORKFLOW_TYPE,
-    });
-    return (pollers?.length ?? 0) > 0;
-  } finally {
-    await connection.close();
-  }
+  return TemporalAdmin.with(temporalAddress(config), '5s', async (admin) => (await admin.workflowPollers(config.temporal.namespace, config.temporal.taskQueue)) > 0);
 }

@@ -1,7 +1,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { Connection } from '@temporalio/client';
+import { TemporalAdmin } from '../temporal';
 
 /** The production Temporal server `dipper cluster` runs, built from its Go module. */
 export const TEMPORAL_SERVER_VERSION = 'v1.29.1';
@@ -128,13 +128,8 @@ export async function startServer(tools: ServerTools, dir: string, frontend: num
       throw new Error(`the Temporal server did not answer within 120 s; see ${logFile}`);
     }
     try {
-      const connection = await Connection.connect({ address: `127.0.0.1:${frontend}`, connectTimeout: 2000 });
-      try {
-        await connection.workflowService.getSystemInfo({});
-        return proc;
-      } finally {
-        await connection.close();
-      }
+      await TemporalAdmin.with(`127.0.0.1:${frontend}`, 2000, (admin) => admin.systemInfo());
+      return proc;
     } catch {
       await new Promise((r) => setTimeout(r, 500));
     }

@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { Connection } from '@temporalio/client';
+import { TemporalAdmin } from '../temporal';
 import { devServerArgs, loadTemporalDevConfig } from './devConfig';
 import { ensureNamespace, namespaceState } from './namespace';
 import { isListening, stopProcess } from './processes';
@@ -107,12 +107,7 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
 async function reuse(address: string, namespace: string, searchAttributes: Record<string, string>): Promise<void> {
   let state;
   try {
-    const connection = await Connection.connect({ address, connectTimeout: '3s' });
-    try {
-      state = await namespaceState(connection, namespace, Object.keys(searchAttributes));
-    } finally {
-      await connection.close();
-    }
+    state = await TemporalAdmin.with(address, '3s', (admin) => namespaceState(admin, namespace, Object.keys(searchAttributes)));
   } catch (err) {
     throw new Error(`Port ${address} is in use by something that is not a Temporal server (${(err as Error).message}). ` +
       'Stop it, or set DIPPER_TEMPORAL_DEV_PORT to another port.');
@@ -132,14 +127,9 @@ async function waitUntilReady(gone: () => string | undefined, address: string, n
     const reason = gone();
     if (reason) throw new Error(`The Temporal dev server for ${address} ${reason}`);
     try {
-      const connection = await Connection.connect({ address, connectTimeout: '2s' });
-      try {
-        const state = await namespaceState(connection, namespace, names);
-        if (state === 'ready') return;
-        lastError = state;
-      } finally {
-        await connection.close();
-      }
+      const state = await TemporalAdmin.with(address, '2s', (admin) => namespaceState(admin, namespace, names));
+      if (state === 'ready') return;
+      lastError = state;
     } catch (err) {
       lastError = (err as Error).message;
     }

@@ -1,8 +1,4 @@
-import { Connection, isGrpcServiceError } from '@temporalio/client';
-
-// gRPC status codes; named here rather than pulling in @grpc/grpc-js for two numbers.
-const NOT_FOUND = 5;
-const ALREADY_EXISTS = 6;
+import { isNotFoundStatus, TemporalAdmin } from '../temporal';
 
 // temporal.api.enums.v1.IndexedValueType; wire values never change.
 const indexedValueType: Record<string, number> = {
@@ -18,21 +14,12 @@ const indexedValueType: Record<string, number> = {
 const retentionSeconds = 3 * 24 * 3600;
 const namespaceWaitMs = 60_000;
 
-type RegisterRequest = Parameters<Connection['workflowService']['registerNamespace']>[0];
-type Retention = NonNullable<RegisterRequest['workflowExecutionRetentionPeriod']>;
-
 export type NamespaceState = 'ready' | 'missing-namespace' | 'missing-search-attributes';
 
 /** Whether the server has the namespace with every named search attribute. */
-export async function namespaceState(connection: Connection, namespace: string, names: string[]): Promise<NamespaceState> {
-  try {
-    await connection.workflowService.describeNamespace({ namespace });
-  } catch (err) {
-    if (isGrpcServiceError(err) && err.code === NOT_FOUND) return 'missing-namespace';
-    throw err;
-  }
-  const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace });
-  const present = new Set(Object.keys(customAttributes ?? {}));
+export async function namespaceState(admin: TemporalAdmin, namespace: string, names: string[]): Promise<NamespaceState> {
+  if (!(await admin.hasNamespace(namespace))) return 'missing-namespace';
+  const present = await admin.searchAttributeNames(namespace);
   return names.every((name) => present.has(name)) ? 'ready' : 'missing-search-attributes';
 }
 
@@ -45,54 +32,33 @@ export async function ensureNamespace(
   namespace: string,
   searchAttributes: Record<string, string>,
 ): Promise<void> {
-  const connection = await Connection.connect({ address });
-  try {
+  await TemporalAdmin.with(address, undefined, async (admin) => {
     const names = Object.keys(searchAttributes);
-    if ((await namespaceState(connection, namespace, names)) === 'missing-namespace') {
-      // protobufjs encodes a plain number into an int64; the generated type only names Long.
-      const retention = { seconds: retentionSeconds } as unknown as Retention;
-      await ignoring(ALREADY_EXISTS, () =>
-        connection.workflowService.registerNamespace({ namespace, workflowExecutionRetentionPeriod: retention }),
-      );
-    }
+    if ((await namespaceState(admin, namespace, names)) === 'missing-namespace') await admin.registerNamespace(namespace, retentionSeconds);
     // A new namespace reaches the server's namespace cache some seconds after it is registered.
     const deadline = Date.now() + namespaceWaitMs;
     for (;;) {
       try {
-        const state = await namespaceState(connection, namespace, names);
+        const state = await namespaceState(admin, namespace, names);
         if (state === 'ready') return;
-        if (state === 'missing-search-attributes') await addSearchAttributes(connection, namespace, searchAttributes);
+        if (state === 'missing-search-attributes') await addSearchAttributes(admin, namespace, searchAttributes);
       } catch (err) {
-        if (!(isGrpcServiceError(err) && err.code === NOT_FOUND)) throw err;
+        if (!isNotFoundStatus(err)) throw err;
       }
       if (Date.now() > deadline) throw new Error(`Namespace ${namespace} at ${address} is not ready after ${namespaceWaitMs / 1000}s`);
       await new Promise((resolve) => setTimeout(resolve, 1000));
     }
-  } finally {
-    await connection.close();
-  }
+  });
 }
 
-async function addSearchAttributes(
-  connection: Connection,
-  namespace: string,
-  searchAttributes: Record<string, string>,
-): Promise<void> {
-  const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace });
+async function addSearchAttributes(admin: TemporalAdmin, namespace: string, searchAttributes: Record<string, string>): Promise<void> {
+  const present = await admin.searchAttributeNames(namespace);
   const missing: Record<string, number> = {};
   for (const [name, type] of Object.entries(searchAttributes)) {
-    if (customAttributes?.[name] !== undefined) continue;
+    if (present.has(name)) continue;
     const value = indexedValueType[type];
     if (value === undefined) throw new Error(`Unknown search attribute type ${type} for ${name}`);
     missing[name] = value;
   }
-  await ignoring(ALREADY_EXISTS, () => connection.operatorService.addSearchAttributes({ namespace, searchAttributes: missing }));
-}
-
-async function ignoring(code: number, call: () => Promise<unknown>): Promise<void> {
-  try {
-    await call();
-  } catch (err) {
-    if (!(isGrpcServiceError(err) && err.code === code)) throw err;
-  }
+  await admin.addSearchAttributes(namespace, missing);
 }

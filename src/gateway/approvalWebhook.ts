@@ -48,7 +48,7 @@ export function approvalWebhook(config: IsphereConfig, operators: Operators, tea
     const runId = String(req.params.runId);
     const id = String(req.params.id);
     if (!RUN_ID.test(runId) || !APPROVAL_ID.test(id)) throw new HttpError(404, 'unknown_approval', 'No such approval.');
-    const handle = team.client.workflow.getHandle(approvalWorkflowId(runId, id));
+    const handle = team.handle(approvalWorkflowId(runId, id));
     try {
       const done = await team.update(handle, decideUpdate, [{ approver: who.name, via: 'webhook', decision: parsed.decision, reason: parsed.reason, delivery_id: `${signed.name}/${parsed.delivery_id}` }]);
       log.info({ approval: id, decision: parsed.decision, system: signed.name, already: done.already }, 'approval decided by webhook');

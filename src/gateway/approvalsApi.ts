@@ -2,7 +2,9 @@ import type { RequestHandler, Router } from 'express';
 import { ANCHOR_EVENT, describeProblem, verifyChain, type Anchor, type AuditEntry, type AuditRow, type AuditStore } from '../../activities/audit';
 import type { EventStore } from '../../activities/eventStore';
 import { z } from 'zod';
+import { isphereApprovalWorkflow } from '../../workflows';
 import { approvalWorkflowId } from '../../workflows/ids';
+import { typeIs } from '../temporal';
 import { approvalQuery, decideUpdate, type ApprovalView } from '../../workflows/isphere/messages';
 import type { OperatorIdentity } from '../auth/operators';
 import type { ContentKeeper } from './content';
@@ -31,7 +33,7 @@ const rejectBody = z.strictObject({ reason: z.string().trim().min(1).max(4000), 
 export function approvalRoutes(router: Router, team: TeamClient, content: ContentKeeper, needs: (role: 'viewer' | 'approver' | 'admin') => RequestHandler): void {
   const handleOf = (runId: string, id: string) => {
     if (!RUN_ID.test(runId) || !APPROVAL_ID.test(id)) throw new HttpError(404, 'unknown_approval', 'No such approval.');
-    return team.client.workflow.getHandle(approvalWorkflowId(runId, id));
+    return team.handle(approvalWorkflowId(runId, id));
   };
   const missing = (err: unknown): never => {
     if (err instanceof NotFound) throw new HttpError(404, 'unknown_approval', 'No such approval.');
@@ -41,16 +43,16 @@ export function approvalRoutes(router: Router, team: TeamClient, content: Conten
   router.get('/isphere/approvals', needs('viewer'), async (req, res) => {
     const q = parseBody(listQuery, req.query);
     const status = q.status === 'all' ? '' : ` AND DipperStatus = '${q.status}'`;
-    const filter = `WorkflowType = 'isphereApprovalWorkflow' AND ExecutionStatus = 'Running'${status}${q.run ? ` AND DipperRunId = '${q.run}'` : ''}`;
+    const filter = `${typeIs(isphereApprovalWorkflow)} AND ExecutionStatus = 'Running'${status}${q.run ? ` AND DipperRunId = '${q.run}'` : ''}`;
     const ids: string[] = [];
     await team.bounded('list approvals', async () => {
-      for await (const wf of team.client.workflow.list({ query: filter, pageSize: q.page_size })) {
+      for await (const wf of team.temporal.list(filter, q.page_size)) {
         ids.push(wf.workflowId);
         if (ids.length >= q.page_size) break;
       }
     });
     // As the question list does: one record no worker serves is left out rather than holding the whole answer.
-    const views = await Promise.all(ids.map((id) => underDeadline(Date.now() + LIST_READ_MS, () => team.query(team.client.workflow.getHandle(id), approvalQuery)).catch(() => null)));
+    const views = await Promise.all(ids.map((id) => underDeadline(Date.now() + LIST_READ_MS, () => team.query(team.handle(id), approvalQuery)).catch(() => null)));
     const shown = views.filter((v): v is ApprovalView => v !== null && (q.status === 'all' || v.status === q.status));
     res.json({ approvals: await content.resolve(shown.sort((a, b) => a.requested_at - b.requested_at)) });
   });

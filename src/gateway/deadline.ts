@@ -1,21 +1,8 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
+import { callDeadline, underDeadline } from '../temporal';
 import { unavailable } from './serviceErrors';
 
-/**
- * The moment by which the call being served must be answered. Carried
- * implicitly so every Temporal call a tool handler makes, however deep,
- * shares its caller's deadline without the registry passing it along.
- */
-const current = new AsyncLocalStorage<number>();
-
-export function callDeadline(): number | undefined {
-  return current.getStore();
-}
-
-/** Runs fn under its own deadline, e.g. a delivery batch that outlives the call that started it. */
-export function underDeadline<T>(deadline: number, fn: () => Promise<T>): Promise<T> {
-  return current.run(deadline, fn);
-}
+// The call deadline itself lives with the rest of the deadline policy (src/temporal/deadlines.ts).
+export { callDeadline, underDeadline };
 
 /**
  * Runs fn with a deadline ms from now and answers `unavailable` if fn has
@@ -29,7 +16,7 @@ export async function answerWithin<T>(ms: number, fn: () => Promise<T>): Promise
     timer = setTimeout(() => reject(unavailable()), ms);
   });
   try {
-    return await Promise.race([current.run(deadline, fn), late]);
+    return await Promise.race([underDeadline(deadline, fn), late]);
   } finally {
     clearTimeout(timer);
   }

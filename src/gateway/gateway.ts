@@ -1,5 +1,4 @@
 import { ContentKeeper } from './content';
-import { Client, Connection } from '@temporalio/client';
 import { createServer } from 'node:http';
 import { openStores } from '../../activities/stores';
 import { Wakeups } from './wakeups';
@@ -15,7 +14,8 @@ import { SkillCatalog } from '../skills';
 import { createApp } from './app';
 import { loadOperators } from '../auth/operators';
 import { RevocationView, TemporalRevocationSource } from './revocations';
-import { queryCapMs, TeamClient } from './teamClient';
+import { TeamClient } from './teamClient';
+import { queryCapMs, Temporal } from '../temporal';
 
 export interface GatewayHandle {
   url: string;
@@ -43,28 +43,28 @@ export async function startGateway(config: DipperConfig): Promise<GatewayHandle>
   const log = createLogger(config, 'gateway');
   const secrets = loadOrCreateSecrets(config);
   const metrics = new ProcessMetrics('gateway');
-  const connection = await Connection.connect({
+  const temporal = await Temporal.connect({
     address: temporalAddress(config),
-    interceptors: metrics.temporalInterceptors(),
+    namespace: config.temporal.namespace,
+    metrics,
     // gRPC's default reconnect backoff grows to two minutes: after a long outage the gateway would answer
     // `unavailable` that long after Temporal is back. Five seconds at most keeps recovery prompt.
     channelArgs: { 'grpc.initial_reconnect_backoff_ms': 500, 'grpc.max_reconnect_backoff_ms': 5000 },
   });
-  const client = new Client({ connection, namespace: config.temporal.namespace });
   const stores = await openStores(config);
   const { events, content } = stores;
   const key = auditKey(config, secrets);
   const audit = { store: await openAuditStore(config, key), key };
   const revocations = new RevocationView(
     // A slow answer still counts (it is dated when asked): cut off at 1 s, a loaded host whose Queries took longer never refreshed.
-    new TemporalRevocationSource(client, config.temporal.taskQueue, Math.max(1000, config.revocation.staleMs - config.revocation.refreshMs)),
+    new TemporalRevocationSource(temporal, config.temporal.taskQueue, Math.max(1000, config.revocation.staleMs - config.revocation.refreshMs)),
     { ...config.revocation, tokenTtlSeconds: config.tokenTtlSeconds },
     log,
   );
   await revocations.start();
   const wakeups = new Wakeups(stores.wakes);
   await wakeups.start();
-  const team = new TeamClient(client, log, config.guards.callTimeoutMs, queryCapMs(config.temporal.stickyTimeoutMs), metrics);
+  const team = new TeamClient(temporal, log, config.guards.callTimeoutMs, queryCapMs(config.temporal.stickyTimeoutMs), metrics);
   const app = createApp({
     config,
     operators: loadOperators(secrets.operatorToken, config.operators),
@@ -103,7 +103,7 @@ export async function startGateway(config: DipperConfig): Promise<GatewayHandle>
       await wakeups.stop();
       await audit.store.close();
       await stores.close();
-      await connection.close();
+      await temporal.close();
     },
   };
 }

@@ -12,7 +12,7 @@ import { runWorkflowId } from '../../workflows/ids';
 import { cancelRunUpdate, rootDecisionUpdate, runQuery } from '../../workflows/run/messages';
 import { agentRows } from './agentTree';
 import { agentIdKey, roleKey, runIdKey, statusKey } from '../../workflows/searchAttributes';
-import type { RunInput } from '../../workflows/run/workflow';
+import { runWorkflow, type RunInput } from '../../workflows/run/workflow';
 import { mayAct, type OperatorIdentity, type Role } from '../auth/operators';
 import { expiryOf, mintAgentToken } from '../auth/tokens';
 import { recordRevocation } from '../auth/revoke';
@@ -171,7 +171,7 @@ export function operatorRouter(deps: OperatorDeps): Router {
       humanGateway: config.questions.humanGateway,
       ...deadlineOf(body.deadline_seconds ?? config.runDeadlineSeconds, config.runDeadlineWarningSeconds),
     };
-    await team.bounded('start run', () => team.client.workflow.start('runWorkflow', {
+    await team.bounded('start run', () => team.temporal.start(runWorkflow, {
       taskQueue: config.temporal.taskQueue,
       workflowId: runWorkflowId(runId),
       args: [input],
@@ -207,7 +207,7 @@ export function operatorRouter(deps: OperatorDeps): Router {
   });
 
   router.get('/runs', needs('viewer'), async (req, res) => {
-    res.json(await listRuns(team, config.temporal.namespace, req.query));
+    res.json(await listRuns(team, req.query));
   });
 
   router.post('/runs/:runId/cancel', needs('admin'), async (req, res) => {
@@ -267,7 +267,7 @@ export function operatorRouter(deps: OperatorDeps): Router {
   router.post('/runs/:runId/tokens/revoke', needs('admin'), async (req, res) => {
     const runId = runIdOf(req.params.runId);
     await team.query(team.run(runId), runQuery).catch(notFound);
-    await team.bounded('revoke tokens', () => recordRevocation(team.client, config, { runId, at: Date.now() }));
+    await team.bounded('revoke tokens', () => recordRevocation(team.temporal, config, { runId, at: Date.now() }));
     res.json({ run_id: runId, revoked: 'every token of the run' });
   });
 

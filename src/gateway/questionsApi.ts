@@ -1,6 +1,8 @@
 import type { RequestHandler, Router } from 'express';
 import { z } from 'zod';
+import { questionWorkflow } from '../../workflows';
 import { isQid, questionWorkflowId } from '../../workflows/ids';
+import { typeIs } from '../temporal';
 import { answerQuestionUpdate, declineQuestionUpdate, questionQuery, type QuestionView } from '../../workflows/question/messages';
 import type { OperatorIdentity } from '../auth/operators';
 import { asHttpError, HttpError, parseBody } from './http';
@@ -37,7 +39,7 @@ export function questionRoutes(
 ): void {
   const handleOf = (runId: string, qid: string) => {
     if (!RUN_ID.test(runId) || !isQid(qid)) throw new HttpError(404, 'unknown_qid', 'No such question.');
-    return team.client.workflow.getHandle(questionWorkflowId(runId, qid));
+    return team.handle(questionWorkflowId(runId, qid));
   };
   const missing = (err: unknown): never => {
     if (err instanceof NotFound) throw new HttpError(404, 'unknown_qid', 'No such question.');
@@ -47,10 +49,10 @@ export function questionRoutes(
   // Questions waiting for a person, oldest first, with their records (visibility finds them; a Query reads each).
   router.get('/questions', needs('viewer'), async (req, res) => {
     const q = parseBody(listQuery, req.query);
-    const filter = `WorkflowType = 'questionWorkflow' AND ExecutionStatus = 'Running' AND DipperStatus = 'awaiting_user'${q.run ? ` AND DipperRunId = '${q.run}'` : ''}`;
+    const filter = `${typeIs(questionWorkflow)} AND ExecutionStatus = 'Running' AND DipperStatus = 'awaiting_user'${q.run ? ` AND DipperRunId = '${q.run}'` : ''}`;
     const ids: string[] = [];
     await team.bounded('list questions', async () => {
-      for await (const wf of team.client.workflow.list({ query: filter, pageSize: q.page_size })) {
+      for await (const wf of team.temporal.list(filter, q.page_size)) {
         ids.push(wf.workflowId);
         if (ids.length >= q.page_size) break;
       }
@@ -58,7 +60,7 @@ export function questionRoutes(
     // Each read gets a short deadline of its own: a question no worker serves (its host down, its queue gone) is left
     // out of this answer instead of holding the whole list, which the console reads every few seconds.
     const views = await Promise.all(
-      ids.map((id) => underDeadline(Date.now() + LIST_READ_MS, () => team.query(team.client.workflow.getHandle(id), questionQuery)).catch(() => null)),
+      ids.map((id) => underDeadline(Date.now() + LIST_READ_MS, () => team.query(team.handle(id), questionQuery)).catch(() => null)),
     );
     const pending = views.filter((v): v is QuestionView => v !== null && v.status === 'pending' && v.holder === 'user');
     // A root's long report is the context of its review question, kept in the content store.

@@ -1,7 +1,6 @@
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { AgentClaims } from '../auth/tokens';
 import type { Logger } from '../log';
-import { beforeDeadline, queryAwake } from './teamClient';
+import { beforeDeadline, isNotFound, queryAwake, type Temporal } from '../temporal';
 import { safeMessage } from '../log';
 import { revocationKey, revocationsQuery, tokenRegistryId, type RevocationsView } from '../../workflows/tokens/registry';
 
@@ -19,7 +18,7 @@ export class TemporalRevocationSource implements RevocationSource {
   private readonly workflowId: string;
 
   constructor(
-    private readonly client: Client,
+    private readonly temporal: Temporal,
     taskQueue: string,
     private readonly deadlineMs: number,
   ) {
@@ -30,12 +29,12 @@ export class TemporalRevocationSource implements RevocationSource {
     try {
       const deadline = Date.now() + this.deadlineMs;
       return await beforeDeadline(
-        this.client.withDeadline(deadline, () => queryAwake(this.client.workflow.getHandle(this.workflowId), revocationsQuery, [version])),
+        this.temporal.withDeadline(deadline, () => queryAwake(this.temporal.handle(this.workflowId), revocationsQuery, [version])),
         deadline + 100,
       );
     } catch (err) {
       // No registry yet: nothing has been revoked on this task queue.
-      if (err instanceof WorkflowNotFoundError) return { version: 0, entries: [] };
+      if (isNotFound(err)) return { version: 0, entries: [] };
       throw err;
     }
   }

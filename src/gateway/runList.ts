@@ -2,6 +2,8 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 import { z } from 'zod';
 import type { TeamClient } from './teamClient';
+import { agentWorkflow, runWorkflow } from '../../workflows';
+import { typeIs } from '../temporal';
 import { HttpError, parseBody } from './http';
 
 /**
@@ -38,7 +40,7 @@ const Status = {
 
 /** Each run's latest execution only: a run that continued as new lists once. */
 function visibilityQuery(status: z.infer<typeof runListQuery>['status']): string {
-  const runs = `WorkflowType = 'runWorkflow' AND ExecutionStatus != 'ContinuedAsNew'`;
+  const runs = `${typeIs(runWorkflow)} AND ExecutionStatus != 'ContinuedAsNew'`;
   switch (status) {
     case 'active':
       return `${runs} AND ExecutionStatus = 'Running'`;
@@ -66,7 +68,7 @@ function statusOf(execution: number, attribute: unknown): RunRow['status'] {
   return 'failed';
 }
 
-export async function listRuns(team: TeamClient, namespace: string, raw: unknown): Promise<{ runs: RunRow[]; next_page_token: string | null }> {
+export async function listRuns(team: TeamClient, raw: unknown): Promise<{ runs: RunRow[]; next_page_token: string | null }> {
   const q = parseBody(runListQuery, raw);
   let pageToken: Buffer | undefined;
   if (q.page_token !== undefined) {
@@ -75,7 +77,7 @@ export async function listRuns(team: TeamClient, namespace: string, raw: unknown
   }
   const page = await team
     .bounded('list runs', () =>
-      team.client.workflowService.listWorkflowExecutions({ namespace, query: visibilityQuery(q.status), pageSize: q.page_size, nextPageToken: pageToken }),
+      team.temporal.listPage({ query: visibilityQuery(q.status), pageSize: q.page_size, nextPageToken: pageToken }),
     )
     .catch((err: unknown) => {
       // A token the store does not recognise is the caller's mistake, not an outage.
@@ -91,10 +93,8 @@ export async function listRuns(team: TeamClient, namespace: string, raw: unknown
       const closed = e.closeTime ? time(e.closeTime) : 0;
       // Dipper's own run id shape only ever reaches the query text.
       const agents = RUN_ID.test(runId)
-        ? await team.bounded('count agents', () =>
-            team.client.workflow.count(`WorkflowType = 'agentWorkflow' AND DipperRunId = '${runId}' AND ExecutionStatus != 'ContinuedAsNew'`),
-          )
-        : { count: 0 };
+        ? await team.bounded('count agents', () => team.temporal.count(`${typeIs(agentWorkflow)} AND DipperRunId = '${runId}' AND ExecutionStatus != 'ContinuedAsNew'`))
+        : 0;
       return {
         run_id: runId,
         status: statusOf(Number(e.status), decode(fields.DipperStatus)),
@@ -103,7 +103,7 @@ export async function listRuns(team: TeamClient, namespace: string, raw: unknown
         started_at: new Date(started).toISOString(),
         ended_at: closed ? new Date(closed).toISOString() : null,
         age_seconds: Math.max(0, Math.round((now - started) / 1000)),
-        agent_count: agents.count,
+        agent_count: agents,
       };
     }),
   );

@@ -84,7 +84,7 @@ export class TaskBoard {
     let outcome;
     try {
       outcome = await this.team.bounded('taskMutation', () =>
-        this.team.client.workflow.execute(taskMutationWorkflow, {
+        this.team.temporal.execute(taskMutationWorkflow, {
           taskQueue: this.taskQueue,
           workflowId: `${agentWorkflowId(caller.runId, caller.agentId)}/task/${opts.tool}/${suffix}`,
           args: [{ op, agentId: caller.agentId, channels: boards, body, retrySafe: opts.retrySafe }],

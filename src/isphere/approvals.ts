@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto';
-import { WorkflowNotFoundError, WorkflowUpdateFailedError, WorkflowUpdateStage, type Client, type WorkflowHandle } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
-import { ConnectorError, type IsphereCode } from '../../activities/isphere/errors';
+import { ConnectorError } from '../../activities/isphere/errors';
 import { canonical } from '../../activities/audit/chain';
 import type { Text } from '../../workflows/content';
 import { approvalWorkflowId } from '../../workflows/ids';
 import { approvalQuery, decideUpdate, requestSendUpdate, type ApprovalInput, type ApprovalView, type Binding, type Decision, type SendOutcome } from '../../workflows/isphere/messages';
 import { agentIdKey, runIdKey, statusKey } from '../../workflows/searchAttributes';
+import { isphereApprovalWorkflow } from '../../workflows/isphere/approval';
 import type { IsphereConfig } from '../config';
+import { isNotFound, isphereRefusal, typeIs, type Temporal, type WorkflowRef } from '../temporal';
 
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 
@@ -20,24 +20,6 @@ export function approvalIdOf(runId: string, agentId: string, binding: Binding): 
     .update(canonical([runId, agentId, binding.tool, binding.target.target_type, binding.target.target_id, binding.content_sha256, binding.file_sha256, binding.key_sha256 ?? '']))
     .digest('base64url');
   return `apr_${digest.slice(0, 26)}`;
-}
-
-/** A workflow's refusal (its type) in the isphere codes. */
-const REFUSALS: Record<string, { code: IsphereCode; retryable: boolean }> = {
-  approval_required: { code: 'APPROVAL_REQUIRED', retryable: false },
-  idempotency_conflict: { code: 'IDEMPOTENCY_CONFLICT', retryable: false },
-  not_logged_in: { code: 'NOT_LOGGED_IN', retryable: false },
-  source_unavailable: { code: 'SOURCE_UNAVAILABLE', retryable: true },
-  audit_unavailable: { code: 'INTERNAL_ERROR', retryable: true },
-};
-
-function refusalOf(err: unknown): ConnectorError | undefined {
-  const cause = err instanceof WorkflowUpdateFailedError ? err.cause : undefined;
-  if (!(cause instanceof ApplicationFailure) || !cause.type || !REFUSALS[cause.type]) return undefined;
-  const { code, retryable } = REFUSALS[cause.type];
-  const extra = { ...((cause.details?.[0] ?? {}) as Record<string, unknown>) };
-  delete extra.retryable;
-  return new ConnectorError(code, cause.message, retryable, { ...extra, ...(code === 'INTERNAL_ERROR' ? { reason: cause.type } : {}) });
 }
 
 const unknownApproval = (id: string) =>
@@ -57,15 +39,15 @@ export interface Planned {
  */
 export class Approvals {
   constructor(
-    private readonly client: Client,
+    private readonly temporal: Temporal,
     private readonly taskQueue: string,
     private readonly config: IsphereConfig,
     /** How long a send call waits for the outcome before answering TIMEOUT (retry attaches to the same send). */
     private readonly sendWaitMs: number,
   ) {}
 
-  handle(runId: string, approvalId: string): WorkflowHandle {
-    return this.client.workflow.getHandle(approvalWorkflowId(runId, approvalId));
+  handle(runId: string, approvalId: string): WorkflowRef<typeof isphereApprovalWorkflow> {
+    return this.temporal.handle(approvalWorkflowId(runId, approvalId));
   }
 
   /** Starts the approval of this request, or answers the one already open; one whose send was made is `used`. */
@@ -73,7 +55,7 @@ export class Approvals {
     const approvalId = approvalIdOf(runId, requester.agent_id, binding);
     const handle = this.handle(runId, approvalId);
     const before = await handle.describe().catch((err: unknown) => {
-      if (err instanceof WorkflowNotFoundError) return undefined;
+      if (isNotFound(err)) return undefined;
       throw err;
     });
     if (before && before.status.name !== 'RUNNING') {
@@ -82,7 +64,7 @@ export class Approvals {
     }
     // A new approval (not one this request already has open) counts against the run's cap.
     if (before?.status.name !== 'RUNNING') {
-      const { count } = await this.client.workflow.count(`WorkflowType = 'isphereApprovalWorkflow' AND ExecutionStatus = 'Running' AND DipperRunId = '${runId}'`);
+      const count = await this.temporal.count(`${typeIs(isphereApprovalWorkflow)} AND ExecutionStatus = 'Running' AND DipperRunId = '${runId}'`);
       if (count >= this.config.maxOpenApprovals) {
         throw new ConnectorError('PERMISSION_DENIED', `This run has ${count} approvals waiting or unused, its limit; wait for people to decide them before asking for more.`, false, {
           reason: 'approval_quota',
@@ -106,7 +88,7 @@ export class Approvals {
       notify: this.config.notify !== undefined,
       ...file,
     };
-    await this.client.workflow.start('isphereApprovalWorkflow', {
+    await this.temporal.start(isphereApprovalWorkflow, {
       workflowId: handle.workflowId,
       taskQueue: this.taskQueue,
       args: [input],
@@ -129,7 +111,7 @@ export class Approvals {
     try {
       return await this.handle(runId, approvalId).query(approvalQuery);
     } catch (err) {
-      if (err instanceof WorkflowNotFoundError) throw unknownApproval(approvalId);
+      if (isNotFound(err)) throw unknownApproval(approvalId);
       throw err;
     }
   }
@@ -144,7 +126,7 @@ export class Approvals {
     if (!/^apr_[A-Za-z0-9_-]{1,64}$/.test(approvalId)) throw unknownApproval(approvalId);
     const handle = this.handle(runId, approvalId);
     const described = await handle.describe().catch((err: unknown) => {
-      if (err instanceof WorkflowNotFoundError) throw unknownApproval(approvalId);
+      if (isNotFound(err)) throw unknownApproval(approvalId);
       throw err;
     });
     // Closed: its final record answers (a send it made is answered again, never made again).
@@ -155,7 +137,7 @@ export class Approvals {
       // The send was made, or is being made, before this call: its answer is a repeat's.
       const repeat = view.status === 'done' || view.status === 'sending';
       const updateId = `send-${view.attempt}-${sha256(canonical([requester, binding]))}`;
-      const update = await handle.startUpdate(requestSendUpdate, { args: [{ requester, binding }], updateId, waitForStage: WorkflowUpdateStage.ACCEPTED });
+      const update = await handle.startUpdate(requestSendUpdate, [{ requester, binding }], updateId);
       const late = new Promise<never>((_, reject) => {
         timer = setTimeout(
           () => reject(new ConnectorError('TIMEOUT', 'The send is still in progress. Repeat this exact call to get its outcome; it will not be sent twice.', true, { reason: 'send_in_progress' })),
@@ -167,12 +149,12 @@ export class Approvals {
     } catch (err) {
       if (err instanceof ConnectorError && err.details.approval_status !== 'unknown') throw err;
       // It closed between the look and the send (a rejection or an expiry lands then): its final record answers.
-      if (err instanceof WorkflowNotFoundError || err instanceof ConnectorError || /already completed/i.test(String((err as Error).message))) {
+      if (isNotFound(err) || err instanceof ConnectorError || /already completed/i.test(String((err as Error).message))) {
         const ended = (await handle.result().catch(() => undefined)) as ApprovalView | undefined;
         if (ended) return closedAnswer(approvalId, ended, requester, binding);
         throw unknownApproval(approvalId);
       }
-      throw refusalOf(err) ?? err;
+      throw isphereRefusal(err) ?? err;
     } finally {
       clearTimeout(timer);
     }
@@ -180,7 +162,7 @@ export class Approvals {
 
   /** A person's decision (console, operator API or webhook). */
   async decide(runId: string, approvalId: string, decision: Decision): Promise<{ status: string; already: boolean }> {
-    return this.handle(runId, approvalId).executeUpdate(decideUpdate, { args: [decision] });
+    return this.handle(runId, approvalId).update(decideUpdate, [decision]);
   }
 }
 

@@ -54,7 +54,7 @@ export function isphereService(config: IsphereConfig, team: TeamClient, taskQueu
   if (config.bridgeUrl) connectors.push(new BridgeConnector(new BridgeClient({ baseUrl: config.bridgeUrl, token: config.bridgeToken ?? '', timeoutMs: config.bridgeTimeoutMs })));
   if (config.localStore) connectors.push(new LocalReadonlyConnector(config.localStore));
   const mock = config.connector === 'mock' ? new MockConnector() : undefined;
-  const approvals = new Approvals(team.client, taskQueue, config, Math.max(1000, team.callTimeoutMs - 2000));
+  const approvals = new Approvals(team.temporal, taskQueue, config, Math.max(1000, team.callTimeoutMs - 2000));
   const files = { taskQueue, waitMs: Math.max(1000, team.callTimeoutMs - 2000) };
   return new IsphereService(new Sources(connectors, mock), AccessPolicy.load(config.policyFile), config.resultBudgetBytes, team, approvals, config.sends, files);
 }

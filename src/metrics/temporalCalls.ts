@@ -1,5 +1,4 @@
 import { InterceptingCall, type Interceptor } from '@grpc/grpc-js';
-import { defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
 import { Counter, Registry } from 'prom-client';
 
 /**
@@ -11,6 +10,8 @@ export class ProcessMetrics {
   readonly registry = new Registry();
   readonly temporalCalls: Counter<'method'>;
   readonly queries: Counter<'query'>;
+  readonly operations: Counter<'operation'>;
+  readonly operationFailures: Counter<'operation'>;
   readonly deprecatedCalls: Counter<'tool'>;
 
   constructor(process: string) {
@@ -27,6 +28,19 @@ export class ProcessMetrics {
       labelNames: ['query'],
       registers: [this.registry],
     });
+    // One per typed operation of src/temporal: what each kind of call costs, whatever RPCs it makes.
+    this.operations = new Counter({
+      name: 'dipper_temporal_operations_total',
+      help: 'Typed Temporal operations this process made (src/temporal), by operation.',
+      labelNames: ['operation'],
+      registers: [this.registry],
+    });
+    this.operationFailures = new Counter({
+      name: 'dipper_temporal_operation_failures_total',
+      help: 'Typed Temporal operations that failed, by operation.',
+      labelNames: ['operation'],
+      registers: [this.registry],
+    });
     // Section 11.3: a deprecated tool's use is counted, so its removal gate can be read off this figure.
     this.deprecatedCalls = new Counter({
       name: 'dipper_deprecated_tool_calls_total',
@@ -36,14 +50,13 @@ export class ProcessMetrics {
     });
   }
 
-  /** The client connection's interceptors: Temporal's own retries, then the count (so each attempt counts). */
-  temporalInterceptors(): Interceptor[] {
-    const count: Interceptor = (options, nextCall) => {
+  /** Counts each RPC attempt by method; src/temporal puts it after Temporal's own retries, so each attempt counts. */
+  rpcCounter(): Interceptor {
+    return (options, nextCall) => {
       const path = options.method_definition.path;
       this.temporalCalls.inc({ method: path.slice(path.lastIndexOf('/') + 1) });
       return new InterceptingCall(nextCall(options));
     };
-    return [makeGrpcRetryInterceptor(defaultGrpcRetryOptions()), count];
   }
 
   async text(): Promise<string> {

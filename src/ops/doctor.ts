@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import Long from 'long';
+import type { Temporal } from '../temporal';
 import { replayAll, type ReplayProblem, type ReplayReport } from './replayAll';
 
 export interface Finding {
@@ -19,8 +19,7 @@ export interface Diagnosis {
 }
 
 export interface DoctorOptions {
-  client: Client;
-  namespace: string;
+  temporal: Temporal;
   bundlePath: string;
 }
 
@@ -33,10 +32,10 @@ const EVENT_ID = /HistoryEvent\(id: (\d+)/;
  * for another reason (a payload over Temporal's limit, for instance).
  */
 export async function diagnose(o: DoctorOptions): Promise<Diagnosis> {
-  const replay = await replayAll({ client: o.client, bundlePath: o.bundlePath, query: 'ExecutionStatus = "Running"' });
+  const replay = await replayAll({ temporal: o.temporal, bundlePath: o.bundlePath, query: 'ExecutionStatus = "Running"' });
   const findings: Finding[] = [];
   for (const p of replay.nondeterministic) {
-    findings.push({ ...p, kind: 'nondeterministic', resetEventId: await resetPoint(o.client, p) });
+    findings.push({ ...p, kind: 'nondeterministic', resetEventId: await resetPoint(o.temporal, p) });
   }
   const seen = new Set(findings.map((f) => f.runId));
   for (const p of replay.stuck) if (!seen.has(p.runId)) findings.push({ ...p, kind: 'stuck' });
@@ -44,8 +43,8 @@ export async function diagnose(o: DoctorOptions): Promise<Diagnosis> {
   return { findings, replay };
 }
 
-async function resetPoint(client: Client, p: ReplayProblem): Promise<number | undefined> {
-  const history = await client.workflow.getHandle(p.workflowId, p.runId).fetchHistory();
+async function resetPoint(client: Temporal, p: ReplayProblem): Promise<number | undefined> {
+  const history = await client.handle(p.workflowId, p.runId).fetchHistory();
   return resetEventId(history.events ?? [], p.message);
 }
 
@@ -104,8 +103,7 @@ export function resetEventId(events: HistoryEvent[], message: string): number | 
  */
 export async function repair(o: DoctorOptions, f: Finding, how: { reason?: string; requestId?: string } = {}): Promise<string> {
   if (f.kind !== 'nondeterministic' || f.resetEventId === undefined) throw new Error('no automatic repair for this finding');
-  const res: temporal.api.workflowservice.v1.IResetWorkflowExecutionResponse = await o.client.workflowService.resetWorkflowExecution({
-    namespace: o.namespace,
+  return o.temporal.reset({
     workflowExecution: { workflowId: f.workflowId, runId: f.runId },
     reason: how.reason ?? `dipper doctor: replay disagrees with the workflow task completed at event ${f.resetEventId}`,
     workflowTaskFinishEventId: Long.fromNumber(f.resetEventId),
@@ -114,5 +112,4 @@ export async function repair(o: DoctorOptions, f: Finding, how: { reason?: strin
     resetReapplyType: temporal.api.enums.v1.ResetReapplyType.RESET_REAPPLY_TYPE_ALL_ELIGIBLE,
     resetReapplyExcludeTypes: [],
   });
-  return res.runId ?? '';
 }

@@ -1,7 +1,7 @@
-import type { Client } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { safeMessage, type Logger } from '../log';
+import type { Temporal } from '../temporal';
 import { repair, resetEventId } from './doctor';
 import { MEND_REASON } from './replayAll';
 
@@ -27,8 +27,7 @@ const flagged = (taskQueue: string) =>
   `TaskQueue = ${JSON.stringify(taskQueue)} AND ExecutionStatus = "Running" AND TemporalReportedProblems IN ("cause=WorkflowTaskFailedCauseNonDeterministicError")`;
 
 export interface MenderOptions {
-  client: Client;
-  namespace: string;
+  temporal: Temporal;
   taskQueue: string;
   /** The code this worker runs: a history is mended only if this code cannot replay it. */
   workflowBundle: { code: string } | { codePath: string };
@@ -53,7 +52,7 @@ export interface MendOutcome {
  */
 export async function mendOnce(o: MenderOptions): Promise<MendOutcome[]> {
   const found: { workflowId: string; runId: string }[] = [];
-  for await (const wf of o.client.workflow.list({ query: flagged(o.taskQueue) })) found.push({ workflowId: wf.workflowId, runId: wf.runId });
+  for await (const wf of o.temporal.list(flagged(o.taskQueue))) found.push({ workflowId: wf.workflowId, runId: wf.runId });
   const outcomes: MendOutcome[] = [];
   for (const wf of found.slice(0, o.maxPerPass ?? 20)) {
     outcomes.push(await mendOne(o, wf).catch((err: unknown) => ({ workflowId: wf.workflowId, outcome: 'failed' as const, detail: safeMessage(err) })));
@@ -62,7 +61,7 @@ export async function mendOnce(o: MenderOptions): Promise<MendOutcome[]> {
 }
 
 async function mendOne(o: MenderOptions, wf: { workflowId: string; runId: string }): Promise<MendOutcome> {
-  const history = await o.client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory();
+  const history = await o.temporal.handle(wf.workflowId, wf.runId).fetchHistory();
   const verdict = await Worker.runReplayHistory({ workflowBundle: o.workflowBundle, replayName: 'mend' }, history).then(
     () => undefined,
     (err: unknown) => err,
@@ -75,7 +74,7 @@ async function mendOne(o: MenderOptions, wf: { workflowId: string; runId: string
   const point = resetEventId(history.events ?? [], message);
   if (point === undefined) return { workflowId: wf.workflowId, outcome: 'not_mendable', detail: 'no workflow task to reset to' };
   await repair(
-    { client: o.client, namespace: o.namespace, bundlePath: '' },
+    { temporal: o.temporal, bundlePath: '' },
     { workflowId: wf.workflowId, runId: wf.runId, kind: 'nondeterministic', message, resetEventId: point },
     { reason: `${MEND_REASON}: replay disagrees with the workflow task completed at event ${point}`, requestId: `mend-${wf.runId}-${point}` },
   );

@@ -1,4 +1,4 @@
-import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
+import type { History, Temporal, WorkflowSummary as WorkflowExecutionInfo } from '../temporal';
 import { Worker } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { mapOrdered } from './ordered';
@@ -7,8 +7,8 @@ import { mapOrdered } from './ordered';
 export const MEND_REASON = 'dipper mend';
 
 export interface ReplayAllOptions {
-  /** A client of the namespace to check. */
-  client: Client;
+  /** The namespace to check. */
+  temporal: Temporal;
   /** A prebuilt workflow bundle (src/devstack/bundle.ts): the code every history must still replay with. */
   bundlePath: string;
   /** A visibility query narrowing the list; every workflow of the namespace when absent. */
@@ -57,8 +57,6 @@ export interface ReplayReport {
  */
 export const HISTORY_CHANNEL_ARGS = { 'grpc.max_receive_message_length': 128 * 1024 * 1024 };
 
-type History = Awaited<ReturnType<ReturnType<Client['workflow']['getHandle']>['fetchHistory']>>;
-
 interface Fetched {
   wf: WorkflowExecutionInfo;
   history?: History;
@@ -75,7 +73,7 @@ interface Fetched {
 export async function replayAll(opts: ReplayAllOptions): Promise<ReplayReport> {
   const started = Date.now();
   const listed: WorkflowExecutionInfo[] = [];
-  for await (const wf of opts.client.workflow.list(opts.query ? { query: opts.query } : {})) listed.push(wf);
+  for await (const wf of opts.temporal.list(opts.query)) listed.push(wf);
 
   const report: ReplayReport = { listed: listed.length, replayed: 0, skipped: [], nondeterministic: [], mended: [], failed: [], stuck: [], taskTimeouts: 0, ms: 0 };
   const toReplay = listed.filter((wf) => {
@@ -84,7 +82,7 @@ export async function replayAll(opts: ReplayAllOptions): Promise<ReplayReport> {
     return !reason;
   });
 
-  const fetched = mapOrdered(toReplay, opts.concurrency ?? 8, (wf) => fetchOne(opts.client, wf));
+  const fetched = mapOrdered(toReplay, opts.concurrency ?? 8, (wf) => fetchOne(opts.temporal, wf));
   const closedByMend = new Set<string>();
   async function* histories() {
     for await (const f of fetched) {
@@ -113,8 +111,8 @@ function endedByMend(history: History): boolean {
   return last?.workflowExecutionTerminatedEventAttributes?.reason?.startsWith(MEND_REASON) ?? false;
 }
 
-async function fetchOne(client: Client, wf: WorkflowExecutionInfo): Promise<Fetched> {
-  const handle = client.workflow.getHandle(wf.workflowId, wf.runId);
+async function fetchOne(client: Temporal, wf: WorkflowExecutionInfo): Promise<Fetched> {
+  const handle = client.handle(wf.workflowId, wf.runId);
   let history: History;
   try {
     history = await handle.fetchHistory();

@@ -1,4 +1,4 @@
-import { Client, Connection } from '@temporalio/client';
+import { Temporal } from '../temporal';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -160,10 +160,9 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
 
     await team.stopSending();
     await team.drain(o.repair ? 15_000 : 60_000);
-    const connection = await Connection.connect({ address: stack.temporalAddress, channelArgs: HISTORY_CHANNEL_ARGS });
-    const client = new Client({ connection, namespace: stack.namespace });
-    const doctorOpts = { client, namespace: stack.namespace, bundlePath: stack.bundlePath };
-    let replay = await replayAll({ client, bundlePath: stack.bundlePath });
+    const temporal = await Temporal.connect({ address: stack.temporalAddress, namespace: stack.namespace, channelArgs: HISTORY_CHANNEL_ARGS });
+    const doctorOpts = { temporal, bundlePath: stack.bundlePath };
+    let replay = await replayAll({ temporal, bundlePath: stack.bundlePath });
     const brokenBeforeRepair = replay.nondeterministic.length;
     let repaired = 0;
     if (o.repair && brokenBeforeRepair > 0) {
@@ -177,11 +176,11 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       }
       say(`repaired ${repaired} of ${brokenBeforeRepair} nondeterministic workflows`);
       await team.drain(60_000);
-      replay = await replayAll({ client, bundlePath: stack.bundlePath, skip: (wf) => (wf.status.name === 'RUNNING' ? undefined : 'closed by a repair') });
+      replay = await replayAll({ temporal, bundlePath: stack.bundlePath, skip: (wf) => (wf.status.name === 'RUNNING' ? undefined : 'closed by a repair') });
     }
-    await keepHistories(client, replay, path.join(o.dataRoot, 'broken'));
-    await keepUnsent(client, run.run_id, tally, path.join(o.dataRoot, 'unsent'), say);
-    await connection.close();
+    await keepHistories(temporal, replay, path.join(o.dataRoot, 'broken'));
+    await keepUnsent(temporal, run.run_id, tally, path.join(o.dataRoot, 'unsent'), say);
+    await temporal.close();
     stopApproving = true;
     await approving;
     await team.stop();
@@ -263,23 +262,23 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
  * histories it blames to disk, so they can be replayed, studied, or kept as
  * evidence after the server is gone.
  */
-async function keepHistories(client: Client, replay: ReplayReport, dir: string): Promise<void> {
+async function keepHistories(temporal: Temporal, replay: ReplayReport, dir: string): Promise<void> {
   const blamed = [...replay.nondeterministic, ...replay.mended, ...replay.stuck, ...replay.failed];
   if (blamed.length === 0) return;
   fs.mkdirSync(dir, { recursive: true });
   for (const p of blamed) {
-    const history = await client.workflow.getHandle(p.workflowId, p.runId).fetchHistory();
+    const history = await temporal.handle(p.workflowId, p.runId).fetchHistory();
     fs.writeFileSync(path.join(dir, `${p.workflowId.replace(/[^A-Za-z0-9_-]/g, '_')}.history.json`), historyToJSON(history));
   }
 }
 
 /** A keyed send that never answered `sent`: what it last answered, and its approval's history on disk. */
-async function keepUnsent(client: Client, runId: string, tally: Tally, dir: string, say: (line: string) => void): Promise<void> {
+async function keepUnsent(temporal: Temporal, runId: string, tally: Tally, dir: string, say: (line: string) => void): Promise<void> {
   for (const [key, r] of tally.sends) {
     if (r.sent) continue;
     say(`send ${key} unsent: approval ${r.approvalId ?? 'none'}, last answer ${r.lastAnswer ?? 'none'}`);
     if (!r.approvalId) continue;
-    const history = await client.workflow.getHandle(approvalWorkflowId(runId, r.approvalId)).fetchHistory().catch(() => undefined);
+    const history = await temporal.handle(approvalWorkflowId(runId, r.approvalId)).fetchHistory().catch(() => undefined);
     if (!history) continue;
     fs.mkdirSync(dir, { recursive: true });
     fs.writeFileSync(path.join(dir, `${r.approvalId}.history.json`), historyToJSON(history));

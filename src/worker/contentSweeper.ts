@@ -1,4 +1,4 @@
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { isNotFound, type Temporal } from '../temporal';
 import type { ContentStore } from '../../activities/contentStore';
 import { runWorkflowId } from '../../workflows/ids';
 import { safeMessage, type Logger } from '../log';
@@ -14,15 +14,15 @@ export interface SweepOptions {
  * A run whose state cannot be learned now keeps its content until a later
  * sweep can tell. Returns the runs whose content went.
  */
-export async function sweepContent(store: ContentStore, client: Client, opts: SweepOptions, now = Date.now()): Promise<string[]> {
+export async function sweepContent(store: ContentStore, temporal: Temporal, opts: SweepOptions, now = Date.now()): Promise<string[]> {
   const gone: string[] = [];
   for (const runId of await store.runs()) {
     try {
-      const run = await client.workflow.getHandle(runWorkflowId(runId)).describe();
+      const run = await temporal.handle(runWorkflowId(runId)).describe();
       const closed = run.closeTime?.getTime();
       if (closed === undefined || now - closed < opts.retentionMs) continue;
     } catch (err) {
-      if (!(err instanceof WorkflowNotFoundError)) continue;
+      if (!isNotFound(err)) continue;
     }
     await store.dropRun(runId);
     gone.push(runId);
@@ -31,12 +31,12 @@ export async function sweepContent(store: ContentStore, client: Client, opts: Sw
 }
 
 /** Sweeps every `everyMs` in the background of a worker; each worker may, since a sweep deletes only what no run needs. */
-export function startContentSweeper(store: ContentStore, client: Client, opts: SweepOptions & { everyMs: number }, log: Logger): () => void {
+export function startContentSweeper(store: ContentStore, temporal: Temporal, opts: SweepOptions & { everyMs: number }, log: Logger): () => void {
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
   const tick = async () => {
     try {
-      const gone = await sweepContent(store, client, opts);
+      const gone = await sweepContent(store, temporal, opts);
       if (gone.length > 0) log.info({ runs: gone.length }, 'removed the content of ended runs');
     } catch (err) {
       log.warn({ err: safeMessage(err) }, 'content sweep failed; trying again later');

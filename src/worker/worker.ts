@@ -1,5 +1,4 @@
 import { hostQueue } from '../../workflows/ids';
-import { Client, Connection } from '@temporalio/client';
 import path from 'node:path';
 import { bundleWorkflowCode, NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../../activities';
@@ -20,6 +19,7 @@ import type { Logger } from '../log';
 import { SkillCatalog } from '../skills';
 import { startMender } from '../ops/mender';
 import { startContentSweeper } from './contentSweeper';
+import { Temporal } from '../temporal';
 
 export interface WorkerHandle {
   run(): Promise<void>;
@@ -45,11 +45,10 @@ export async function createDipperWorker(
   const stores = await openStores(config);
   const { events, content } = stores;
   const audit = await openAuditStore(config, auditKey(config, secrets));
-  const clientConnection = await Connection.connect({ address });
-  const client = new Client({ connection: clientConnection, namespace: config.temporal.namespace });
+  const temporal = await Temporal.connect({ address, namespace: config.temporal.namespace });
   const commands = new CommandRuntime((who, exit) => {
-    client.workflow
-      .getHandle(agentWorkflowId(who.run_id, who.agent_id))
+    temporal
+      .handle(agentWorkflowId(who.run_id, who.agent_id))
       .signal(runtimeExitedSignal, exit)
       .catch(() => undefined);
   }, config.maxRuntimeProcesses);
@@ -80,7 +79,7 @@ export async function createDipperWorker(
     ...createActivities({
       config,
       tokenSecret: secrets.tokenSecret,
-      client,
+      temporal,
       events,
       wakes: stores.wakes,
       content,
@@ -111,11 +110,11 @@ export async function createDipperWorker(
     run: async () => {
       try {
         // Beside polling: the new registry's first workflow task then runs on this worker.
-        const ensured = ensureTokenRegistry(client, config).catch(() => undefined);
-        const stopSweeping = opts.log ? startContentSweeper(content, client, { retentionMs: config.content.retentionMs, everyMs: config.content.sweepMs }, opts.log) : undefined;
+        const ensured = ensureTokenRegistry(temporal, config).catch(() => undefined);
+        const stopSweeping = opts.log ? startContentSweeper(content, temporal, { retentionMs: config.content.retentionMs, everyMs: config.content.sweepMs }, opts.log) : undefined;
         const stopMending =
           opts.log && config.mendEveryMs > 0
-            ? startMender({ client, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue, workflowBundle, everyMs: config.mendEveryMs }, opts.log)
+            ? startMender({ temporal, taskQueue: config.temporal.taskQueue, workflowBundle, everyMs: config.mendEveryMs }, opts.log)
             : undefined;
         await Promise.all([worker.run(), registryWorker.run(), hostWorker?.run()]).finally(() => {
           stopSweeping?.();
@@ -126,7 +125,7 @@ export async function createDipperWorker(
         await audit.close();
         await stores.close();
         await connection.close();
-        await clientConnection.close();
+        await temporal.close();
       }
     },
     shutdown: async () => {

@@ -3,6 +3,7 @@ import type { Client } from '@temporalio/client';
 import { openStores, type Stores } from '../../activities/stores';
 import { CONTENT_GONE } from '../../src/gateway/content';
 import { sweepContent } from '../../src/worker/contentSweeper';
+import { Temporal } from '../../src/temporal';
 import { INLINE_TEXT_BYTES } from '../../workflows/content';
 import { runWorkflowId } from '../../workflows/ids';
 import { eventually } from '../support/clients';
@@ -79,10 +80,10 @@ it("deletes a run's content once the run has closed and its retention passed, an
 
   // Within the retention period, nothing goes; an open run's content never does.
   const keptFor = 3600_000;
-  expect(await sweepContent(store, temporal.client, { retentionMs: keptFor })).not.toContain(ended.runId);
+  expect(await sweepContent(store, Temporal.over(temporal.client), { retentionMs: keptFor })).not.toContain(ended.runId);
   expect((await store.usage(ended.runId)).pieces).toBe(1);
   const later = Date.now() + keptFor + 1000;
-  const swept = await sweepContent(store, temporal.client, { retentionMs: keptFor }, later);
+  const swept = await sweepContent(store, Temporal.over(temporal.client), { retentionMs: keptFor }, later);
   expect(swept).toContain(ended.runId);
   expect(swept).not.toContain(open.runId);
   expect((await store.usage(ended.runId)).pieces).toBe(0);

@@ -5,6 +5,7 @@ import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import fs from 'node:fs';
 import { diagnose, repair } from '../../src/ops/doctor';
 import { replayAll } from '../../src/ops/replayAll';
+import { Temporal } from '../../src/temporal';
 import { installQuietRuntime } from '../../src/ops/quietRuntime';
 import { deliverMessagesUpdate, inboxQuery } from '../../workflows/agent/messages';
 import { agentWorkflowId } from '../../workflows/ids';
@@ -205,7 +206,7 @@ it('before the fix the same crash broke agents, and doctor --repair mends them w
   const { broken } = await crash(oldCode, () => Promise.all(Array.from({ length: 6 }, () => subject(oldCode, 'direct'))));
   expect(broken.length).toBeGreaterThan(0);
 
-  const opts = { client, namespace: 'dipper', bundlePath: readTestEnv().bundlePath };
+  const opts = { temporal: Temporal.over(client), bundlePath: readTestEnv().bundlePath };
   const findings = (await diagnose(opts)).findings.filter((f) => f.kind === 'nondeterministic');
   expect(findings.map((f) => f.workflowId).sort()).toEqual(broken.map((s) => s.handle.workflowId).sort());
   for (const f of findings) {
@@ -247,7 +248,7 @@ it('a worker mends the agents the same crash breaks, on its own, with their inbo
     const d = (await s.handle.describe()).raw.workflowExecutionInfo!;
     expect(d.execution?.runId).toBe(d.firstRunId);
   }
-  const report = await replayAll({ client, bundlePath: readTestEnv().bundlePath, query: `TaskQueue = "dipper-doctor-mend"` });
+  const report = await replayAll({ temporal: Temporal.over(client), bundlePath: readTestEnv().bundlePath, query: `TaskQueue = "dipper-doctor-mend"` });
   expect(report.mended.map((p) => p.workflowId).sort()).toEqual(broken.map((s) => s.handle.workflowId).sort());
   expect(report.nondeterministic).toEqual([]);
 }, 240_000);

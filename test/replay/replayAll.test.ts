@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { installQuietRuntime } from '../../src/ops/quietRuntime';
 import { replayAll, type ReplayReport } from '../../src/ops/replayAll';
+import { Temporal } from '../../src/temporal';
 import { readTestEnv, testDataRoot } from '../setup/env';
 import { eventually } from '../support/clients';
 import { skipReplayOf } from '../support/replaySkip';
@@ -33,7 +34,7 @@ async function bundle(version: string): Promise<string> {
 }
 
 const check = (bundlePath: string, extra: Partial<Parameters<typeof replayAll>[0]> = {}): Promise<ReplayReport> =>
-  replayAll({ client, bundlePath, query: `TaskQueue = "${taskQueue}"`, ...extra });
+  replayAll({ temporal: Temporal.over(client), bundlePath, query: `TaskQueue = "${taskQueue}"`, ...extra });
 
 beforeAll(async () => {
   // The probe worker's failing task and the replayer's verdicts are expected here: keep them out of the output.

@@ -4,6 +4,7 @@ import { Client, Connection } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { installQuietRuntime } from '../../src/ops/quietRuntime';
 import { replayAll, summarize, type ReplayReport, HISTORY_CHANNEL_ARGS } from '../../src/ops/replayAll';
+import { Temporal } from '../../src/temporal';
 import { replaySkips } from '../support/replaySkip';
 import { readTestEnv } from './env';
 
@@ -22,7 +23,7 @@ export async function replayEverything(): Promise<string[]> {
   let report: ReplayReport;
   try {
     const client = new Client({ connection, namespace: env.namespace });
-    report = await replayAll({ client, bundlePath: env.bundlePath, skip: replaySkips(root), concurrency: 8 });
+    report = await replayAll({ temporal: Temporal.over(client), bundlePath: env.bundlePath, skip: replaySkips(root), concurrency: 8 });
     await keepProblemHistories(client, report, path.join(root, 'problem-histories'));
   } finally {
     await connection.close();

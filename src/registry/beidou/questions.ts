@@ -1,12 +1,13 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import type { WorkflowHandle } from '@temporalio/client';
 import { isQid, questionWorkflowId } from '../../../workflows/ids';
+import { questionWorkflow } from '../../../workflows/question/workflow';
 import { answerQuestionUpdate, escalateQuestionUpdate, questionQuery, type QuestionInput, type QuestionView } from '../../../workflows/question/messages';
 import { openQuestionsQuery, peerQuery } from '../../../workflows/run/messages';
 import { agentIdKey, runIdKey, statusKey } from '../../../workflows/searchAttributes';
 import { underDeadline } from '../../gateway/deadline';
 import { NotFound } from '../../gateway/teamClient';
+import type { WorkflowRef } from '../../temporal';
 import { ToolError } from '../errors';
 import type { ToolContext } from '../types';
 import { beidouTool, checkBytes } from './common';
@@ -41,9 +42,9 @@ const qid = z.string().min(1).max(100).describe('The question id from the [INBOX
 const answer = z.object({ selected_labels: z.array(z.string()), selected_values: z.array(z.string()), text: z.string().nullable() });
 
 /** The question's workflow, or unknown_qid for anything that cannot be one of this run's questions. */
-function questionHandle(ctx: ToolContext, id: string): WorkflowHandle {
+function questionHandle(ctx: ToolContext, id: string): WorkflowRef {
   if (!isQid(id)) throw new ToolError('unknown_qid', `No pending question ${id.slice(0, 100)}.`, { field: 'qid' });
-  return ctx.team.client.workflow.getHandle(questionWorkflowId(ctx.caller.runId, id));
+  return ctx.team.handle(questionWorkflowId(ctx.caller.runId, id));
 }
 
 /** The asker's leader, its leader, ... up to the root, from the run's directory. */
@@ -104,7 +105,7 @@ export const askUser = beidouTool({
   async handler(input, ctx) {
     checkBytes('questions', JSON.stringify(input), ctx.limits.maxContentBytes);
     const id = qidFor(ctx, input);
-    const handle = ctx.team.client.workflow.getHandle(questionWorkflowId(ctx.caller.runId, id));
+    const handle = ctx.team.handle(questionWorkflowId(ctx.caller.runId, id));
     // Each step gets a call's deadline of its own; the wait between them has none (the spec: no timeout).
     const step = <T>(fn: () => Promise<T>) => underDeadline(Date.now() + ctx.team.callTimeoutMs, fn);
     const watch = ctx.wakeups.watch(ctx.caller.runId, id);
@@ -123,7 +124,7 @@ export const askUser = beidouTool({
       };
       await step(() =>
         ctx.team.bounded('ask_user', () =>
-          ctx.team.client.workflow.start('questionWorkflow', {
+          ctx.team.temporal.start(questionWorkflow, {
             workflowId: handle.workflowId,
             taskQueue: ctx.questions.taskQueue,
             args: [args],

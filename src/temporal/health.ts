@@ -1,5 +1,5 @@
-import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
+import type { Temporal } from './temporal';
 
 const { EventType, WorkflowTaskFailedCause: Cause } = temporal.api.enums.v1;
 
@@ -33,16 +33,10 @@ const LOOK_BACK = 100;
  * itself cannot be answered (Temporal is down) the answer is no, and the
  * caller hears a retryable error.
  */
-export async function keepsFailing(client: Client, workflowId: string, deadline: number): Promise<boolean> {
+export async function keepsFailing(client: Temporal, workflowId: string, deadline: number): Promise<boolean> {
   if (deadline - Date.now() < 20) return false;
   try {
-    const page = await client.withDeadline(deadline, () =>
-      client.workflowService.getWorkflowExecutionHistoryReverse({
-        namespace: client.options.namespace,
-        execution: { workflowId },
-        maximumPageSize: LOOK_BACK,
-      }),
-    );
+    const page = await client.withDeadline(deadline, () => client.historyReverse(workflowId, LOOK_BACK));
     for (const event of page.history?.events ?? []) {
       switch (event.eventType) {
         case EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:

@@ -1,0 +1,59 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+
+/**
+ * The one deadline policy, by kind of call:
+ * - a tool call (MCP) or an HTTP request (runtime inbox, operator API, webhook): the moment its caller must be
+ *   answered by, carried implicitly (`callDeadline`), else `callTimeoutMs` from now; the RPC gets that less a
+ *   reserve, kept for asking whether a silent workflow is broken (`budget`);
+ * - a Query: also never past the workers' sticky queue timeout less a second (`queryCapMs`);
+ * - a wait no Temporal deadline covers: our own clock (`beforeDeadline`), since gRPC's deadline has been seen to let
+ *   a Query to a dead worker hang past it under load;
+ * - everything else (workers, the doctor, the mender, the CLI, activities): no deadline of Dipper's; the SDK's own
+ *   and the caller's process lifetime bound them, as before this module.
+ */
+const current = new AsyncLocalStorage<number>();
+
+/** The moment by which the call being served must be answered, if one is being served. */
+export function callDeadline(): number | undefined {
+  return current.getStore();
+}
+
+/** Runs fn under its own deadline, e.g. a delivery batch that outlives the call that started it. */
+export function underDeadline<T>(deadline: number, fn: () => Promise<T>): Promise<T> {
+  return current.run(deadline, fn);
+}
+
+/**
+ * A call's time: the RPC gets the caller's deadline less a reserve, so that
+ * when it fails there is still time to ask whether the workflow is broken;
+ * the diagnosis ends just before the deadline, which the tool call's own
+ * timer holds.
+ */
+export function budget(callTimeoutMs: number, capMs = Number.POSITIVE_INFINITY): { rpc: number; diagnosis: number } {
+  const deadline = callDeadline() ?? Date.now() + callTimeoutMs;
+  const reserve = Math.min(1000, callTimeoutMs / 4);
+  return { rpc: Math.min(deadline - reserve, Date.now() + capMs), diagnosis: deadline - reserve / 5 };
+}
+
+/** A Query's deadline: a second short of the sticky timeout, and never under half a second. */
+export function queryCapMs(stickyTimeoutMs: number): number {
+  return Math.max(500, stickyTimeoutMs - 1000);
+}
+
+/** Our own clock on a call: gRPC's deadline has been seen to let a Query to a dead worker hang well past it under load. */
+export class NoAnswerInTime extends Error {
+  readonly code = 4; // gRPC DEADLINE_EXCEEDED, so the error map reads it like the server's own
+  constructor() {
+    super('no answer before the deadline');
+  }
+}
+
+/** `call`, or NoAnswerInTime once `deadline` (ms since the epoch) passes; the call itself is left to its own deadline. */
+export function beforeDeadline<T>(call: Promise<T>, deadline: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new NoAnswerInTime()), Math.max(0, deadline - Date.now()));
+  });
+  call.catch(() => undefined);
+  return Promise.race([call, late]).finally(() => clearTimeout(timer));
+}

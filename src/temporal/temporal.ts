@@ -1,0 +1,149 @@
+import {
+  Client,
+  Connection,
+  WithStartWorkflowOperation,
+  defaultGrpcRetryOptions,
+  makeGrpcRetryInterceptor,
+  type WorkflowExecutionInfo,
+  type WorkflowStartOptions,
+} from '@temporalio/client';
+import type { Duration, SignalDefinition, UpdateDefinition, Workflow, WorkflowResultType } from '@temporalio/common';
+import type { temporal } from '@temporalio/proto';
+import type { ProcessMetrics } from '../metrics/temporalCalls';
+import { counter, countedIteration, type Counted } from './counted';
+import { WorkflowRef } from './handle';
+
+export type WorkflowSummary = WorkflowExecutionInfo;
+export type StartOptions<W extends Workflow> = WorkflowStartOptions<W>;
+type ListRequest = temporal.api.workflowservice.v1.IListWorkflowExecutionsRequest;
+type ListResponse = temporal.api.workflowservice.v1.IListWorkflowExecutionsResponse;
+type ResetRequest = temporal.api.workflowservice.v1.IResetWorkflowExecutionRequest;
+type HistoryPage = temporal.api.workflowservice.v1.IGetWorkflowExecutionHistoryReverseResponse;
+
+export interface ConnectOptions {
+  address: string;
+  namespace: string;
+  /** Counts every RPC attempt by method and every operation here; a process without metrics (the CLI) counts nothing. */
+  metrics?: ProcessMetrics;
+  channelArgs?: Record<string, number | string>;
+  connectTimeout?: Duration;
+}
+
+/**
+ * Dipper's one path to Temporal as a client: it owns the connection and the
+ * SDK client, and offers typed operations only. A workflow is started by
+ * its function (imported from workflows/, so the type name is the
+ * function's own and its arguments are checked), and Queries, Updates and
+ * Signals by their definitions (WorkflowRef). Each operation is counted
+ * (ProcessMetrics.operations). The deadline, retry and error policies that
+ * callers apply are in deadlines.ts, retry.ts and errors.ts beside it.
+ */
+export class Temporal {
+  private readonly counted: Counted;
+
+  private constructor(
+    private readonly client: Client,
+    readonly namespace: string,
+    metrics: ProcessMetrics | undefined,
+    private readonly connection?: Connection,
+  ) {
+    this.counted = counter(metrics);
+  }
+
+  static async connect(o: ConnectOptions): Promise<Temporal> {
+    const connection = await Connection.connect({
+      address: o.address,
+      // Temporal's own retries first, then the count, so each attempt counts; without metrics, the SDK's default.
+      ...(o.metrics ? { interceptors: [makeGrpcRetryInterceptor(defaultGrpcRetryOptions()), o.metrics.rpcCounter()] } : {}),
+      ...(o.channelArgs ? { channelArgs: o.channelArgs } : {}),
+      ...(o.connectTimeout !== undefined ? { connectTimeout: o.connectTimeout } : {}),
+    });
+    return new Temporal(new Client({ connection, namespace: o.namespace }), o.namespace, o.metrics, connection);
+  }
+
+  /** Operations over a client someone else opened and closes (tests hold their own). */
+  static over(client: Client, metrics?: ProcessMetrics): Temporal {
+    return new Temporal(client, client.options.namespace, metrics);
+  }
+
+  /** Closes the connection this module opened (one passed to `over` is its owner's to close). */
+  async close(): Promise<void> {
+    await this.connection?.close();
+  }
+
+  /** Every call fn makes gets this gRPC deadline (ms since the epoch); deadlines.ts says which deadline a call gets. */
+  withDeadline<T>(deadline: number, fn: () => Promise<T>): Promise<T> {
+    return this.client.withDeadline(deadline, fn);
+  }
+
+  handle<W extends Workflow = Workflow>(workflowId: string, runId?: string): WorkflowRef<W> {
+    return new WorkflowRef(this.client.workflow.getHandle<W>(workflowId, runId), this.counted);
+  }
+
+  async start<W extends Workflow>(workflow: W, options: StartOptions<W>): Promise<WorkflowRef<W>> {
+    const started = await this.counted('start', () => this.client.workflow.start(workflow, options));
+    return new WorkflowRef(started, this.counted);
+  }
+
+  /** Start (or attach, by the options' conflict policy) and wait for the result. */
+  execute<W extends Workflow>(workflow: W, options: StartOptions<W>): Promise<WorkflowResultType<W>> {
+    return this.counted('execute', () => this.client.workflow.execute(workflow, options));
+  }
+
+  /** One round trip: the Signal, and the workflow started first if it is not running. */
+  async signalWithStart<W extends Workflow, SA extends unknown[]>(workflow: W, signal: SignalDefinition<SA>, signalArgs: SA, options: StartOptions<W>): Promise<WorkflowRef<W>> {
+    const call = this.client.workflow.signalWithStart as (w: W, o: unknown) => ReturnType<Client['workflow']['signalWithStart']>;
+    const handle = await this.counted('signalWithStart', () => call.call(this.client.workflow, workflow, { ...options, signal, signalArgs }));
+    return new WorkflowRef(handle as never, this.counted);
+  }
+
+  /**
+   * One round trip: the workflow started if it is not running (`conflict`
+   * says what a running one means), and the Update applied to it; answers
+   * once the Update has completed.
+   */
+  async updateWithStart<W extends Workflow, Ret, Args extends unknown[]>(
+    workflow: W,
+    options: StartOptions<W> & { workflowIdConflictPolicy: 'USE_EXISTING' | 'FAIL' },
+    update: UpdateDefinition<Ret, Args>,
+    args: Args,
+    updateId?: string,
+  ): Promise<Ret> {
+    const startWorkflowOperation = new WithStartWorkflowOperation(workflow, options);
+    return this.counted('updateWithStart', () =>
+      this.client.workflow.executeUpdateWithStart(update, { args, startWorkflowOperation, ...(updateId === undefined ? {} : { updateId }) }),
+    );
+  }
+
+  /** Visibility: every execution the query matches, paged by the SDK. */
+  list(query?: string, pageSize?: number): AsyncGenerator<WorkflowSummary> {
+    return countedIteration(this.counted, 'list', this.client.workflow.list({ ...(query ? { query } : {}), ...(pageSize ? { pageSize } : {}) }));
+  }
+
+  /** Visibility, one page at a time, with the server's own page token (the operator API's run list). */
+  listPage(request: Omit<ListRequest, 'namespace'>): Promise<ListResponse> {
+    return this.counted('listPage', () => this.client.workflowService.listWorkflowExecutions({ ...request, namespace: this.namespace }));
+  }
+
+  async count(query: string): Promise<number> {
+    return this.counted('count', async () => (await this.client.workflow.count(query)).count);
+  }
+
+  /** The newest events of a workflow's history, newest first. */
+  historyReverse(workflowId: string, maximumPageSize: number): Promise<HistoryPage> {
+    return this.counted('historyReverse', () =>
+      this.client.workflowService.getWorkflowExecutionHistoryReverse({ namespace: this.namespace, execution: { workflowId }, maximumPageSize }),
+    );
+  }
+
+  /** Resets a workflow to a workflow task (the doctor's and the mender's repair); answers the new run's id. */
+  async reset(request: Omit<ResetRequest, 'namespace'>): Promise<string> {
+    const res = await this.counted('reset', () => this.client.workflowService.resetWorkflowExecution({ ...request, namespace: this.namespace }));
+    return res.runId ?? '';
+  }
+}
+
+/** A visibility filter on a workflow type, named by its function: `WorkflowType = 'runWorkflow'`. */
+export function typeIs(workflow: Workflow): string {
+  return `WorkflowType = '${workflow.name}'`;
+}
