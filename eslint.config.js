@@ -48,6 +48,32 @@ const workflowDeterminism = {
   ],
 };
 
+/**
+ * One typed path to Temporal (src/temporal): nothing else imports the client SDK, so every call goes through one
+ * deadline policy, one retry policy, one error map and one counter per operation. Tests hold clients of their own.
+ */
+const TEMPORAL_CLIENT_MESSAGE =
+  "Reach Temporal through src/temporal (Temporal, WorkflowRef, TemporalAdmin): it is Dipper's only importer of '@temporalio/client'.";
+
+/** Starting a workflow, or sending it an Update, by a type name in a string: name it by its function or definition. */
+const BY_NAME_MESSAGE =
+  'Name workflows by their function and Signals, Updates and Queries by their define*() definitions, never by a string: a rename must be a compile error.';
+const STARTS = 'start|execute|signalWithStart|startChild|executeChild|executeUpdate|startUpdate|executeUpdateWithStart|startUpdateWithStart';
+/** Query and Signal names are lower camel case; SQL clients also have a `query` method, whose text never is. */
+const MESSAGE_NAME = '/^[a-z][A-Za-z0-9_]*$/';
+/** A string or template as the call's first argument (esquery's regex matches strings only, not `false` or `1`). */
+const STRING_FIRST = ':matches([arguments.0.type="TemplateLiteral"], [arguments.0.value=/^/])';
+const byName = [
+  'error',
+  // startChild and executeChild are the workflow SDK's own functions; a bare `start(...)` is some local helper.
+  { selector: `CallExpression[callee.name=/^(startChild|executeChild)$/]${STRING_FIRST}`, message: BY_NAME_MESSAGE },
+  { selector: `CallExpression[callee.property.name=/^(${STARTS})$/]${STRING_FIRST}`, message: BY_NAME_MESSAGE },
+  { selector: `CallExpression[callee.property.name=/^(query|signal)$/][arguments.0.type='Literal'][arguments.0.value=${MESSAGE_NAME}]`, message: BY_NAME_MESSAGE },
+  // workflowInfo().workflowType === 'someWorkflow': compare with the function's name (someWorkflow.name).
+  { selector: "BinaryExpression[operator=/^[!=]==?$/][left.property.name='workflowType'][right.type='Literal']", message: BY_NAME_MESSAGE },
+  { selector: "BinaryExpression[operator=/^[!=]==?$/][right.property.name='workflowType'][left.type='Literal']", message: BY_NAME_MESSAGE },
+];
+
 /** Node's globals that browsers lack, switched off for browser code (the base block turns every Node global on). */
 const nodeOnlyOff = Object.fromEntries(Object.keys(globals.node).filter((name) => !(name in globals.browser)).map((name) => [name, 'off']));
 
@@ -83,6 +109,14 @@ module.exports = defineConfig(
   // Later blocks replace the option list, so each depth repeats the whole rule.
   { files: ['workflows/*.ts'], rules: { '@typescript-eslint/no-restricted-imports': workflowImports('^\\.\\./') } },
   { files: ['workflows/*/*.ts'], rules: { '@typescript-eslint/no-restricted-imports': workflowImports('^\\.\\./\\.\\./') } },
+  {
+    files: ['**/*.ts', '**/*.js'],
+    ignores: ['src/temporal/**', 'test/**'],
+    rules: {
+      'no-restricted-imports': ['error', { paths: [{ name: '@temporalio/client', message: TEMPORAL_CLIENT_MESSAGE }], patterns: [{ group: ['@temporalio/client/*'], message: TEMPORAL_CLIENT_MESSAGE }] }],
+    },
+  },
+  { files: ['{src,activities,bench,workflows}/**/*.ts'], rules: { 'no-restricted-syntax': byName } },
   {
     files: ['test/**/*.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
