@@ -3,7 +3,7 @@ import type { IsphereActivities } from '../../activities/isphere/send';
 import type { AuditEntry } from '../../activities/audit';
 import { systemMessageSignal } from '../agent/messages';
 import { refuse } from '../errors';
-import { EventBuffer, eventRecorder } from '../events';
+import { EventBuffer } from '../events';
 import { agentWorkflowId, hostQueue, runWorkflowId } from '../ids';
 import { wakeSignal } from '../interceptors';
 import { approvalClosedSignal, approvalOpenedSignal } from '../run/messages';
@@ -37,9 +37,7 @@ export async function isphereApprovalWorkflow(input: m.ApprovalInput): Promise<m
   const { runId, approvalId } = input;
   const requester = input.requester.agent_id;
   const events = new EventBuffer(runId, requester);
-  const { cutByBytes, fitBeforeContinuing, wakes, carriesWakes, record } = eventRecorder();
-  Object.assign(events, { cutByBytes, fitBeforeContinuing, wakes, carriesWakes });
-  void events.flushForever(record, false);
+  void events.flushForever(false);
   // The gateway's waiting send call and the requester's long poll listen on these.
   const waiters = `${runId}/${approvalId}`;
   const inbox = `${runId}/${requester}`;
@@ -198,7 +196,7 @@ export async function isphereApprovalWorkflow(input: m.ApprovalInput): Promise<m
     await condition(() => runEnded, input.receiptMs);
   } else setCurrentDetails(`Over: ${status}.`);
   await tell(runWorkflowId(runId), approvalClosedSignal, { approval_id: approvalId });
-  await events.drain(record);
+  await events.drain();
   return view();
 
   /** Tells the approval system, retrying until the decision is due; a failure is an event, never a block. */

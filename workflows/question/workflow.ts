@@ -1,9 +1,9 @@
-import { condition, patched, proxyActivities, setCurrentDetails, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { condition, proxyActivities, setCurrentDetails, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import { INLINE_TEXT_BYTES, textBytes, type Text } from '../content';
 import { askingSignal, systemMessageSignal } from '../agent/messages';
 import { refuse } from '../errors';
-import { EventBuffer, eventRecorder } from '../events';
+import { EventBuffer } from '../events';
 import { agentWorkflowId, runWorkflowId } from '../ids';
 import { wakeSignal } from '../interceptors';
 import { questionClosedSignal, questionOpenedSignal } from '../run/messages';
@@ -27,11 +27,8 @@ const store = proxyActivities<Activities>({ startToCloseTimeout: '30s', retry: {
 export async function questionWorkflow(input: m.QuestionInput): Promise<void> {
   const { runId, qid } = input;
   const events = new EventBuffer(runId, null);
-  const { windowed, cutByBytes, fitBeforeContinuing, wakes, carriesWakes, record } = eventRecorder();
-  Object.assign(events, { cutByBytes, fitBeforeContinuing, wakes, carriesWakes });
-  // Someone waits on each of its few writes (a holder's long poll, the asker's call): no gathering window (patch `question-wakes-at-once`).
-  const atOnce = patched('question-wakes-at-once');
-  void events.flushForever(record, windowed && !atOnce);
+  // Someone waits on each of its few writes (a holder's long poll, the asker's call): no gathering window.
+  void events.flushForever(false);
   const waiters = `${runId}/${qid}`;
 
   let status: m.QuestionStatus = 'pending';
@@ -63,10 +60,10 @@ export async function questionWorkflow(input: m.QuestionInput): Promise<void> {
     // A long question goes into the holder's inbox as a reference, as a long message does: a leader asked many
     // long questions would otherwise carry them all in its workflow state, past Temporal's payload limits.
     let content: Text = words;
-    if (textBytes(words) > INLINE_TEXT_BYTES && patched('question-text-kept')) [content] = await store.keepTexts({ runId, texts: [words] });
+    if (textBytes(words) > INLINE_TEXT_BYTES) [content] = await store.keepTexts({ runId, texts: [words] });
     await tell(agentWorkflowId(runId, to), systemMessageSignal, { message_id: `${qid}-${chain.length}`, content });
     // The holder's long poll hears of it from this write, not after the holder's own gathering window.
-    if (atOnce) events.wake(`${runId}/${to}`);
+    events.wake(`${runId}/${to}`);
   };
   const nextAfter = (current: string): string => {
     const at = input.ancestors.indexOf(current);
@@ -174,16 +171,12 @@ export async function questionWorkflow(input: m.QuestionInput): Promise<void> {
 
   // The asker's watchdog does not count it idle while it waits on its own question (workflows/agent/watchdog.ts).
   const asker = input.system ? null : agentWorkflowId(runId, input.askerId);
-  const tellAsker = asker !== null && patched('asker-told');
-  // Since `question-wakes-at-once` the asker and the run are told together, one round trip before the question moves.
-  const together = tellAsker && atOnce;
-  const askerTold = tellAsker ? tell(asker, askingSignal, { qid, open: true }) : undefined;
-  if (!together) await askerTold;
-
+  // The asker and the run are told together, one round trip before the question moves.
+  const askerTold = asker !== null ? tell(asker, askingSignal, { qid, open: true }) : undefined;
   events.emit('question_asked', { qid, questions: input.questions.length, to_user: input.toUser === true }, input.askerId);
   // The run ends its open questions with it; a question whose run has already ended is over at once.
   const runTold = tell(runWorkflowId(runId), questionOpenedSignal, { qid });
-  if (together) await askerTold;
+  await askerTold;
   if (!(await runTold)) end('cancelled');
   else await route(input.toUser || input.ancestors.length === 0 ? m.USER : input.ancestors[0], null);
 
@@ -193,7 +186,7 @@ export async function questionWorkflow(input: m.QuestionInput): Promise<void> {
   setCurrentDetails(`Over: ${over}.`);
   upsertSearchAttributes([{ key: statusKey, value: over }]);
   // Open a while for a re-issued call, unless the run ends first (an ended run leaves nothing running).
-  if (tellAsker) await tell(asker, askingSignal, { qid, open: false });
+  if (asker !== null) await tell(asker, askingSignal, { qid, open: false });
   if (input.system && (over === 'answered' || over === 'declined')) {
     // Set by handlers: read afresh, as `over` is.
     const by = answeredBy as m.QuestionView['answered_by'];
@@ -202,5 +195,5 @@ export async function questionWorkflow(input: m.QuestionInput): Promise<void> {
   }
   if (over === 'answered' || over === 'declined') await condition(() => runEnded, input.reattachMs);
   await tell(runWorkflowId(runId), questionClosedSignal, { qid });
-  await events.drain(record);
+  await events.drain();
 }
