@@ -1,10 +1,11 @@
 import { keepFilesPrivate } from '../private';
 import path from 'node:path';
 import { loadOrCreateSecrets, taskAdminKey } from '../auth/secrets';
-import { taskApiUrl, type DipperConfig } from '../config';
+import type { DipperConfig } from '../config';
 import { taskServiceEnv } from '../taskservice/env';
 import { ensureNamespace, loadTemporalDevConfig, startDevServer } from '../devstack/devServer';
 import { waitForPort } from '../devstack/processes';
+import { bannerLines } from './banner';
 import { whyUpCannotStart } from './preflight';
 import { projectRoot } from './projectRoot';
 import { newStackRecord, readLiveStack, removeOwnStackRecord, writeStackRecord } from './stackRecord';
@@ -106,37 +107,10 @@ export async function up(config: DipperConfig, opts: UpOptions): Promise<void> {
     process.stderr.write(`dipper: the gateway is not listening on ${probeHost}:${config.port} yet; its output above may say why\n`);
   }
   if (stoppingSince !== undefined) return;
-  process.stdout.write(banner(config, operatorToken, record.temporal.uiUrl ?? 'external server'));
+  process.stdout.write(bannerLines(config, operatorToken, record.temporal.uiUrl ?? 'external server').join('\n'));
   // A run ready to drive: paste its MCP config into Claude Code or the MCP Inspector and you are its root agent.
   if (opts.task !== null) {
     process.stdout.write('A run for you to drive as its root agent:\n');
     await startRun(config, opts.task);
   }
-}
-
-function banner(config: DipperConfig, operatorToken: string, temporalUi: string): string {
-  const api = `${config.publicUrl}/api`;
-  return [
-    '',
-    'Dipper is up.',
-    `  MCP endpoint (beidou): ${config.publicUrl}/mcp/beidou`,
-    `  MCP endpoint (tasks):  ${config.publicUrl}/mcp/agentteam`,
-    `  Task API:              ${taskApiUrl(config)}${config.taskApi.url ? '' : ' (embedded)'}`,
-    `  Operator API:          ${api}`,
-    `  Operator console:      ${config.publicUrl}/console (sign in with the operator token)`,
-    `  Temporal UI:           ${temporalUi}`,
-    `  Operator token:        ${operatorToken}`,
-    '',
-    'Start a run:',
-    '  npm run dipper -- start-run --task "Describe the work"',
-    'or:',
-    `  curl -X POST ${api}/runs -H "Authorization: Bearer ${operatorToken}" \\`,
-    `    -H 'Content-Type: application/json' -d '{"task": "Describe the work"}'`,
-    'Inspect it:',
-    '  npm run dipper -- status',
-    '  npm run dipper -- temporal workflow list',
-    '',
-    'Ctrl-C stops everything.',
-    '',
-  ].join('\n');
 }

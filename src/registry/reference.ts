@@ -27,7 +27,11 @@ export const contractChecks = [
 export type ContractCheck = (typeof contractChecks)[number];
 
 export interface SurfaceRules {
-  /** The spec the surface follows instead, under ../shared/specs/. */
+  /**
+   * The spec the surface follows instead: a document kept beside the
+   * repository (shared/specs/), named here, never read by code. Its contract
+   * data, transcribed by hand, is in the repository: test/contract/<surface>.json.
+   */
   spec: string;
   /** Decisions that win over the spec where they differ, beside it. */
   notes?: string;

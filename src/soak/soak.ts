@@ -14,6 +14,7 @@ import { derivedAuditKey } from '../auth/secrets';
 import { sign } from '../isphere/signature';
 import { paths } from '../paths';
 import { startSoakStack, type SoakStack } from './stack';
+import { approvalWorkflowId } from '../../workflows/ids';
 import { newTally, SoakTeam, type Tally } from './team';
 
 export interface SoakOptions {
@@ -179,6 +180,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       replay = await replayAll({ client, bundlePath: stack.bundlePath, skip: (wf) => (wf.status.name === 'RUNNING' ? undefined : 'closed by a repair') });
     }
     await keepHistories(client, replay, path.join(o.dataRoot, 'broken'));
+    await keepUnsent(client, run.run_id, tally, path.join(o.dataRoot, 'unsent'), say);
     await connection.close();
     stopApproving = true;
     await approving;
@@ -268,6 +270,19 @@ async function keepHistories(client: Client, replay: ReplayReport, dir: string):
   for (const p of blamed) {
     const history = await client.workflow.getHandle(p.workflowId, p.runId).fetchHistory();
     fs.writeFileSync(path.join(dir, `${p.workflowId.replace(/[^A-Za-z0-9_-]/g, '_')}.history.json`), historyToJSON(history));
+  }
+}
+
+/** A keyed send that never answered `sent`: what it last answered, and its approval's history on disk. */
+async function keepUnsent(client: Client, runId: string, tally: Tally, dir: string, say: (line: string) => void): Promise<void> {
+  for (const [key, r] of tally.sends) {
+    if (r.sent) continue;
+    say(`send ${key} unsent: approval ${r.approvalId ?? 'none'}, last answer ${r.lastAnswer ?? 'none'}`);
+    if (!r.approvalId) continue;
+    const history = await client.workflow.getHandle(approvalWorkflowId(runId, r.approvalId)).fetchHistory().catch(() => undefined);
+    if (!history) continue;
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, `${r.approvalId}.history.json`), historyToJSON(history));
   }
 }
 

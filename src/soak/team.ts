@@ -4,6 +4,14 @@ import type { Rng } from './rng';
 /** Soak messages carry a unique text, so a delivery can be matched to its send whatever id the gateway gave it. */
 const TAG = 'soak:';
 
+/** One keyed iSphere send: the approval its dry run opened, whether the real send answered `sent`, and what it last answered otherwise. */
+export interface SendRecord {
+  approvalId: string | null;
+  sent: boolean;
+  messageRef: string | null;
+  lastAnswer: string | null;
+}
+
 export interface Tally {
   /** Contents whose send_message answered with success. */
   acknowledged: Set<string>;
@@ -20,7 +28,7 @@ export interface Tally {
   /** Keyed task_create calls by key: how many times each was answered with success (a re-issued call keeps its key). */
   taskKeys: Map<string, number>;
   /** Keyed iSphere sends by key: the approval their dry run opened, and whether the real send answered `sent`. */
-  sends: Map<string, { approvalId: string | null; sent: boolean; messageRef: string | null }>;
+  sends: Map<string, SendRecord>;
 }
 
 /** What the root answers a soak question with. */
@@ -275,7 +283,7 @@ export class SoakTeam {
    * is repeated through the kills, the bridge must get it once.
    */
   private sendIsphere(m: Member, key: string): void {
-    const record = { approvalId: null as string | null, sent: false, messageRef: null as string | null };
+    const record: SendRecord = { approvalId: null, sent: false, messageRef: null, lastAnswer: null };
     this.tally.sends.set(key, record);
     const args = { target_type: 'contact', target_id: 'c_0003', content_text: `Soak send ${key} from ${m.agentId}.`, idempotency_key: key };
     this.waits.push(
@@ -287,12 +295,16 @@ export class SoakTeam {
         }
         while (!this.stopped && !record.sent) {
           this.tally.calls++;
-          const out = await m.isphere!.call('isphere_send_message', { ...args, dry_run: false, approval_id: record.approvalId }).catch(() => undefined);
+          const out = await m.isphere!.call('isphere_send_message', { ...args, dry_run: false, approval_id: record.approvalId }).catch((err: unknown) => {
+            record.lastAnswer = `threw: ${String(err).slice(0, 300)}`;
+            return undefined;
+          });
           if (out && !out.isError && out.data.send_status === 'sent') {
             record.sent = true;
             record.messageRef = out.data.message_ref as string;
             return;
           }
+          if (out) record.lastAnswer = JSON.stringify(out.isError ? (out.error ?? out.data) : out.data).slice(0, 300);
           // Still waiting for the person, or the worker is down: the same call again shortly.
           await new Promise((r) => setTimeout(r, 300));
         }

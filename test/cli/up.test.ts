@@ -54,8 +54,9 @@ describe('npm start (dipper up)', () => {
     });
     const printed = await untilConfigPrinted(up);
     const secrets = JSON.parse(fs.readFileSync(path.join(dataDir, 'secrets.json'), 'utf8'));
-    expect(printed).toContain('MCP endpoint (beidou): http://127.0.0.1:28780/mcp/beidou');
-    expect(printed).toContain(`Operator token:        ${secrets.operatorToken}`);
+    // The labels are padded to one column, whose width the longest label decides.
+    expect(printed).toMatch(/MCP endpoint \(beidou\): +http:\/\/127\.0\.0\.1:28780\/mcp\/beidou\n/);
+    expect(printed).toMatch(new RegExp(`Operator token: +${secrets.operatorToken}\n`));
     expect(printed).toMatch(/Temporal UI: +external server/);
 
     const config = JSON.parse(printed.slice(printed.indexOf('{', printed.indexOf('MCP client config for the root agent:'))));

@@ -4,15 +4,11 @@ import { ConnectorError } from '../../activities/isphere/errors';
 import { AuditTrail } from '../../src/isphere/audit';
 import { projectRoot } from '../support/processes';
 
-/** The audit object against the spec's "Common audit fields", and the error envelope. */
-const spec = fs.readFileSync(path.join(projectRoot, '..', 'shared', 'specs', 'isphere-tools-contract.md'), 'utf8');
-
-/** The keys of the spec's audit example, read from its JSON block. */
-function specAuditKeys(): string[] {
-  const section = spec.slice(spec.indexOf('## Common audit fields'));
-  const json = section.slice(section.indexOf('```json') + 7, section.indexOf('```', section.indexOf('```json') + 7));
-  return Object.keys(JSON.parse(json) as object);
-}
+/**
+ * The audit object against the spec's "Common audit fields" (their keys as
+ * test/contract/isphere.json transcribes them), and the error envelope.
+ */
+const specAuditKeys = (): string[] => (JSON.parse(fs.readFileSync(path.join(projectRoot, 'test', 'contract', 'isphere.json'), 'utf8')) as { audit: string[] }).audit;
 
 const clock = () => {
   let t = Date.parse('2026-12-01T10:00:00.000Z');

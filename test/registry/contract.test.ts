@@ -306,117 +306,112 @@ describe('12.11 the tool list of each surface stays within its byte budget (sect
   });
 });
 
-/** A tool of a flattened spec page (team-tool-surface.md): its fields and their requiredness, top level and per `Each x[i]` table. */
-type SpecTool = Map<string, Map<string, boolean>>;
-
-function parseSpec(spec: string, notes: string): Map<string, SpecTool> {
-  const found = new Map<string, SpecTool>();
-  const lines = spec.split('\n');
-  let tool: SpecTool | undefined;
-  // A heading names the next table (or stands alone: "No input fields."); the table runs from its header to a blank line.
-  let next: Map<string, boolean> | undefined;
-  let table: Map<string, boolean> | undefined;
-  for (const [i, line] of lines.entries()) {
-    const indexed = /^([a-z][a-z0-9_]*)(?: \(deprecated\))? (A2A|Agent-Beidou) /.exec(line);
-    if (indexed && !found.has(indexed[1])) found.set(indexed[1], new Map());
-    const each = /^Each ([a-z_]+)\[i\]/.exec(line);
-    if (/^[a-z][a-z0-9_]*$/.test(line) && /^(Kind:|Deprecated\.)/.test(lines.slice(i + 1).find((l) => l.trim() !== '') ?? '')) {
-      found.set(line, (tool = found.get(line) ?? new Map()));
-    } else if (tool && (line === 'Input schema' || each)) tool.set(each ? each[1] : '', (next = new Map()));
-    else if (next && line.startsWith('Field Type Required')) [table, next] = [next, undefined];
-    else if (line.trim() === '') table = undefined;
-    else if (table) {
-      const row = /^([A-Za-z_][A-Za-z0-9_]*) .+? (yes|no)\b/.exec(line);
-      if (row) table.set(row[1], row[2] === 'yes');
-    }
-  }
-  // The notes define tools the spec only names: "- name (named by the spec, without a schema): `{ a, b?, ... }`".
-  for (const m of notes.matchAll(/^- ([a-z_]+) \(named by the spec, without a schema\): `\{ ([^}]*) \}`/gm)) {
-    const fields = [...m[2].matchAll(/(?:^|,\s*)([a-z_]+)(\?)?/g)].map((f) => [f[1], f[2] !== '?'] as const);
-    found.set(m[1], new Map([['', new Map(fields)]]));
-  }
-  return found;
+/**
+ * Each surface's contract as data, test/contract/<surface>.json, transcribed
+ * by hand from the spec the surface follows (its `source` names the spec's
+ * file and sections). The specs are documents kept beside the repository;
+ * the tests read only these files, so a clone checks the same contract, and
+ * none of it is derived from the registry under test.
+ */
+interface SpecFields {
+  required: string[];
+  optional: string[];
+}
+interface SpecTool extends SpecFields {
+  /** The fields of each item of list x, from the spec's `Each x[i]` table. */
+  each?: Record<string, SpecFields>;
+  /** isphere: the "Output JSON" example, as the spec shows it. */
+  output?: Json;
+  /** isphere: the codes of the tool's "Errors:" line. */
+  errors?: string[];
+}
+interface Contract {
+  source: string;
+  /** false where the spec names only some of each tool's fields (task-tools-contract.md 13.2 says "including"). */
+  lists_every_field?: boolean;
+  /** isphere: the keys of "Common audit fields". */
+  audit?: string[];
+  tools: Record<string, SpecTool>;
 }
 
-function specProblems(spec: Map<string, SpecTool>, defs: ToolDef[]): string[] {
+const contractOf = (surface: Surface): Contract => JSON.parse(fs.readFileSync(path.join(root, 'test', 'contract', `${surface}.json`), 'utf8')) as Contract;
+const specTool = (contract: Contract, name: string) => (Object.hasOwn(contract.tools, name) ? contract.tools[name] : undefined);
+
+describe.each<Surface>(['beidou', 'agentteam', 'isphere'])('test/contract/%s.json', (surface) => {
+  it('names its source and lists each field of a tool once', () => {
+    const contract = contractOf(surface);
+    expect(contract.source).toMatch(/\.md\b/);
+    const twice = Object.entries(contract.tools).flatMap(([name, t]) =>
+      [t, ...Object.values(t.each ?? {})].flatMap((f) => [...f.required, ...f.optional].filter((x, i, all) => all.indexOf(x) !== i).map((x) => `${name}.${x}`)),
+    );
+    expect(twice).toEqual([]);
+  });
+});
+
+/** Where the registry and a contract differ: tools either way, a field's requiredness, and fields the spec does not have (where it lists them all). */
+function specProblems(contract: Contract, defs: ToolDef[]): string[] {
   const names = defs.map((d) => d.name);
   const problems = [
-    ...names.filter((n) => !spec.has(n)).map((n) => `${n} is not in the spec`),
-    ...[...spec.keys()].filter((n) => !names.includes(n)).map((n) => `${n} of the spec is not registered`),
+    ...names.filter((n) => !specTool(contract, n)).map((n) => `${n} is not in the spec`),
+    ...Object.keys(contract.tools).filter((n) => !names.includes(n)).map((n) => `${n} of the spec is not registered`),
   ];
   for (const def of defs) {
-    for (const [list, fields] of spec.get(def.name) ?? []) {
+    const tool = specTool(contract, def.name);
+    if (!tool) continue;
+    for (const [list, spec] of [['', tool] as const, ...Object.entries(tool.each ?? {})]) {
       const schema = list ? input(def).properties?.[list]?.items : input(def);
       const ours = new Map(Object.keys(schema?.properties ?? {}).map((k) => [k, (schema.required ?? []).includes(k)]));
+      const fields = new Map([...spec.required.map((f) => [f, true] as const), ...spec.optional.map((f) => [f, false] as const)]);
       const where = list ? `${def.name} ${list}[i]` : def.name;
       for (const [f, required] of fields) if (ours.get(f) !== required) problems.push(`${where}.${f}: spec ${required ? 'required' : 'optional'}, registry ${ours.has(f) ? (ours.get(f) ? 'required' : 'optional') : 'absent'}`);
-      for (const f of ours.keys()) if (!fields.has(f)) problems.push(`${where}.${f} is not in the spec`);
+      if (contract.lists_every_field !== false) for (const f of ours.keys()) if (!fields.has(f)) problems.push(`${where}.${f} is not in the spec`);
     }
   }
   return problems;
 }
-
-/**
- * A spec in the isphere contract's format: `## Tool: \`name\`` sections,
- * each with an "Input parameters" and an "Output JSON" block and an
- * `Errors:` line. An input is required when its text says ", required"
- * (not "required when ..."); the rest are optional.
- */
-interface BlockSpec {
-  inputs: Map<string, SpecTool>;
-  outputs: Map<string, Json>;
-  errors: Map<string, string[]>;
-  audit: string[];
-}
-
-function parseBlockSpec(spec: string): BlockSpec {
-  const json = (section: string, label: string) => {
-    const m = new RegExp(`${label}:\\s*\`\`\`json\\n([\\s\\S]*?)\`\`\``).exec(section);
-    return m ? (JSON.parse(m[1]) as Json) : undefined;
-  };
-  const out: BlockSpec = { inputs: new Map(), outputs: new Map(), errors: new Map(), audit: [] };
-  const audit = /## Common audit fields[\s\S]*?```json\n([\s\S]*?)```/.exec(spec);
-  out.audit = audit ? Object.keys(JSON.parse(audit[1])) : [];
-  for (const section of spec.split(/^## Tool: /m).slice(1)) {
-    const name = /^`([a-z_]+)`/.exec(section)?.[1];
-    if (!name) continue;
-    const inputs = json(section, 'Input parameters') ?? {};
-    out.inputs.set(name, new Map([['', new Map(Object.entries<string>(inputs).map(([f, text]) => [f, /, required(?=$|[;,])/.test(text)]))]]));
-    out.outputs.set(name, json(section, 'Output JSON') ?? {});
-    out.errors.set(name, [.../^Errors: (.*)$/m.exec(section)?.[1].matchAll(/`([A-Z_]+)`/g) ?? []].map((m) => m[1]));
-  }
-  return out;
-}
-
-const readSpec = (file?: string) => (file ? fs.readFileSync(path.join(root, '..', 'shared', 'specs', file), 'utf8') : '');
-
-const specOf = (rules: { spec: string; notes?: string }) => {
-  const spec = readSpec(rules.spec);
-  return spec.includes('## Tool: ') ? parseBlockSpec(spec).inputs : parseSpec(spec, readSpec(rules.notes));
-};
 
 describe.each(surfaces().filter((s) => surfaceRules[s]).map((s) => [s, surfaceRules[s]!] as const))('the %s surface, where exempt, follows its own spec', (surface, rules) => {
   it.each(Object.entries(rules.exempt))('states why %s is exempt', (_check, why) => {
     expect(why.length).toBeGreaterThan(20);
   });
 
-  it(`has exactly the tools, fields and required fields of ${rules.spec}`, () => {
-    const spec = specOf(rules);
-    expect(spec.size).toBeGreaterThan(0);
-    expect(specProblems(spec, toolsOf(surface))).toEqual([]);
+  it(`has exactly the tools, fields and required fields of ${rules.spec} (test/contract/${surface}.json)`, () => {
+    const contract = contractOf(surface);
+    expect(Object.keys(contract.tools).length).toBeGreaterThan(0);
+    expect(specProblems(contract, toolsOf(surface))).toEqual([]);
   });
 
   it('catches a tool the spec does not have, a field it does not have, and a required field made optional', () => {
-    const spec = specOf(rules);
+    const contract = contractOf(surface);
     const [first, ...rest] = toolsOf(surface);
     const required = input(first).required as string[];
     const changed = { ...first, input: first.input.partial().extend({ extra_field: z.string() }) } as ToolDef;
-    expect(specProblems(spec, [changed, ...rest, bad({ name: 'send_messages' })])).toEqual([
+    expect(specProblems(contract, [changed, ...rest, bad({ name: 'send_messages' })])).toEqual([
       'send_messages is not in the spec',
       ...required.map((f) => `${first.name}.${f}: spec required, registry optional`),
       `${first.name}.extra_field is not in the spec`,
     ]);
     expect(required.length).toBeGreaterThan(0);
+  });
+});
+
+describe('the agentteam surface has the tools of task-tools-contract.md section 13, and the fields it names', () => {
+  // Sections 2-12 hold agentteam to every check above; section 13 names its tools and some of their fields.
+  const contract = contractOf('agentteam');
+
+  it('has the seven tools, and each named field, required where section 13.2 says', () => {
+    expect(Object.keys(contract.tools)).toHaveLength(7);
+    expect(specProblems(contract, toolsOf('agentteam'))).toEqual([]);
+  });
+
+  it('catches a tool missing, a named field missing and a required one made optional, and lets unnamed fields be', () => {
+    const [first, ...rest] = toolsOf('agentteam');
+    const changed = { ...first, input: first.input.partial().omit({ query: true }).extend({ extra_field: z.string() }) } as ToolDef;
+    expect(specProblems(contract, [changed, ...rest.slice(0, -1)])).toEqual([
+      `${rest.at(-1)!.name} of the spec is not registered`,
+      `${first.name}.channel: spec required, registry optional`,
+      `${first.name}.query: spec optional, registry absent`,
+    ]);
   });
 });
 
@@ -459,31 +454,32 @@ function successOf(def: ToolDef): { ok: Json; audit: Json } {
   return { ok, audit: ref ? schema.$defs?.[ref.split('/').pop()!] ?? {} : ok.properties?.audit ?? {} };
 }
 
-function isphereProblems(spec: BlockSpec, def: ToolDef): string[] {
-  const example = spec.outputs.get(def.name);
+function isphereProblems(contract: Contract, def: ToolDef): string[] {
+  const tool = specTool(contract, def.name);
+  const example = tool?.output;
   if (!example) return [`${def.name} is not in the spec`];
   const { ok, audit } = successOf(def);
-  const codes = [...(spec.errors.get(def.name) ?? []), ...(ADDED_ERRORS[def.name] ?? [])];
+  const codes = [...(tool.errors ?? []), ...(ADDED_ERRORS[def.name] ?? [])];
   const ours = [...(def.errorCodes ?? [])];
   return [
     ...keyProblems(example, ok, def.name, [...ADDED_OUTPUT[''], ...(ADDED_OUTPUT[def.name] ?? [])]),
-    ...keyProblems(Object.fromEntries(spec.audit.map((k) => [k, null])), audit, `${def.name}.audit`, ADDED_AUDIT),
+    ...keyProblems(Object.fromEntries((contract.audit ?? []).map((k) => [k, null])), audit, `${def.name}.audit`, ADDED_AUDIT),
     ...codes.filter((c) => !ours.includes(c)).map((c) => `${def.name} does not answer ${c}`),
     ...ours.filter((c) => !codes.includes(c)).map((c) => `${def.name} answers ${c}, which its spec does not list`),
   ];
 }
 
 describe('the isphere surface answers as its spec shows', () => {
-  const spec = parseBlockSpec(readSpec('isphere-tools-contract.md'));
+  const contract = contractOf('isphere');
 
-  it('reads six tools, the audit fields and each tool\'s error codes from the spec', () => {
-    expect([...spec.outputs.keys()]).toHaveLength(6);
-    expect(spec.audit).toContain('request_id');
-    expect(spec.errors.get('isphere_send_file')).toContain('APPROVAL_REQUIRED');
+  it('holds six tools, the audit fields and each tool\'s output example and error codes', () => {
+    expect(Object.values(contract.tools).filter((t) => t.output && t.errors)).toHaveLength(6);
+    expect(contract.audit).toContain('request_id');
+    expect(contract.tools.isphere_send_file.errors).toContain('APPROVAL_REQUIRED');
   });
 
   it.each(toolsOf('isphere').map((d) => [d.name, d] as const))('%s: output keys, audit fields and error codes', (_name, def) => {
-    expect(isphereProblems(spec, def)).toEqual([]);
+    expect(isphereProblems(contract, def)).toEqual([]);
   });
 
   it('catches a missing output key, an added one, a missing audit field and an unlisted code', () => {
@@ -493,7 +489,7 @@ describe('the isphere surface answers as its spec shows', () => {
       output: withEnvelope({ next_cursor: z.string().nullable(), extra: z.string() }),
       errorCodes: [...first.errorCodes!.filter((c) => c !== 'TIMEOUT'), 'APPROVAL_REQUIRED'],
     } as ToolDef;
-    expect(isphereProblems(spec, changed)).toEqual([
+    expect(isphereProblems(contract, changed)).toEqual([
       `${first.name}.contacts is missing`,
       `${first.name}.extra is not in the spec`,
       `${first.name} does not answer TIMEOUT`,

@@ -8,13 +8,17 @@ import { readTestEnv } from '../setup/env';
 import { projectRoot } from '../support/processes';
 
 /**
- * The history captured after the kill -9 of issue 5 (../shared/evidence):
- * its first task after the timed-out one scheduled recordEvents (940) before
+ * The history captured after the kill -9 of issue 5: one agentWorkflow of
+ * main at c1efba7, run with 10 agents messaging each other while the worker
+ * was killed with SIGKILL and restarted. Copied from the evidence folder
+ * beside the repository (shared/evidence/worker-kill-nondeterminism.history.json,
+ * described in that folder's README), so the test stands alone. Its first
+ * task after the timed-out one scheduled recordEvents (940) before
  * accepting an Update (941). It documents the failure: no code can replay
  * it, since replay always accepts the Update first. docs/decisions.md, "A
  * Query must not outlive a dead worker", says how it came about.
  */
-const file = path.join(projectRoot, '..', 'shared', 'evidence', 'worker-kill-nondeterminism.history.json');
+const file = path.join(projectRoot, 'test', 'fixtures', 'histories', 'worker-kill-nondeterminism.history.json');
 const history = JSON.parse(fs.readFileSync(file, 'utf8'));
 
 beforeAll(() => installQuietRuntime());

@@ -1,0 +1,83 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { bannerLines } from '../../src/cli/banner';
+import { loadConfig } from '../../src/config';
+import { surfaces } from '../../src/registry';
+import { projectRoot } from '../support/processes';
+
+/**
+ * A clone with nothing beside it runs every test. The specs and evidence
+ * kept beside the repository are documents: what a test needs from them is
+ * copied in (test/contract/, test/fixtures/histories/).
+ */
+const FOLDERS = ['src', 'test', 'workflows', 'activities', 'bench', 'bin'];
+const OUTSIDE = [
+  // path.join(root, '..', 'shared', …)
+  /(['"`])\.\.\1\s*,\s*(['"`])shared\2/,
+  // '../shared/…', '../../shared/…'
+  /(['"`])(?:\.\.[\\/])+shared\b/,
+  // The repository's root, then up: path.join(projectRoot, '..', …), path.resolve(root, '../x')
+  /\b(?:projectRoot|repoRoot|root)\s*,\s*(['"`])\.\.(?:\1|[\\/])/,
+];
+// This file's samples are the patterns it looks for.
+const self = path.relative(projectRoot, __filename);
+
+/** The lines of `text` that reach outside the repository, as `file:line: text`. */
+function outsideReads(file: string, text: string): string[] {
+  return text.split('\n').flatMap((line, i) => (OUTSIDE.some((re) => re.test(line)) ? [`${file}:${i + 1}: ${line.trim()}`] : []));
+}
+
+const codeFiles = () =>
+  FOLDERS.flatMap((dir) =>
+    fs
+      .readdirSync(path.join(projectRoot, dir), { recursive: true, encoding: 'utf8' })
+      .filter((f) => /\.(ts|js|mjs|cjs)$/.test(f))
+      .map((f) => path.join(dir, f)),
+  ).filter((f) => f !== self);
+
+describe('the repository reads nothing outside itself', () => {
+  it(`in ${FOLDERS.join(', ')}`, () => {
+    const files = codeFiles();
+    expect(files.length).toBeGreaterThan(100);
+    expect(files.flatMap((f) => outsideReads(f, fs.readFileSync(path.join(projectRoot, f), 'utf8')))).toEqual([]);
+  });
+
+  it.each([
+    // What test/registry/contract.test.ts and test/isphere/audit.test.ts read before their contract data moved in.
+    "const readSpec = (file?: string) => (file ? fs.readFileSync(path.join(root, '..', 'shared', 'specs', file), 'utf8') : '');",
+    "const file = path.join(projectRoot, '..', 'shared', 'evidence', 'worker-kill-nondeterminism.history.json');",
+    "fs.readFileSync('../shared/specs/team-tool-surface.md', 'utf8')",
+    'import notes from "../../shared/specs/notes.json";',
+    "path.resolve(projectRoot, '../elsewhere/data.json')",
+  ])('catches %s', (line) => {
+    expect(outsideReads('sample.ts', line)).toEqual([`sample.ts:1: ${line}`]);
+  });
+
+  it.each(["path.join(__dirname, '..', '..')", "import { x } from '../../src/shared/x';", "path.join(projectRoot, 'test', 'contract', 'isphere.json')"])('lets %s be', (line) => {
+    expect(outsideReads('sample.ts', line)).toEqual([]);
+  });
+});
+
+/** The served surfaces whose endpoint, `<prefix>/mcp/<surface>`, `text` does not mention. */
+const unnamed = (text: string, served: string[], prefix = '') => served.filter((s) => !text.includes(`${prefix}/mcp/${s}`));
+
+describe('every served surface is announced', () => {
+  const readme = fs.readFileSync(path.join(projectRoot, 'README.md'), 'utf8');
+  const config = loadConfig({}, projectRoot);
+  const banner = bannerLines(config, 'dpo_sample', 'http://127.0.0.1:8233').join('\n');
+
+  it('README.md names /mcp/<surface> for each', () => {
+    expect(unnamed(readme, surfaces())).toEqual([]);
+  });
+
+  it("npm start's banner prints each endpoint", () => {
+    expect(unnamed(banner, surfaces(), config.publicUrl)).toEqual([]);
+  });
+
+  it('catches a surface the README or the banner leaves out', () => {
+    expect(surfaces()).toContain('isphere');
+    // README.md before iSphere's endpoint was added to it.
+    expect(unnamed(readme.replaceAll('/mcp/isphere', ''), surfaces())).toEqual(['isphere']);
+    expect(unnamed(banner, [...surfaces(), 'chat'], config.publicUrl)).toEqual(['chat']);
+  });
+});
