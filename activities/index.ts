@@ -100,10 +100,6 @@ export function createActivities(deps: ActivityDeps) {
       return (await deps.skills.load(skill)) !== null;
     },
 
-    async provisionRunWorkspace({ runId }: { runId: string }): Promise<string> {
-      return provisionRunWorkspace(runId);
-    },
-
     /**
      * The worker that takes this claims the run for its host: the run's
      * folder is made here, and the run's file and process activities come

@@ -68,21 +68,16 @@ export class AppliedUpdates {
 /**
  * setHandler for an Update that must not be applied twice across runs: an
  * id the previous run applied skips the validator and gets its answer.
- * `applied` is null for histories from before (then this is setHandler).
  * A handler that answers at once still answers at once: the answer is
  * noted on the side, so the Update completes at the same point of the
  * workflow task as it always did.
  */
 export function setUpdateOnce<Ret, Args extends unknown[]>(
-  applied: AppliedUpdates | null,
+  applied: AppliedUpdates,
   def: UpdateDefinition<Ret, Args>,
   handler: (...args: Args) => Ret | Promise<Ret>,
   options: { validator?: (...args: Args) => void } = {},
 ): void {
-  if (applied === null) {
-    setHandler(def, handler, options);
-    return;
-  }
   const validator = options.validator;
   setHandler(
     def,

@@ -1,4 +1,4 @@
-import { allHandlersFinished, condition, patched, proxyActivities, proxyLocalActivities, upsertMemo, uuid4, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, condition, proxyActivities, upsertMemo, uuid4, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { DipperEvent } from './types';
 
@@ -16,18 +16,16 @@ const CARRY_CHARS = 128 * 1024;
 
 /**
  * What a workflow waits for before it continues as new: no handler
- * running, and (for workflows started since `events-fit-before-continuing`)
- * unwritten events small enough to carry. Carried whole, fifteen large review reports made a
- * 3 MB input that Temporal refused on every attempt.
+ * running, and unwritten events small enough to carry. Carried whole,
+ * fifteen large review reports made a 3 MB input that Temporal refused on
+ * every attempt.
  */
 export function readyToContinue(events: EventBuffer): () => boolean {
-  return events.fitBeforeContinuing ? () => allHandlersFinished() && events.fitsCarry() : allHandlersFinished;
+  return () => allHandlersFinished() && events.fitsCarry();
 }
 /** How long events gather before they are written. */
 const FLUSH_WINDOW = '300ms';
 
-/** Writes a batch; `wake` names inboxes (`<run>/<agent>`) that changed, for the long polls waiting on them. */
-export type Recorder = (events: DipperEvent[], wake?: string[]) => Promise<void>;
 
 /**
  * Events are records, not orchestration state. Handlers append here and
@@ -39,23 +37,10 @@ export type Recorder = (events: DipperEvent[], wake?: string[]) => Promise<void>
 export class EventBuffer {
   private flushing = false;
   /**
-   * Writes are cut by bytes as well as count (patch `events-batch-bytes`,
-   * decided once at the workflow's start by eventRecorder: a patch first
-   * asked inside this background loop would land at a point replay cannot
-   * always place).
+   * Keys (`<run>/<agent>`, `<run>/<qid>`) whose waiters the next write wakes:
+   * a long poll waits for that word instead of asking Temporal every few
+   * seconds. Unwritten ones travel through continue-as-new.
    */
-  cutByBytes = false;
-  /** Continue-as-new waits until unwritten events fit (patch `events-fit-before-continuing`, decided at start too). */
-  fitBeforeContinuing = false;
-  /**
-   * Writes carry word that this agent's inbox changed (patch `inbox-wakes`,
-   * decided at start): a long poll then waits for that word instead of
-   * asking Temporal every few seconds.
-   */
-  wakes = false;
-  /** Wakes not yet written travel through continue-as-new (patch `wakes-carried`, decided at start). */
-  carriesWakes = false;
-  /** Keys (`<run>/<agent>`, `<run>/<qid>`) whose waiters the next write wakes. */
   private readonly wakeKeys = new Set<string>();
 
   constructor(
@@ -98,12 +83,12 @@ export class EventBuffer {
 
   /** Whoever waits on `key` (a long poll, an ask_user call) looks again after the next write. */
   wake(key: string): void {
-    if (this.wakes) this.wakeKeys.add(key);
+    this.wakeKeys.add(key);
   }
 
   /** Wakes not yet written, handed to the next run (and forgotten here). */
   takeWakes(): string[] | undefined {
-    if (!this.carriesWakes || this.wakeKeys.size === 0) return undefined;
+    if (this.wakeKeys.size === 0) return undefined;
     const keys = [...this.wakeKeys];
     this.wakeKeys.clear();
     return keys;
@@ -122,32 +107,31 @@ export class EventBuffer {
    * first, so a burst of tool calls shares one write and the write's own
    * workflow task does not sit between back-to-back calls.
    */
-  async flushForever(record: Recorder, windowed: boolean): Promise<never> {
+  async flushForever(windowed: boolean): Promise<never> {
     for (;;) {
       await condition(() => this.due && !this.flushing);
       if (windowed) await condition(() => this.pending.length >= BATCH, FLUSH_WINDOW);
-      await this.flush(record);
+      await this.flush();
     }
   }
 
   /** Writes everything pending, waiting for a batch already in flight; before continue-as-new or the end. */
-  async drain(record: Recorder): Promise<void> {
+  async drain(): Promise<void> {
     await condition(() => !this.flushing);
-    await this.flush(record);
+    await this.flush();
   }
 
-  private async flush(record: Recorder): Promise<void> {
+  private async flush(): Promise<void> {
     // One writer at a time: two would take the same batch and both remove it.
     if (this.flushing) await condition(() => !this.flushing);
     this.flushing = true;
     try {
       while (this.due) {
-        // Histories from before the byte cut wrote batches cut by count only.
-        const batch = this.cutByBytes ? nextBatch(this.pending) : this.pending.slice(0, BATCH);
+        const batch = nextBatch(this.pending);
         const wake = this.wakeKeys.size > 0 ? [...this.wakeKeys] : undefined;
         this.wakeKeys.clear();
         try {
-          await (wake ? record(batch, wake) : record(batch));
+          await recordEvents(batch, wake);
         } catch (err) {
           for (const key of wake ?? []) this.wakeKeys.add(key);
           throw err;
@@ -188,42 +172,11 @@ export function historyFull(input: { limits: { continueAsNewEvents?: number } })
 // Retried for ever (events are never dropped), but at least every 5 s: after an outage of the event log the backlog
 // goes out within seconds of its return, not up to the default 100 s later, and the calls it held back are taken again.
 const background = proxyActivities<Activities>({ startToCloseTimeout: '30s', retry: { maximumInterval: '5s' } });
-const inline = proxyLocalActivities<Activities>({ startToCloseTimeout: '15s' });
 
-/**
- * How this workflow writes events. Workflows started before events moved to
- * a background activity wrote them inline with a local activity from the
- * main loop, and keep doing so on replay.
- */
-export function eventRecorder(): {
-  inBackground: boolean;
-  windowed: boolean;
-  cutByBytes: boolean;
-  fitBeforeContinuing: boolean;
-  wakes: boolean;
-  carriesWakes: boolean;
-  record: Recorder;
-} {
-  const inBackground = patched('events-in-background');
-  // Histories recorded before the mark wrote batches without one.
-  const marked = inBackground && patched('events-write-marked');
-  return {
-    inBackground,
-    // Histories recorded before the gathering window wrote each batch at once.
-    windowed: patched('events-flush-window'),
-    cutByBytes: patched('events-batch-bytes'),
-    fitBeforeContinuing: patched('events-fit-before-continuing'),
-    wakes: inBackground && patched('inbox-wakes'),
-    carriesWakes: inBackground && patched('wakes-carried'),
-    record: !inBackground
-      ? (batch) => inline.recordEvents(batch)
-      : marked
-        ? async (batch, wake) => {
-            await (wake ? background.recordEvents(batch, wake) : background.recordEvents(batch));
-            markWritten();
-          }
-        : (batch) => background.recordEvents(batch),
-  };
+/** Writes a batch, then closes the write with a memo upsert (markWritten); `wake` names the keys whose waiters look again. */
+async function recordEvents(batch: DipperEvent[], wake: string[] | undefined): Promise<void> {
+  await background.recordEvents(batch, wake);
+  markWritten();
 }
 
 /**

@@ -23,8 +23,6 @@ const superseded = () =>
     retryable: false,
   });
 
-/** Longest pause between looks at an agent that does not announce its inbox changes (started before `inbox-wakes`). */
-const MAX_PAUSE_MS = 2000;
 
 /**
  * The runtime-facing inbox (not a model tool). A runtime long-polls after
@@ -59,7 +57,6 @@ export function runtimeRouter(
     res.on('close', () => gone.abort());
     const stop = poll ? AbortSignal.any([poll.signal, gone.signal]) : gone.signal;
     const watch = wakeups.watch(caller.runId, caller.agentId);
-    let pause = 50;
     try {
       for (;;) {
         const view = await team.query(handle, inboxQuery, { after: q.cursor, limit: q.limit }).catch((err: unknown) => {
@@ -71,14 +68,12 @@ export function runtimeRouter(
           res.json({ messages: await content.resolve(view.items), next_cursor: last ?? Math.max(q.cursor, view.acked_through), status: view.status });
         };
         if (view.items.length > 0 || view.status === 'terminated' || Date.now() >= deadline) return await answer();
-        // Agents that announce changes are asked again only when woken; older ones at growing pauses.
-        const wait = Math.max(0, deadline - Date.now());
-        const woken = await watch.next(view.wakes ? wait : Math.min(pause, wait), stop);
+        // The agent announces every change to its inbox: it is asked again only when woken.
+        const woken = await watch.next(Math.max(0, deadline - Date.now()), stop);
         // Neither a superseded poll nor one whose client left costs another Query.
         if (poll?.signal.aborted) throw superseded();
         if (gone.signal.aborted) return;
-        if (view.wakes && !woken) return await answer();
-        pause = Math.min(pause * 2, MAX_PAUSE_MS);
+        if (!woken) return await answer();
       }
     } finally {
       watch.close();

@@ -1,34 +1,78 @@
 /**
- * Records workflow histories for the replay test. Run it against a live
- * stack on the commit whose workflow code should stay replayable:
+ * Records the workflow histories the replay test replays (test/replay/histories/):
  *
- *   DIPPER_GATEWAY=http://127.0.0.1:8710 DIPPER_OPERATOR_TOKEN=... TEMPORAL_ADDRESS=127.0.0.1:7233 \
- *     DIPPER_DATA_DIR=<the stack's data folder> npx tsx test/replay/capture.ts <label>
+ *   npm run record-histories
  *
- * Since v16 the stack needs an iSphere bridge and policy (the soak's stack,
- * src/soak/stack.ts, has both: v16 was recorded against it).
+ * It starts a stack of its own (the soak's: a Temporal dev server in memory,
+ * worker, gateway, Task service and iSphere bridge simulator, on free ports),
+ * drives runs through every tool, ends them, saves the history of each of
+ * their workflows and of the token registry, and stops the stack. The set
+ * covers every workflow type, Signal and Update, and the timer and
+ * continue-as-new paths (replay.test.ts checks that it does).
  *
- * It drives one run through every tool, ends it, and saves the history of
- * each of its workflows under test/replay/histories/<label>/. Histories are
- * evidence from an earlier commit: never re-record them to make replay pass.
+ * Until Dipper's first release no deployment holds a history of its own:
+ * change workflows freely and record the set again with the new code
+ * (docs/operations.md, "Workflow changes"). After the release the set is
+ * frozen and replay.test.ts guards it.
  */
 import { Client, Connection } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { HISTORY_CHANNEL_ARGS } from '../../src/ops/replayAll';
+import { projectRoot } from '../../src/devstack/dipperProcess';
+import { sign, SIGNATURE_HEADER } from '../../src/isphere/signature';
+import { startSoakStack, type SoakStack } from '../../src/soak/stack';
 import { runIdKey } from '../../workflows/searchAttributes';
 import { taskMutationWorkflow } from '../../workflows/taskOp/workflow';
+import { tokenRegistryId } from '../../workflows/tokens/registry';
 import { AgentClient, eventually, Operator } from '../support/clients';
 
+/** How long a person has to decide an approval, and to use one, while recording: the expiry timers fire within the run. */
+const APPROVAL_SECONDS = 20;
+const say = (line: string) => process.stdout.write(`record-histories: ${line}\n`);
+
 async function main(): Promise<void> {
-  const label = process.argv[2];
-  const gatewayUrl = process.env.DIPPER_GATEWAY;
-  const operatorToken = process.env.DIPPER_OPERATOR_TOKEN;
-  if (!label || !gatewayUrl || !operatorToken || !process.env.TEMPORAL_ADDRESS) {
-    throw new Error('usage: DIPPER_GATEWAY=... DIPPER_OPERATOR_TOKEN=... TEMPORAL_ADDRESS=... capture.ts <label>');
+  const out = path.join(__dirname, 'histories');
+  // The approval system the stack announces requests to: it only listens.
+  const announced: string[] = [];
+  const listener = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      announced.push(req.url ?? '');
+      res.writeHead(200).end();
+    });
+  });
+  await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
+  const notifyPort = (listener.address() as { port: number }).port;
+  const stack = await startSoakStack({
+    dataRoot: path.join(projectRoot, '.scratch', 'record-histories'),
+    basePort: 45233,
+    env: {
+      DIPPER_ISPHERE_APPROVAL_TTL_SECONDS: String(APPROVAL_SECONDS),
+      DIPPER_ISPHERE_APPROVAL_USE_SECONDS: String(APPROVAL_SECONDS),
+      DIPPER_ISPHERE_RECEIPT_SECONDS: '2',
+      DIPPER_ISPHERE_APPROVAL_NOTIFY_URL: `http://127.0.0.1:${notifyPort}/announce`,
+      DIPPER_ISPHERE_APPROVAL_NOTIFY_SECRET: 'record-histories-notify-secret',
+      // Agents of skill `reviewer` are processes that exit at once: the runtime's exits and the crash ladder.
+      DIPPER_RUNTIMES: JSON.stringify({ default: { kind: 'none' }, skills: { reviewer: { kind: 'command', command: [process.execPath, '-e', 'process.exit(3)'] } } }),
+    },
+  });
+  try {
+    for (const f of fs.readdirSync(out).filter((name) => name.endsWith('.json'))) fs.rmSync(path.join(out, f));
+    const saved = await record(stack, out);
+    process.stdout.write(`saved ${saved} histories to ${path.relative(projectRoot, out)} (${announced.length} approvals announced)\n`);
+  } finally {
+    await stack.stop();
+    listener.close();
   }
-  const operator = new Operator({ gatewayUrl, operatorToken });
+}
+
+async function record(stack: SoakStack, out: string): Promise<number> {
+  say('first run');
+  const gatewayUrl = stack.gatewayUrl;
+  const operator = new Operator({ gatewayUrl, operatorToken: stack.operatorToken });
   // Texts over 1 KiB go to the content store (since v7): the run's task, a plan task, messages, reports, a charter.
   const long = (text: string) => `${text} `.padEnd(3000, '.');
   const run = await operator.startRun(long('Record a history of every tool.'));
@@ -123,11 +167,17 @@ async function main(): Promise<void> {
   await root.ok('request_termination', { detail: 'finished' });
   await answerPerson(run.run_id, await personQuestion(run.run_id, 'root_termination'), ['Approve'], null);
 
+  say('second run');
   // A second run: a deadline (timer), quota reservations, a leader whose subtree ends with it, then a cancel.
   const res = await operator.request('POST', '/runs', { task: 'Record a cancelled run.', deadline_seconds: 3600 });
   const second = res.json as { run_id: string; root: { agent_id: string; agent_token: string } };
   const root2 = await AgentClient.connect(gatewayUrl, second.root.agent_token);
-  await root2.ok('declare_plan', { tasks: [{ id: 'lead', role: 'lead', skill: 'lead', task: 'Lead.', depends_on: [] }] });
+  await root2.ok('declare_plan', {
+    tasks: [
+      { id: 'lead', role: 'lead', skill: 'lead', task: 'Lead.', depends_on: [] },
+      { id: 'crash', role: 'crash', skill: 'reviewer', task: 'Exit.', depends_on: [] },
+    ],
+  });
   const lead = await root2.ok('spawn_agent', { task_id: 'lead' });
   const leadClient = AgentClient.connect(gatewayUrl, (await operator.launch(second.run_id, lead.agent_id)).token);
   const leader = await leadClient;
@@ -136,11 +186,16 @@ async function main(): Promise<void> {
   await root2.ok('terminate_child', { agent_id: lead.agent_id, force: true });
   const sentinel = await eventually(async () => (await leader.inbox(0, 0)).messages.find((m: { kind: string }) => m.kind === 'terminate'));
   await leader.ack(sentinel.seq);
+  // A member whose process exits at once, three times: resumed, started fresh, then its leader is told.
+  const crasher = await root2.ok('spawn_agent', { task_id: 'crash' });
+  await eventually(async () => (await root2.inbox(0, 0)).messages.find((m: { content: string }) => m.content.startsWith('[AGENT CRASHED]')), 60_000);
+  await root2.ok('terminate_child', { agent_id: crasher.agent_id, force: true });
   await operator.request('POST', `/runs/${second.run_id}/cancel`, { reason: 'recorded' });
 
-  const connection = await Connection.connect({ address: process.env.TEMPORAL_ADDRESS, channelArgs: HISTORY_CHANNEL_ARGS });
-  const client = new Client({ connection, namespace: process.env.TEMPORAL_NAMESPACE ?? 'dipper' });
+  const connection = await Connection.connect({ address: stack.temporalAddress, channelArgs: HISTORY_CHANNEL_ARGS });
+  const client = new Client({ connection, namespace: stack.namespace });
 
+  say('third run');
   // A third run: large reports in a burst (event writes cut by bytes), then calls until the root continues as new,
   // which waits for its unwritten events to fit; the run is cancelled after.
   const third = (await operator.request('POST', '/runs', { task: 'Record continue-as-new.', limits: { continue_as_new_events: 100 } })).json;
@@ -159,6 +214,7 @@ async function main(): Promise<void> {
   }
   await operator.request('POST', `/runs/${third.run_id}/cancel`, { reason: 'recorded' });
 
+  say('fourth run');
   // A fourth run (since v13): the watchdog's three passes on one-second intervals, each escalation answered by a
   // person, a long question held as a reference, and the root's review and termination approved in their questions.
   const fourth = (await operator.request('POST', '/runs', { task: 'Record the watchdog.', limits: { review_watchdog_seconds: 1, idle_watchdog_seconds: 1, terminate_grace_seconds: 1 } })).json;
@@ -190,6 +246,7 @@ async function main(): Promise<void> {
   await root4.ok('request_termination', { detail: 'finished' });
   await answerPerson(fourth.run_id, await personQuestion(fourth.run_id, 'root_termination'), ['Approve'], null);
 
+  say('fifth run');
   // A fifth run (since v15): six root reviews at once. Each newer report withdraws the one before, whose question is
   // still queued, being started, or open (patch `withdraw-before-start`); the person approves the last.
   const fifth = (await operator.request('POST', '/runs', { task: 'Record withdrawn root reviews.' })).json;
@@ -199,13 +256,14 @@ async function main(): Promise<void> {
   // A task change that never left (no agent: refused before any request), and one whose activity failed past its
   // attempts: the workflow's `not_sent` branch.
   await client.workflow.execute(taskMutationWorkflow, {
-    taskQueue: process.env.DIPPER_TASK_QUEUE ?? 'dipper',
+    taskQueue: 'dipper',
     workflowId: `run/${fifth.run_id}/agent/${fifth.root.agent_id}/task/task_checkpoint/never-sent`,
     args: [{ op: 'checkpoint', agentId: '', channels: [fifth.run_id], body: { channel: fifth.run_id, number: 1, summary: 'x' }, retrySafe: false }],
     typedSearchAttributes: [{ key: runIdKey, value: fifth.run_id }],
   });
   await operator.request('POST', `/runs/${fifth.run_id}/cancel`, { reason: 'recorded' });
 
+  say('sixth run');
   // A sixth run (since v16, with a bridge: DIPPER_ISPHERE_* set on the stack): iSphere approvals. One approved through
   // the operator API and sent, then sent again (answered from its outcome); one rejected; a download and a file send
   // (their host workflows); and one left pending when the run is cancelled.
@@ -218,7 +276,7 @@ async function main(): Promise<void> {
   await isphere.ok('isphere_send_message', { ...words, dry_run: false, approval_id: approved });
   const refused = (await isphere.ok('isphere_send_message', { ...words, content_text: 'Not these.' })).approval.approval_id;
   await operator.request('POST', `/runs/${sixth.run_id}/isphere/approvals/${refused}/reject`, { reason: 'recorded' });
-  const workspace = path.join(process.env.DIPPER_DATA_DIR ?? '.dipper/data', 'runs', sixth.run_id, 'workspace', 'isphere');
+  const workspace = path.join(stack.dataDir, 'runs', sixth.run_id, 'workspace', 'isphere');
   const [file] = (await isphere.ok('isphere_receive_files', { conversation_id: 'conv_g_0001' })).files;
   await isphere.ok('isphere_receive_files', { mode: 'download', file_id: file.file_id, message_id: file.message_id, output_dir: path.join(workspace, 'downloads'), dry_run: false });
   fs.mkdirSync(path.join(workspace, 'outbound'), { recursive: true });
@@ -227,11 +285,32 @@ async function main(): Promise<void> {
   const fileApproval = (await isphere.ok('isphere_send_file', fileArgs)).approval.approval_id;
   await operator.request('POST', `/runs/${sixth.run_id}/isphere/approvals/${fileApproval}/approve`, {});
   await isphere.ok('isphere_send_file', { ...fileArgs, dry_run: false, approval_id: fileApproval });
+  say('webhook approval');
+  // Decided by the approval system's signed webhook, the same delivery twice (the second is answered as a repeat).
+  const hookWords = { ...words, content_text: 'By webhook.', idempotency_key: 'recorded-webhook' };
+  const hooked = (await isphere.ok('isphere_send_message', hookWords)).approval.approval_id;
+  const hook = async () => {
+    const body = JSON.stringify({ decision: 'approve', approver: 'operator', delivery_id: `record-${hooked}` });
+    const res = await fetch(`${gatewayUrl}/hooks/isphere/approvals/${sixth.run_id}/${hooked}/decision`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: sign(stack.webhookSecret, body) },
+      body,
+    });
+    if (res.status !== 200) throw new Error(`webhook decision: ${res.status} ${await res.text()}`);
+  };
+  await hook();
+  await hook();
+  await isphere.ok('isphere_send_message', { ...hookWords, dry_run: false, approval_id: hooked });
+  say('expiring approvals');
+  // Two left to their timers: one nobody decides, one approved and never used.
+  await isphere.ok('isphere_send_message', { ...words, content_text: 'Nobody decides.' });
+  const unused = (await isphere.ok('isphere_send_message', { ...words, content_text: 'Never used.' })).approval.approval_id;
+  await operator.request('POST', `/runs/${sixth.run_id}/isphere/approvals/${unused}/approve`, {});
+  const expired = `WorkflowType = 'isphereApprovalWorkflow' AND DipperRunId = '${sixth.run_id}' AND DipperStatus = 'expired'`;
+  await eventually(async () => ((await client.workflow.count(expired)).count >= 2 ? true : undefined), (APPROVAL_SECONDS + 30) * 1000, 500);
   await isphere.ok('isphere_send_message', { ...words, content_text: 'Left pending.' });
   await operator.request('POST', `/runs/${sixth.run_id}/cancel`, { reason: 'recorded' });
 
-  const out = path.join(__dirname, 'histories', label);
-  fs.mkdirSync(out, { recursive: true });
   const closed = (runId: string, least: number) =>
     eventually(async () => {
       const found: string[] = [];
@@ -241,12 +320,13 @@ async function main(): Promise<void> {
       }
       return found.length >= least ? found : undefined;
     }, 60_000);
+  say('waiting for the runs to close');
   const ids: string[] = [
     ...(await closed(run.run_id, 7)),
     ...(await closed(second.run_id, 4)),
     ...(await closed(fourth.run_id, 6)),
     ...(await closed(fifth.run_id, 3)),
-    ...(await closed(sixth.run_id, 8)),
+    ...(await closed(sixth.run_id, 11)),
   ];
   for (const id of ids) {
     const history = await client.workflow.getHandle(id).fetchHistory();
@@ -260,9 +340,12 @@ async function main(): Promise<void> {
     const history = await client.workflow.getHandle(root3Id, runId).fetchHistory();
     fs.writeFileSync(path.join(out, `${root3Id.replace(/\//g, '_')}_${n}.json`), historyToJSON(history));
   }
-  process.stdout.write(`saved ${ids.length + rootRuns.length} histories to ${out}\n`);
+  // The token registry, still running: every revocation above is a Signal to it.
+  const registry = await client.workflow.getHandle(tokenRegistryId('dipper')).fetchHistory();
+  fs.writeFileSync(path.join(out, 'token-registry.json'), historyToJSON(registry));
   await Promise.all([root, childA, childB, childC, root2, leader, root3, root4, worker1, worker2, root5, isphere].map((x) => x.close()));
   await connection.close();
+  return ids.length + rootRuns.length + 1;
 }
 
 main().catch((err: unknown) => {

@@ -1,10 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { Worker } from '@temporalio/worker';
-import { DeterminismViolationError } from '@temporalio/workflow';
 import { resetEventId } from '../../src/ops/doctor';
-import { installQuietRuntime } from '../../src/ops/quietRuntime';
-import { readTestEnv } from '../setup/env';
 import { projectRoot } from '../support/processes';
 
 /**
@@ -14,18 +10,12 @@ import { projectRoot } from '../support/processes';
  * fresh worker took after a kill (549). That worker grouped the write's
  * completion with the Update and scheduled the next write before the
  * Update completed (551-553); replay groups them apart. docs/decisions.md,
- * "An empty workflow task before an Update".
+ * "An empty workflow task before an Update". Recorded by code since
+ * rewritten (its patch markers no longer replay): the history is data for
+ * the doctor's reading of it.
  */
 const file = path.join(projectRoot, 'test', 'fixtures', 'histories', 'empty-task-before-update.history.json');
 const history = JSON.parse(fs.readFileSync(file, 'utf8'));
-
-beforeAll(() => installQuietRuntime());
-
-it('fails replay at event 552, the write scheduled inside the Update', async () => {
-  const replay = Worker.runReplayHistory({ workflowBundle: { codePath: readTestEnv().bundlePath } }, history, 'run/soak/agent/empty-task');
-  await expect(replay).rejects.toBeInstanceOf(DeterminismViolationError);
-  await expect(replay).rejects.toThrow(/HistoryEvent\(id: 552, ActivityTaskScheduled\)/);
-});
 
 it('has the shape: an empty task, an empty write-completion task, then the Update\'s task at once', () => {
   const type = (id: number) => String(history.events.find((e: { eventId: string }) => Number(e.eventId) === id).eventType);

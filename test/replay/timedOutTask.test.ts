@@ -1,11 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { Worker } from '@temporalio/worker';
-import { DeterminismViolationError } from '@temporalio/workflow';
 import { resetEventId } from '../../src/ops/doctor';
 import { MENDABLE } from '../../src/ops/mender';
-import { installQuietRuntime } from '../../src/ops/quietRuntime';
-import { readTestEnv } from '../setup/env';
 import { projectRoot } from '../support/processes';
 
 /**
@@ -15,24 +11,14 @@ import { projectRoot } from '../support/processes';
  * task's flush timer (743) ahead of two Update acceptances (744, 745);
  * replay accepts the Updates first. docs/decisions.md, "Mending what a
  * worker crash breaks": the shape the worker's mender resets on its own.
+ * Recorded by code since rewritten (its patch markers no longer replay):
+ * the history is data for the mender's and doctor's reading of it.
  */
+const RECORDED_FAILURE = 'Nondeterminism error: Update machine does not handle this event: HistoryEvent(id: 743, TimerStarted)';
 const file = path.join(projectRoot, 'test', 'fixtures', 'histories', 'timed-out-task-before-update.history.json');
 const history = JSON.parse(fs.readFileSync(file, 'utf8'));
 type Event = { eventId: string; eventType: string; [attributes: string]: unknown };
 const event = (id: number): Event => history.events.find((e: Event) => Number(e.eventId) === id);
-
-beforeAll(() => installQuietRuntime());
-
-it('fails replay at event 743, the timer started ahead of the acceptances, with the signature the mender mends', async () => {
-  const replay = Worker.runReplayHistory({ workflowBundle: { codePath: readTestEnv().bundlePath } }, history, 'run/soak/agent/timed-out-task');
-  const err = await replay.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(DeterminismViolationError);
-  expect((err as Error).message).toMatch(/HistoryEvent\(id: 743, TimerStarted\)/);
-  expect(MENDABLE.test((err as Error).message)).toBe(true);
-});
 
 it('has the shape: a task the fresh worker held past its timeout, then its next task with the Updates', () => {
   const started = (id: number) => (event(id).workflowTaskStartedEventAttributes as { identity: string }).identity;
@@ -47,9 +33,9 @@ it('has the shape: a task the fresh worker held past its timeout, then its next 
   ]);
 });
 
-it('gives the mender the task whose commands replay disowns as its reset point', () => {
-  const message = 'Nondeterminism error: Update machine does not handle this event: HistoryEvent(id: 743, TimerStarted)';
-  expect(resetEventId(history.events, message)).toBe(742);
+it('gives the mender, which knows the signature, the task whose commands replay disowned as its reset point', () => {
+  expect(MENDABLE.test(RECORDED_FAILURE)).toBe(true);
+  expect(resetEventId(history.events, RECORDED_FAILURE)).toBe(742);
 });
 
 it('the mender leaves other nondeterminism alone', () => {

@@ -26,15 +26,12 @@ export async function notifyStatus(s: AgentState): Promise<void> {
  * rework message's "review answered" and the child's next signal_review,
  * sent before the first landed), and Temporal may deliver them in either
  * order: the leader then kept "not pending" with the new report in its
- * inbox, and refused to approve it (seen in CI). Agents since
- * `child-changes-ordered` send their whole mirror, numbered, and the leader
- * keeps the newest.
+ * inbox, and refused to approve it (seen in CI). So an agent sends its
+ * whole mirror, numbered, and the leader keeps the newest.
  */
-async function tellLeader(s: AgentState, change: Omit<ChildChange, 'agent_id'>): Promise<void> {
-  const ordered = s.orderedChanges
-    ? { ...change, patch: mirrorOf(s), seq: (s.data.told_leader = (s.data.told_leader ?? 0) + 1) }
-    : change;
-  await tell(agentWorkflowId(s.id.runId, s.id.leaderId!), m.childChangedSignal, { agent_id: s.id.agentId, ...ordered });
+async function tellLeader(s: AgentState, change: Omit<ChildChange, 'agent_id' | 'seq'>): Promise<void> {
+  const seq = (s.data.told_leader = (s.data.told_leader ?? 0) + 1);
+  await tell(agentWorkflowId(s.id.runId, s.id.leaderId!), m.childChangedSignal, { agent_id: s.id.agentId, ...change, patch: mirrorOf(s), seq });
 }
 
 /** Everything the leader mirrors of this agent, as it is now. */
@@ -99,7 +96,6 @@ export function installHandlers(s: AgentState, runTask: Text): void {
       items: s.inbox.after(args?.after ?? 0, args?.limit ?? 100),
       acked_through: s.data.inbox.acked_through,
       status: s.status,
-      wakes: s.events.wakes,
     }),
     { description: 'Unacknowledged inbox items after a cursor: { after?: seq (0), limit?: n (100) }.' },
   );

@@ -2,7 +2,7 @@ import { CALL_STEP, onHost } from '../host';
 import { setUpdateOnce } from '../appliedUpdates';
 import type { Text } from '../content';
 import type { PlanTaskSpec } from '../types';
-import { ApplicationFailure, patched, proxyLocalActivities, setHandler } from '@temporalio/workflow';
+import { ApplicationFailure, proxyLocalActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import { refuse } from '../errors';
 import { agentWorkflowId } from '../ids';
@@ -20,9 +20,8 @@ const local = proxyLocalActivities<Activities>({ startToCloseTimeout: '15s', ret
 /** A member's own check just before it starts: quick, since a failure undoes the whole team. */
 const memberCheck = proxyLocalActivities<Activities>({ startToCloseTimeout: '5s', retry: { maximumAttempts: 2, initialInterval: '200ms' } });
 
-/** Receipts of this agent's creating calls; null for histories from before them. */
-function receiptsOf(s: AgentState): Receipts | null {
-  if (!patched('call-receipts')) return null;
+/** Receipts of this agent's creating calls. */
+function receiptsOf(s: AgentState): Receipts {
   return new Receipts((s.data.receipts ??= { entries: [] }));
 }
 
@@ -35,15 +34,13 @@ function answered(s: AgentState, key: string): boolean {
 export function installLeaderHandlers(s: AgentState, runTask: Text): void {
   // A child's new report or request supersedes the one its leader has not read yet (the spec: call again to
   // supersede), so a child that reports in a loop holds at most one of each in its leader's inbox.
-  const supersede = patched('reports-supersede');
   setHandler(m.childChangedSignal, (change) => {
     const child = leader.childRecord(s, change.agent_id);
     if (!child) return;
     // A numbered change older than one already applied arrived late: its mirror is stale (the inbox item still counts).
-    const stale = change.seq !== undefined && change.seq <= (child.seq ?? 0);
-    if (!stale) Object.assign(child, change.patch, change.seq !== undefined ? { seq: change.seq } : {});
+    if (change.seq !== undefined && change.seq > (child.seq ?? 0)) Object.assign(child, change.patch, { seq: change.seq });
     if (change.inbox && !s.inbox.has(change.inbox.message_id)) {
-      if (supersede && change.inbox.kind !== 'system') s.inbox.drop(change.agent_id, change.inbox.kind);
+      if (change.inbox.kind !== 'system') s.inbox.drop(change.agent_id, change.inbox.kind);
       s.inbox.push(change.inbox.kind, change.agent_id, change.inbox.content, change.inbox.message_id, Date.now());
     }
   });
@@ -143,9 +140,8 @@ export function installLeaderHandlers(s: AgentState, runTask: Text): void {
       // The same call sent again (its answer was lost) gets the same team, not a second one.
       const receipts = receiptsOf(s);
       const key = input.call_key ?? callKey('create_team', input);
-      const kept = receipts?.find(key, Date.now());
+      const kept = receipts.find(key, Date.now());
       if (kept !== undefined) return kept as m.CreateTeamResult;
-      const allOrNothing = patched('members-all-or-nothing');
       s.createTeamBusy = true;
       let reservation: string | null = null;
       let spawned = 0;
@@ -158,17 +154,6 @@ export function installLeaderHandlers(s: AgentState, runTask: Text): void {
         reservation = await reserveSpawns(s, input.roles.length);
         const team = await newTeam(s, input.name, input.rules ?? [], input.task);
         const member = (r: m.CreateTeamInput['roles'][number]) => ({ ...r, rules: input.rules ?? [], task: runTask });
-        if (!allOrNothing) {
-          // Members start side by side; ids are drawn in role order, so replay stays deterministic.
-          const ids = await Promise.all(
-            input.roles.map(async (r) => {
-              const id = await launchMember(s, team, member(r), runTask);
-              spawned++;
-              return id;
-            }),
-          );
-          return { team_id: team.team_id, members: ids.map((agent_id, i) => ({ agent_id, role: input.roles[i].role })) };
-        }
         // All or nothing: every member is checked just before it starts; if any cannot start, the ones that did
         // are ended and the team is taken back, so a retry never finds half a team.
         const ids = input.roles.map(() => newId('ag'));
@@ -191,7 +176,7 @@ export function installLeaderHandlers(s: AgentState, runTask: Text): void {
         }
         spawned = ids.length;
         const answer = { team_id: team.team_id, members: ids.map((agent_id, i) => ({ agent_id, role: input.roles[i].role })) };
-        receipts?.keep(key, answer, Date.now());
+        receipts.keep(key, answer, Date.now());
         return answer;
       } finally {
         s.createTeamBusy = false;

@@ -99,8 +99,6 @@ export interface InboxView {
   items: InboxItem[];
   acked_through: number;
   status: AgentStatus;
-  /** The agent tells long polls when its inbox changes (patch `inbox-wakes`): a poll may wait for word instead of asking again. */
-  wakes?: boolean;
 }
 /** Arguments are optional everywhere: a person pressing "Run Query" in the Temporal UI sends none. */
 export const inboxQuery = defineQuery<InboxView, [{ after?: number; limit?: number }?]>('inbox');
@@ -132,7 +130,7 @@ export const launchQuery = defineQuery<LaunchView, []>('launch');
 /** A direct child tells its leader what changed about it; an inbox item rides along when there is one. */
 export interface ChildChange {
   agent_id: string;
-  /** Numbers the child's changes (agents since `child-changes-ordered`): the leader keeps the newest whole mirror. */
+  /** Numbers the child's changes: the leader keeps the newest whole mirror. Absent on an inbox item alone (a crash escalation). */
   seq?: number;
   patch: Partial<Pick<ChildRecord, 'status' | 'review_pending' | 'review_pending_ts' | 'summary' | 'termination_requested'>>;
   inbox?: { kind: 'review_report' | 'termination_request' | 'system'; content: Text; message_id: string };

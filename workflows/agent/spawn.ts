@@ -1,5 +1,5 @@
 import { prefixed, type Text } from '../content';
-import { ActivityFailure, ApplicationFailure, ParentClosePolicy, patched, proxyActivities, proxyLocalActivities, startChild } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, ParentClosePolicy, proxyLocalActivities, startChild } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import { agentWorkflowId, runWorkflowId } from '../ids';
 import { tell } from '../signals';
@@ -18,25 +18,20 @@ export type TeamRec = AgentData['teams'][number];
 // Inside a tool call: five attempts within about 3 s, so a failing step answers well inside the call's deadline.
 const local = proxyLocalActivities<Activities>({ startToCloseTimeout: '15s', retry: { maximumAttempts: 5, initialInterval: '200ms' } });
 
-const quotaOptions = { startToCloseTimeout: '15s', retry: { maximumAttempts: 5, initialInterval: '200ms' } } as const;
-/** Histories from before `spawn-fewer-round-trips` reserved with a regular activity. */
-const quotaRemote = proxyActivities<Activities>(quotaOptions);
 /**
  * A local activity: the reservation (one Update on the run) is made inside
  * the spawn's own workflow task, not scheduled through the server and
  * answered in another, which took a spawn from ~150 to ~300 ms.
  */
-const quotaLocal = proxyLocalActivities<Activities>(quotaOptions);
+const quota = proxyLocalActivities<Activities>({ startToCloseTimeout: '15s', retry: { maximumAttempts: 5, initialInterval: '200ms' } });
 
 /**
  * Asks the run for room to spawn `count` agents (its quotas: agents per run,
  * spawns in flight, spawn rate). Refused with the run's own error, which
  * becomes the tool's. Returns the reservation to release when the spawn
- * ends; null for a workflow from before quotas.
+ * ends.
  */
-export async function reserveSpawns(s: AgentState, count: number): Promise<string | null> {
-  if (!patched('spawn-quotas')) return null;
-  const quota = patched('spawn-fewer-round-trips') ? quotaLocal : quotaRemote;
+export async function reserveSpawns(s: AgentState, count: number): Promise<string> {
   // Releases this leader sent whose signals may still be on their way: the run applies them before it judges.
   const releases = s.data.released ?? [];
   try {
@@ -53,22 +48,18 @@ export async function reserveSpawns(s: AgentState, count: number): Promise<strin
   }
 }
 
-/**
- * Gives the reservation back. Newer histories do not wait for the signal's
- * delivery, so the call's answer goes out in the same workflow task: once
- * the command is in history the server delivers it (or the run has closed,
- * and nothing is left to release).
- */
 /** Enough for every spawn a leader can have in flight between two reservations that succeed. */
 const MAX_RELEASES_CARRIED = 32;
 
+/**
+ * Gives the reservation back (null: none was made). The signal's delivery
+ * is not waited for, so the call's answer goes out in the same workflow
+ * task: once the command is in history the server delivers it (or the run
+ * has closed, and nothing is left to release).
+ */
 export async function releaseSpawns(s: AgentState, reservation: string | null, spawned: number): Promise<void> {
   if (reservation === null) return;
-  const sent = tell(runWorkflowId(s.id.runId), releaseSpawnsSignal, { reservation_id: reservation, spawned });
-  if (!patched('spawn-fewer-round-trips')) {
-    await sent;
-    return;
-  }
+  void tell(runWorkflowId(s.id.runId), releaseSpawnsSignal, { reservation_id: reservation, spawned });
   // Not waited for: the next reservation carries it too, so this leader's next spawn never meets its own finished one.
   s.data.released = [...(s.data.released ?? []), { reservation_id: reservation, spawned }].slice(-MAX_RELEASES_CARRIED);
 }
@@ -163,8 +154,8 @@ export async function launchMember(s: AgentState, team: TeamRec, spec: MemberSpe
     workflowId: agentWorkflowId(s.id.runId, agentId),
     parentClosePolicy: ParentClosePolicy.ABANDON,
     args: [{ identity, limits: s.limits, runTask, launch: { firstMessage, roleDescription: spec.description, rules: spec.rules } }],
-    // Read in the Temporal UI (patched: older histories started their children without it).
-    ...(patched('agent-summary') ? agentSummary(identity, spec.task) : {}),
+    // Read in the Temporal UI.
+    ...agentSummary(identity, spec.task),
     typedSearchAttributes: [
       { key: runIdKey, value: s.id.runId },
       { key: agentIdKey, value: agentId },
@@ -174,19 +165,14 @@ export async function launchMember(s: AgentState, team: TeamRec, spec: MemberSpe
     ],
   });
   // Both in one round trip: the member cannot report anything before its spawn call has returned.
-  let registered: boolean;
-  if (patched('members-all-or-nothing')) {
-    const [reg, started] = await Promise.allSettled([register, start]);
-    if (started.status === 'rejected') {
-      // No ghost: a member that never started leaves neither a record nor a directory entry.
-      forget(s, team, [agentId]);
-      await tell(runWorkflowId(s.id.runId), peerChangedSignal, { agent_id: agentId, remove: true });
-      throw started.reason;
-    }
-    registered = reg.status === 'fulfilled' && reg.value;
-  } else {
-    [registered] = await Promise.all([register, start]);
+  const [reg, started] = await Promise.allSettled([register, start]);
+  if (started.status === 'rejected') {
+    // No ghost: a member that never started leaves neither a record nor a directory entry.
+    forget(s, team, [agentId]);
+    await tell(runWorkflowId(s.id.runId), peerChangedSignal, { agent_id: agentId, remove: true });
+    throw started.reason;
   }
+  const registered = reg.status === 'fulfilled' && reg.value;
   // The run ended while this member was being spawned: it ends with it.
   if (!registered) await tell(agentWorkflowId(s.id.runId, agentId), runEndedSignal);
   s.events.emit('agent_spawned', {

@@ -1,4 +1,4 @@
-import type { AppliedUpdate, AppliedUpdates } from '../appliedUpdates';
+import { AppliedUpdates, type AppliedUpdate } from '../appliedUpdates';
 import type { ReceiptData } from '../receipts';
 import { uuid4 } from '@temporalio/workflow';
 import { refuse } from '../errors';
@@ -95,10 +95,8 @@ export function newId(prefix: string): string {
 export class AgentState {
   readonly inbox: Inbox;
   readonly events: EventBuffer;
-  /** Changes to the leader are numbered whole mirrors (patch `child-changes-ordered`, decided at start). */
-  orderedChanges = false;
-  /** Set for workflows started since `updates-carried`: Updates applied here and in the previous run. */
-  applied: AppliedUpdates | null = null;
+  /** Updates applied here and in the previous run: a repeat across continue-as-new gets the first answer. */
+  readonly applied: AppliedUpdates;
   spawnBusy = false;
   createTeamBusy = false;
   planBusy = false;
@@ -112,6 +110,7 @@ export class AgentState {
     readonly limits: Limits,
     readonly data: AgentData,
   ) {
+    this.applied = new AppliedUpdates(data.applied_updates);
     this.inbox = new Inbox(data.inbox);
     this.events = new EventBuffer(id.runId, id.agentId, data.events, data.wakes);
     delete data.wakes;

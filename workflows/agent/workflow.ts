@@ -1,20 +1,17 @@
 import { onHost } from '../host';
 import { spillBeforeContinuing } from './spill';
-import { AppliedUpdates } from '../appliedUpdates';
 import type { Text } from '../content';
 import {
   allHandlersFinished,
   condition,
   setCurrentDetails,
   continueAsNew,
-  patched,
   proxyActivities,
-  proxyLocalActivities,
   setHandler,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
-import { eventRecorder, historyFull, readyToContinue, type Recorder } from '../events';
+import { historyFull, readyToContinue } from '../events';
 import { statusKey } from '../searchAttributes';
 import type { AgentIdentity, AgentStatus, LaunchSpec, Limits } from '../types';
 import { agentWorkflowId } from '../ids';
@@ -24,7 +21,7 @@ import { runtimeGone } from './crash';
 import { leaderEndedSignal } from './messages';
 import { installHandlers, notifyStatus } from './handlers';
 import { AgentState, freshData, type AgentData } from './state';
-import { watchWorkspaces, watchWorkspacesLong } from './workspaceWatch';
+import { watchWorkspaces } from './workspaceWatch';
 import { DUE_NOW, nextDue, runWatchdog, setAsking, touch } from './watchdog';
 import { activitySignal, askingSignal } from './messages';
 
@@ -43,19 +40,17 @@ export interface AgentInput {
 const runtimeOptions = { startToCloseTimeout: '60s', retry: { maximumAttempts: 3, initialInterval: '500ms' } } as const;
 /** Retried until the registry has it: a revocation is never given up. */
 const tokens = proxyActivities<Activities>({ startToCloseTimeout: '15s', retry: { initialInterval: '500ms', maximumInterval: '10s' } });
-/** Older runs launched and stopped runtimes with local activities, and keep doing so on replay. */
-const runtimeLocal = proxyLocalActivities<Activities>(runtimeOptions);
-/** A regular activity: a webhook that hangs does not hold the workflow task, and with it every call to this agent. */
-const runtimeRemote = proxyActivities<Activities>(runtimeOptions);
+/** Regular activities: a webhook that hangs does not hold the workflow task, and with it every call to this agent. */
+const runtimeActivities = proxyActivities<Activities>(runtimeOptions);
 
 /**
  * Waits until no handler runs and every event is written. Writing takes an
  * activity, during which a new Update may be accepted: so check again.
  */
-async function settle(s: AgentState, record: Recorder): Promise<void> {
+async function settle(s: AgentState): Promise<void> {
   do {
     await condition(allHandlersFinished);
-    await s.events.drain(record);
+    await s.events.drain();
   } while (!allHandlersFinished());
 }
 
@@ -72,43 +67,32 @@ async function endSubtree(s: AgentState): Promise<void> {
  * stopping the runtime, flushing events, reporting status, continue-as-new.
  */
 export async function agentWorkflow(input: AgentInput): Promise<void> {
+  // Its applied Updates come first, before any handler is set: an Update the previous run applied is not applied again.
   const s = new AgentState(input.identity, input.limits, input.data ?? freshData(input.launch));
-  // Decided first, before any handler is set: an Update the previous run applied is not applied again.
-  if (patched('updates-carried')) s.applied = new AppliedUpdates(s.data.applied_updates);
-  const spill = patched('state-spill');
-  s.orderedChanges = patched('child-changes-ordered');
   let reported: AgentStatus = input.reported ?? 'active';
   let runtimeStopped = s.status === 'terminated';
   installHandlers(s, input.runTask);
-  // Watchdog passes A and B (workflows/agent/watchdog.ts): decided at start, so older histories replay without them.
-  const watched = patched('watchdog');
-  if (watched) {
-    s.onActivity = () => touch(s);
-    setHandler(activitySignal, () => touch(s));
-    setHandler(askingSignal, ({ qid, open }) => setAsking(s, qid, open));
-  }
-  const { inBackground, windowed, cutByBytes, fitBeforeContinuing, wakes, carriesWakes, record } = eventRecorder();
-  Object.assign(s.events, { cutByBytes, fitBeforeContinuing, wakes, carriesWakes });
-  if (inBackground) void s.events.flushForever(record, windowed);
-  // Since `workspace-watch-long`, one activity watches for up to an hour instead of an activity and a timer a minute.
-  if (patched('workspace-budget')) void (patched('workspace-watch-long') ? watchWorkspacesLong(s) : watchWorkspaces(s));
+  // Watchdog passes A and B (workflows/agent/watchdog.ts).
+  s.onActivity = () => touch(s);
+  setHandler(activitySignal, () => touch(s));
+  setHandler(askingSignal, ({ qid, open }) => setAsking(s, qid, open));
+  void s.events.flushForever(true);
+  void watchWorkspaces(s);
   // A pinned run's processes are started and stopped by its host's workers (workflows/host.ts).
-  const runtime = onHost(s.id.host, patched('runtime-regular-activities') ? runtimeRemote : runtimeLocal, runtimeOptions);
+  const runtime = onHost(s.id.host, runtimeActivities, runtimeOptions);
 
   for (;;) {
     // What a person sees as this agent's current details in the Temporal UI.
     setCurrentDetails(waitingFor(s));
-    if (watched) await runWatchdog(s);
+    await runWatchdog(s);
     const grace = s.graceRemaining();
     // The next watchdog strike: a durable timer. Woken early only when a strike comes due sooner (not for every sign of life).
-    const due = watched ? nextDue(s) : null;
+    const due = nextDue(s);
     const sooner = () => {
-      if (!watched) return false;
       const next = nextDue(s);
       return next !== null && (due === null || next < due);
     };
     const wake = () =>
-      (!inBackground && s.events.pending.length > 0) ||
       s.status !== reported ||
       (s.data.launch_wanted !== null && !runtimeStopped) ||
       (s.status === 'terminated' && !runtimeStopped) ||
@@ -126,13 +110,13 @@ export async function agentWorkflow(input: AgentInput): Promise<void> {
       // A poll waiting on this inbox answers with the new status.
       s.events.wakeInbox();
       // Its subtree ends with it, all levels at once (a run that ended tells every agent itself).
-      if (!s.data.run_ended && !s.data.subtree_told && patched('subtree-termination')) {
+      if (!s.data.run_ended && !s.data.subtree_told) {
         s.data.subtree_told = true;
         await endSubtree(s);
       }
       const revoke = () => tokens.revokeTokens({ runId: s.id.runId, agentId: s.id.agentId, at: Date.now() });
       // A pinned run's stop waits for its host's worker, however long the host is away: its tokens die first.
-      const revokedFirst = s.id.host !== undefined && patched('revoke-before-stop');
+      const revokedFirst = s.id.host !== undefined;
       if (revokedFirst) await revoke();
       try {
         await runtime.stopRuntime({ runId: s.id.runId, agentId: s.id.agentId, skill: s.id.skill });
@@ -141,7 +125,7 @@ export async function agentWorkflow(input: AgentInput): Promise<void> {
         s.events.emit('agent_error', { stage: 'stop', message: failureText(err) });
       }
       // A terminated agent's tokens die with it, whatever generation.
-      if (!revokedFirst && patched('token-generations')) await revoke();
+      if (!revokedFirst) await revoke();
     }
     const mode = s.data.launch_wanted;
     if (mode && !runtimeStopped) {
@@ -150,7 +134,7 @@ export async function agentWorkflow(input: AgentInput): Promise<void> {
       s.data.launch_gen = generation;
       s.data.launched_at = Date.now();
       // The process before this one (crashed, or never heard from) loses its token before the next one gets a new one.
-      if (generation > 1 && patched('token-generations')) {
+      if (generation > 1) {
         await tokens.revokeTokens({ runId: s.id.runId, agentId: s.id.agentId, belowGen: generation, at: Date.now() });
       }
       try {
@@ -167,19 +151,16 @@ export async function agentWorkflow(input: AgentInput): Promise<void> {
       upsertSearchAttributes([{ key: statusKey, value: reported }]);
       await notifyStatus(s);
     }
-    if (!inBackground) await s.events.drain(record);
 
     if (s.data.run_ended && s.status === 'terminated' && runtimeStopped) {
-      await settle(s, record);
+      await settle(s);
       return;
     }
     if (historyFull(input)) {
-      // Texts first (it waits on an activity, during which calls may come in), then the handlers' end.
-      if (spill) await spillBeforeContinuing(s);
-      // Older histories drained before continuing; now unwritten events travel in data, when they fit.
-      if (inBackground) await condition(readyToContinue(s.events));
-      else await settle(s, record);
-      const carried = s.applied ? { ...s.data, applied_updates: s.applied.forCarry(Date.now()) } : s.data;
+      // Texts first (it waits on an activity, during which calls may come in), then the handlers' end; unwritten events travel in data.
+      await spillBeforeContinuing(s);
+      await condition(readyToContinue(s.events));
+      const carried = { ...s.data, applied_updates: s.applied.forCarry(Date.now()) };
       // A wake not yet written goes with it: a poll waiting on this inbox still hears of the last change.
       const wakes = s.events.takeWakes();
       const data = wakes ? { ...carried, wakes } : carried;

@@ -4,9 +4,6 @@ import { failureText } from '../errors';
 import { onHost } from '../host';
 import { newId, type AgentState } from './state';
 
-const ioOptions = { startToCloseTimeout: '60s', heartbeatTimeout: '20s', retry: { maximumAttempts: 3 } } as const;
-const io = proxyActivities<Activities>(ioOptions);
-
 /** How long one watching activity runs before it returns empty-handed (an idle leader's history: a few events an hour). */
 const WATCH_FOR_MS = 3600_000;
 const watcherOptions = {
@@ -20,46 +17,6 @@ const watcher = proxyActivities<Activities>(watcherOptions);
 /** After a round with a failed measurement the next waits longer, doubling up to this many checks' time. */
 const MAX_BACKOFF = 16;
 
-/**
- * A leader measures its teams' workspaces every few seconds of workflow
- * time and is told, once per team, when one grows past its budget
- * (workspace_over_budget and a system message in its own inbox).
- *
- * This runs beside the main loop for the workflow's life, so nothing it
- * does may fail: a measurement that fails every attempt is recorded
- * (`watchdog.exception`, as the notes say a watchdog failure is) and the
- * loop backs off and goes on. Uncaught, it would be an unhandled rejection,
- * which fails every workflow task of the agent from then on.
- */
-export async function watchWorkspaces(s: AgentState): Promise<void> {
-  const budget = s.limits.workspaceBudgetBytes ?? 500 * 1024 * 1024;
-  const every = (s.limits.workspaceCheckSeconds ?? 60) * 1000;
-  let backoff = 1;
-  for (;;) {
-    await condition(() => s.data.teams.length > 0 || s.status === 'terminated');
-    if (s.status === 'terminated') return;
-    await sleep(every * backoff);
-    let failed = false;
-    const flagged = (s.data.over_budget ??= []);
-    for (const team of s.data.teams.filter((t) => !flagged.includes(t.team_id))) {
-      let bytes: number;
-      try {
-        bytes = await onHost(s.id.host, io, ioOptions).workspaceBytes({ path: team.workspace_path, stopAbove: budget });
-      } catch (err) {
-        failed = true;
-        s.events.emit('watchdog.exception', { watcher: 'workspace_budget', team_id: team.team_id, message: failureText(err) });
-        continue;
-      }
-      if (bytes <= budget) continue;
-      flagged.push(team.team_id);
-      s.events.emit('workspace_over_budget', { team_id: team.team_id, bytes, budget });
-      const text = `[WORKSPACE OVER BUDGET] Team ${team.team_id} uses at least ${bytes} bytes of its ${budget}-byte budget. Clean up or ask your members to.`;
-      s.inbox.push('system', null, text, newId('msg'), Date.now());
-    }
-    backoff = failed ? Math.min(backoff * 2, MAX_BACKOFF) : 1;
-  }
-}
-
 /** Flags a team past its budget: an event and a system message in the leader's own inbox, once per team. */
 function flag(s: AgentState, teamId: string, bytes: number, budget: number): void {
   const flagged = (s.data.over_budget ??= []);
@@ -71,13 +28,19 @@ function flag(s: AgentState, teamId: string, bytes: number, budget: number): voi
 }
 
 /**
- * The same watch for agents started since `workspace-watch-long`: one
- * activity measures every few seconds and returns only when a team is over
- * budget (or after an hour), so an idle leader's history stays still. A new
- * team, or the leader's end, cancels the running watch. Failures are
- * recorded and backed off as above.
+ * A leader is told, once per team, when a team's workspace grows past its
+ * budget (workspace_over_budget and a system message in its own inbox).
+ * One activity measures every few seconds and returns only when a team is
+ * over budget (or after an hour), so an idle leader's history stays still.
+ * A new team, or the leader's end, cancels the running watch.
+ *
+ * This runs beside the main loop for the workflow's life, so nothing it
+ * does may fail: a watch that fails every attempt is recorded
+ * (`watchdog.exception`, as the notes say a watchdog failure is) and the
+ * loop backs off and goes on. Uncaught, it would be an unhandled rejection,
+ * which fails every workflow task of the agent from then on.
  */
-export async function watchWorkspacesLong(s: AgentState): Promise<void> {
+export async function watchWorkspaces(s: AgentState): Promise<void> {
   const budget = s.limits.workspaceBudgetBytes ?? 500 * 1024 * 1024;
   const every = (s.limits.workspaceCheckSeconds ?? 60) * 1000;
   const open = () => s.data.teams.filter((t) => !(s.data.over_budget ?? []).includes(t.team_id));

@@ -3,12 +3,13 @@ import type { IsphereActivities } from '../../activities/isphere/send';
 import type { AuditEntry } from '../../activities/audit';
 import { systemMessageSignal } from '../agent/messages';
 import { refuse } from '../errors';
-import { EventBuffer, eventRecorder } from '../events';
+import { EventBuffer } from '../events';
 import { agentWorkflowId, hostQueue, runWorkflowId } from '../ids';
 import { wakeSignal } from '../interceptors';
 import { approvalClosedSignal, approvalOpenedSignal } from '../run/messages';
 import { statusKey } from '../searchAttributes';
 import { tell } from '../signals';
+import { ApprovalState, type Refusal } from './approvalState';
 import * as m from './messages';
 
 /** Checks that must hold before a send starts: a few quick attempts, then the answer is "not now". */
@@ -16,13 +17,15 @@ const quick = proxyActivities<IsphereActivities>({ startToCloseTimeout: '15s', r
 /** The outcome record is written however long it takes: the send happened. */
 const lasting = proxyActivities<IsphereActivities>({ startToCloseTimeout: '30s', retry: { initialInterval: '500ms', maximumInterval: '10s' } });
 
-const sameBinding = (a: m.Binding, b: m.Binding) =>
-  a.tool === b.tool &&
-  a.target.target_type === b.target.target_type &&
-  a.target.target_id === b.target.target_id &&
-  a.content_sha256 === b.content_sha256 &&
-  a.file_sha256 === b.file_sha256 &&
-  a.file_size_bytes === b.file_size_bytes;
+/** What the workflow's steps share: the state, the event buffer, and how the requester is told. */
+interface Ctx {
+  a: ApprovalState;
+  events: EventBuffer;
+  /** The target as a person reads it, and what the approval is bound to. */
+  target: string;
+  hash: string;
+  tellRequester(suffix: string, words: string): Promise<void>;
+}
 
 /**
  * One approval-gated iSphere send, from the dry run that asks for it to
@@ -31,273 +34,199 @@ const sameBinding = (a: m.Binding, b: m.Binding) =>
  * sends with its id, makes the one send: the intent recorded before
  * anything reaches the bridge, a fixed client message id, a lookup before
  * any retry, and the outcome recorded before the agent is answered. It
- * ends with its run.
+ * ends with its run. Its statuses move as approvalState.ts's TRANSITIONS
+ * allow.
  */
 export async function isphereApprovalWorkflow(input: m.ApprovalInput): Promise<m.ApprovalView> {
   const { runId, approvalId } = input;
-  const requester = input.requester.agent_id;
-  const events = new EventBuffer(runId, requester);
-  const { cutByBytes, fitBeforeContinuing, wakes, carriesWakes, record } = eventRecorder();
-  Object.assign(events, { cutByBytes, fitBeforeContinuing, wakes, carriesWakes });
-  void events.flushForever(record, false);
+  const a = new ApprovalState(input, Date.now());
+  const events = new EventBuffer(runId, a.requester);
+  void events.flushForever(false);
   // The gateway's waiting send call and the requester's long poll listen on these.
   const waiters = `${runId}/${approvalId}`;
-  const inbox = `${runId}/${requester}`;
-
-  const requestedAt = Date.now();
-  const decideBy = requestedAt + input.decisionMs;
-  let status: m.ApprovalStatus = 'pending';
-  let decision: m.ApprovalView['decision'] = null;
-  let useBy: number | null = null;
-  let outcome: m.SendOutcome | null = null;
-  let auditSeq: number | null = null;
-  let sendKey: string | null = null;
-  const deliveries = new Set<string>();
-  let runEnded = false;
-  /** Each start of the send that could not begin (no session, no audit) ends an attempt; the next call starts another. */
-  let attempt = 0;
-  let startRefusal: { attempt: number; code: string; message: string; extra: Record<string, unknown> } | null = null;
-
-  const view = (): m.ApprovalView => ({
-    approval_id: approvalId,
-    run_id: runId,
-    requester: input.requester,
-    binding: input.binding,
-    words: input.words,
-    status,
-    requested_at: requestedAt,
-    decide_by: decideBy,
-    decision,
-    use_by: useBy,
-    outcome,
-    audit_seq: auditSeq,
-    attempt,
-  });
-  const setStatus = (next: m.ApprovalStatus) => {
-    status = next;
-    upsertSearchAttributes([{ key: statusKey, value: next }]);
+  a.onStatus = (status) => {
+    upsertSearchAttributes([{ key: statusKey, value: status }]);
     events.wake(waiters);
   };
-  const target = `${input.binding.target.display_name ?? input.binding.target.target_id} (${input.binding.target.target_type} ${input.binding.target.target_id})`;
-  const hash = input.binding.content_sha256 ? `content_sha256 ${input.binding.content_sha256}` : `file_sha256 ${input.binding.file_sha256}`;
-  const tellRequester = async (suffix: string, words: string) => {
-    await tell(agentWorkflowId(runId, requester), systemMessageSignal, { message_id: `${approvalId}-${suffix}`, content: `[ISPHERE APPROVAL] ${words}` });
-    events.wake(inbox);
+  const ctx: Ctx = {
+    a,
+    events,
+    target: `${input.binding.target.display_name ?? input.binding.target.target_id} (${input.binding.target.target_type} ${input.binding.target.target_id})`,
+    hash: input.binding.content_sha256 ? `content_sha256 ${input.binding.content_sha256}` : `file_sha256 ${input.binding.file_sha256}`,
+    async tellRequester(suffix, words) {
+      await tell(agentWorkflowId(runId, a.requester), systemMessageSignal, { message_id: `${approvalId}-${suffix}`, content: `[ISPHERE APPROVAL] ${words}` });
+      events.wake(`${runId}/${a.requester}`);
+    },
   };
 
-  setHandler(m.approvalQuery, view, { description: 'The approval: what it binds, its decision, and the send it allowed.' });
+  setHandler(m.approvalQuery, () => a.view(), { description: 'The approval: what it binds, its decision, and the send it allowed.' });
   setHandler(wakeSignal, () => undefined);
-
-  setHandler(
-    m.decideUpdate,
-    async (d) => {
-      if (d.delivery_id !== undefined && deliveries.has(d.delivery_id)) return { status, already: true };
-      if (d.delivery_id !== undefined) deliveries.add(d.delivery_id);
-      const at = Date.now();
-      decision = { approver: d.approver, via: d.via, decision: d.decision, reason: d.reason ?? null, at };
-      if (d.decision === 'approve') {
-        useBy = at + input.useMs;
-        setStatus('approved');
-        events.emit('isphere.approval_approved', { approval_id: approvalId, approver: d.approver, via: d.via });
-        await tellRequester(
-          'decision',
-          `${approvalId} was approved by ${d.approver} for ${input.binding.tool} to ${target}; ${hash}. Call ${input.binding.tool} again with the same target and ${input.binding.tool === 'isphere_send_message' ? 'text' : 'file'}, dry_run false and approval_id ${approvalId} before ${new Date(useBy).toISOString()}.`,
-        );
-      } else {
-        setStatus('rejected');
-        events.emit('isphere.approval_rejected', { approval_id: approvalId, approver: d.approver, via: d.via, reason: d.reason ?? null });
-        await tellRequester('decision', `${approvalId} for ${input.binding.tool} to ${target} was rejected by ${d.approver}: ${d.reason ?? ''}`);
-      }
-      return { status, already: false };
-    },
-    {
-      validator: (d) => {
-        // The same webhook delivery again is answered, whatever happened since.
-        if (d.delivery_id !== undefined && deliveries.has(d.delivery_id)) return;
-        if (status !== 'pending') throw refuse('already_decided', `Approval ${approvalId} is ${status}; it can no longer be decided.`, { status });
-        if (Date.now() >= decideBy) throw refuse('already_decided', `Approval ${approvalId} expired.`, { status: 'expired' });
-        // People decide, never the agent that asked (an operator name never is an agent id; this holds it so).
-        if (d.approver === requester) throw refuse('approver_is_requester', 'The agent that asked for the send cannot approve it.');
-        if (d.decision === 'reject' && !d.reason?.trim()) throw refuse('invalid_input', 'A rejection needs a reason.', { field: 'reason' });
-      },
-    },
-  );
-
-  setHandler(
-    m.requestSendUpdate,
-    async (req) => {
-      const repeat = sendKey !== null;
-      const mine = attempt;
-      if (!repeat) {
-        sendKey = req.binding.key_sha256 ?? '';
-        setStatus('sending');
-      }
-      await condition(() => status === 'done' || startRefusal?.attempt === mine);
-      if (status !== 'done') throw refuse(startRefusal!.code, startRefusal!.message, startRefusal!.extra);
-      return { ...outcome!, replayed: repeat, approver: decision!.approver };
-    },
-    {
-      validator: (req) => {
-        if (req.requester !== requester) throw refuse('approval_required', `Approval ${approvalId} was given to another agent.`, { approval_status: 'mismatch' });
-        if (status === 'pending') throw refuse('approval_required', `Approval ${approvalId} is still waiting for a person's decision.`, { approval_status: 'pending' });
-        if (status === 'rejected' || status === 'expired' || status === 'cancelled') {
-          throw refuse('approval_required', `Approval ${approvalId} is ${status}.`, { approval_status: status });
-        }
-        if (!sameBinding(req.binding, input.binding)) {
-          throw refuse('approval_required', `Approval ${approvalId} was given for another target, text or file; a new dry run asks for this one.`, { approval_status: 'mismatch' });
-        }
-        if (sendKey === null) {
-          if (useBy !== null && Date.now() >= useBy) throw refuse('approval_required', `Approval ${approvalId} expired unused.`, { approval_status: 'expired' });
-          return;
-        }
-        // The approval's one send is made or under way: the same key (or none, again) attaches to it; another key is a second send.
-        if ((req.binding.key_sha256 ?? '') !== sendKey) throw refuse('approval_required', `Approval ${approvalId} was already used.`, { approval_status: 'used' });
-      },
-    },
-  );
-
-  setHandler(m.approvalRunEndedSignal, () => {
-    runEnded = true;
-    if (status === 'pending' || (status === 'approved' && sendKey === null)) setStatus('cancelled');
-  });
+  setHandler(m.decideUpdate, (d) => decide(ctx, d), { validator: (d) => a.checkDecide(d, Date.now()) });
+  setHandler(m.requestSendUpdate, (req) => requestSend(a, req), { validator: (req) => a.checkSend(req, Date.now()) });
+  setHandler(m.approvalRunEndedSignal, () => a.endRun());
 
   upsertSearchAttributes([{ key: statusKey, value: 'pending' }]);
-  setCurrentDetails(`${input.binding.tool} to ${target}: waiting for a person's decision.`);
-  if (!(await tell(runWorkflowId(runId), approvalOpenedSignal, { approval_id: approvalId }))) setStatus('cancelled');
+  setCurrentDetails(`${input.binding.tool} to ${ctx.target}: waiting for a person's decision.`);
+  if (!(await tell(runWorkflowId(runId), approvalOpenedSignal, { approval_id: approvalId }))) a.endRun();
   else {
-    events.emit('isphere.approval_requested', { approval_id: approvalId, tool: input.binding.tool, target: input.binding.target, decide_by: decideBy });
-    if (input.notify) void announce();
+    events.emit('isphere.approval_requested', { approval_id: approvalId, tool: input.binding.tool, target: input.binding.target, decide_by: a.decideBy });
+    if (input.notify) void announce(ctx);
   }
 
-  if (!(await condition(() => status !== 'pending', input.decisionMs)) && status === 'pending') {
-    setStatus('expired');
+  if (!(await condition(() => a.status !== 'pending', input.decisionMs)) && a.status === 'pending') {
+    a.expire();
     events.emit('isphere.approval_expired', { approval_id: approvalId, stage: 'decision' });
-    await tellRequester('expired', `${approvalId} for ${input.binding.tool} to ${target} expired: nobody decided within ${Math.round(input.decisionMs / 1000)} s. Nothing was sent.`);
+    await ctx.tellRequester('expired', `${approvalId} for ${input.binding.tool} to ${ctx.target} expired: nobody decided within ${Math.round(input.decisionMs / 1000)} s. Nothing was sent.`);
   }
-  // Handlers change the status while the workflow waits: read it through now(), not a narrowed local.
-  const now = (): m.ApprovalStatus => status;
+  // Handlers move the status while the workflow waits: read it through now(), not a narrowed local.
+  const now = (): m.ApprovalStatus => a.status;
   while (now() === 'approved') {
-    await condition(() => status !== 'approved', Math.max(0, useBy! - Date.now()));
+    await condition(() => a.status !== 'approved', Math.max(0, a.useBy! - Date.now()));
     if (now() === 'approved') {
-      setStatus('expired');
+      a.expire();
       events.emit('isphere.approval_expired', { approval_id: approvalId, stage: 'use' });
-      await tellRequester('expired', `${approvalId} expired unused; nothing was sent.`);
-    } else if (now() === 'sending') {
-      const refused = await send();
-      if (refused) {
-        // The send never began: the approval stays good until its use-by time, for a call that finds things ready.
-        startRefusal = { attempt, ...refused };
-        attempt++;
-        sendKey = null;
-        setStatus('approved');
-      }
-    }
+      await ctx.tellRequester('expired', `${approvalId} expired unused; nothing was sent.`);
+    } else if (now() === 'sending') await send(ctx);
   }
   if (now() === 'done') {
-    setCurrentDetails(`Sent: ${outcome!.result}.`);
-    await condition(() => runEnded, input.receiptMs);
-  } else setCurrentDetails(`Over: ${status}.`);
+    setCurrentDetails(`Sent: ${a.outcome!.result}.`);
+    await condition(() => a.runEnded, input.receiptMs);
+  } else setCurrentDetails(`Over: ${a.status}.`);
   await tell(runWorkflowId(runId), approvalClosedSignal, { approval_id: approvalId });
-  await events.drain(record);
-  return view();
+  await events.drain();
+  return a.view();
+}
 
-  /** Tells the approval system, retrying until the decision is due; a failure is an event, never a block. */
-  async function announce(): Promise<void> {
-    const notifier = proxyActivities<IsphereActivities>({
-      startToCloseTimeout: '15s',
-      scheduleToCloseTimeout: Math.max(1000, input.decisionMs),
-      retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '60s' },
-    });
-    try {
-      const sent = await notifier.isphereNotify({ runId, approvalId, requester: input.requester, binding: input.binding, words: input.words, decideBy });
-      if (sent === 'sent') events.emit('isphere.approval_announced', { approval_id: approvalId });
-    } catch {
-      events.emit('isphere.approval_announce_failed', { approval_id: approvalId });
-    }
+/** A person's decision: recorded, then told to the requester (a repeated webhook delivery is answered as such). */
+async function decide({ a, events, target, hash, tellRequester }: Ctx, d: m.Decision): Promise<{ status: m.ApprovalStatus; already: boolean }> {
+  const { approvalId, binding } = a.input;
+  const applied = a.decide(d, Date.now());
+  if (applied === 'repeat') return { status: a.status, already: true };
+  if (applied === 'approved') {
+    events.emit('isphere.approval_approved', { approval_id: approvalId, approver: d.approver, via: d.via });
+    const what = binding.tool === 'isphere_send_message' ? 'text' : 'file';
+    await tellRequester(
+      'decision',
+      `${approvalId} was approved by ${d.approver} for ${binding.tool} to ${target}; ${hash}. Call ${binding.tool} again with the same target and ${what}, dry_run false and approval_id ${approvalId} before ${new Date(a.useBy!).toISOString()}.`,
+    );
+  } else {
+    events.emit('isphere.approval_rejected', { approval_id: approvalId, approver: d.approver, via: d.via, reason: d.reason ?? null });
+    await tellRequester('decision', `${approvalId} for ${binding.tool} to ${target} was rejected by ${d.approver}: ${d.reason ?? ''}`);
   }
+  return { status: a.status, already: false };
+}
 
-  /** The one send: checks, the intent, the send with its lookups, the outcome; ends with status done, or says why it could not begin. */
-  async function send(): Promise<{ code: string; message: string; extra: Record<string, unknown> } | null> {
-    const clientMessageId = `dip-${approvalId}`;
-    const entry = (kind: 'intent' | 'outcome', o: m.SendOutcome | null): AuditEntry => ({
-      record_id: `${approvalId}/${kind}`,
-      kind,
-      run_id: runId,
-      requester,
-      tool: input.binding.tool,
-      target: input.binding.target,
-      content_sha256: input.binding.content_sha256,
-      file_sha256: input.binding.file_sha256,
-      file_size_bytes: input.binding.file_size_bytes,
-      approval_id: approvalId,
-      approver: decision!.approver,
-      approved_via: decision!.via,
-      key_sha256: sendKey || null,
-      client_message_id: clientMessageId,
-      source: input.source,
-      result: o?.result ?? null,
-      reconciled: o?.reconciled ?? false,
-      message_ref: o?.message_ref ?? o?.file_ref ?? null,
-      requested_at: new Date(requestedAt).toISOString(),
-      approved_at: new Date(decision!.at).toISOString(),
-      at: new Date(Date.now()).toISOString(),
-    });
-    const finish = (o: m.SendOutcome) => {
-      outcome = o;
-      setStatus('done');
-    };
-    const ready = await quick.isphereBridgeReady().catch(() => 'unavailable' as const);
-    if (ready !== 'ready') return notNow(ready);
-    try {
-      await quick.isphereAuditAppend(entry('intent', null));
-    } catch (err) {
-      const conflict = err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === 'IdempotencyConflict';
-      return conflict
+/** A send call: starts the send (the main loop makes it) or attaches to it, and waits for its outcome. */
+async function requestSend(a: ApprovalState, req: m.SendRequest): Promise<m.SendOutcome & { replayed: boolean; approver: string }> {
+  const { repeat, attempt } = a.beginSend(req);
+  await condition(() => a.answerFor(attempt) !== undefined);
+  const answer = a.answerFor(attempt)!;
+  if ('refusal' in answer) throw refuse(answer.refusal.code, answer.refusal.message, answer.refusal.extra);
+  return { ...answer.outcome, replayed: repeat, approver: a.decision!.approver };
+}
+
+/** Tells the approval system, retrying until the decision is due; a failure is an event, never a block. */
+async function announce({ a, events }: Ctx): Promise<void> {
+  const { runId, approvalId, requester, binding, words, decisionMs } = a.input;
+  const notifier = proxyActivities<IsphereActivities>({
+    startToCloseTimeout: '15s',
+    scheduleToCloseTimeout: Math.max(1000, decisionMs),
+    retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '60s' },
+  });
+  try {
+    const sent = await notifier.isphereNotify({ runId, approvalId, requester, binding, words, decideBy: a.decideBy });
+    if (sent === 'sent') events.emit('isphere.approval_announced', { approval_id: approvalId });
+  } catch {
+    events.emit('isphere.approval_announce_failed', { approval_id: approvalId });
+  }
+}
+
+/** The record of the send's intent (before anything leaves) or outcome (before the agent is answered). */
+function auditEntry(a: ApprovalState, kind: 'intent' | 'outcome', o: m.SendOutcome | null): AuditEntry {
+  const input = a.input;
+  return {
+    record_id: `${input.approvalId}/${kind}`,
+    kind,
+    run_id: input.runId,
+    requester: a.requester,
+    tool: input.binding.tool,
+    target: input.binding.target,
+    content_sha256: input.binding.content_sha256,
+    file_sha256: input.binding.file_sha256,
+    file_size_bytes: input.binding.file_size_bytes,
+    approval_id: input.approvalId,
+    approver: a.decision!.approver,
+    approved_via: a.decision!.via,
+    key_sha256: a.sendKey || null,
+    client_message_id: clientMessageId(a),
+    source: input.source,
+    result: o?.result ?? null,
+    reconciled: o?.reconciled ?? false,
+    message_ref: o?.message_ref ?? o?.file_ref ?? null,
+    requested_at: new Date(a.requestedAt).toISOString(),
+    approved_at: new Date(a.decision!.at).toISOString(),
+    at: new Date(Date.now()).toISOString(),
+  };
+}
+
+const clientMessageId = (a: ApprovalState) => `dip-${a.input.approvalId}`;
+
+/** The one send: checks, the intent, the send with its lookups, the outcome; ends done, or back to approved with why it could not begin. */
+async function send({ a, events }: Ctx): Promise<void> {
+  const ready = await quick.isphereBridgeReady().catch(() => 'unavailable' as const);
+  if (ready !== 'ready') return a.sendRefused(notNow(ready));
+  try {
+    await quick.isphereAuditAppend(auditEntry(a, 'intent', null));
+  } catch (err) {
+    const conflict = err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === 'IdempotencyConflict';
+    return a.sendRefused(
+      conflict
         ? { code: 'idempotency_conflict', message: 'This idempotency key was already used for another send of this tool in this run.', extra: {} }
-        : { code: 'audit_unavailable', message: 'The audit record could not be written, so nothing was sent; try again.', extra: { retryable: true } };
-    }
-    events.emit('isphere.send_started', { approval_id: approvalId, client_message_id: clientMessageId });
-    let o: m.SendOutcome;
-    try {
-      const attempts = proxyActivities<IsphereActivities>({
-        // A file is read on the run's host (it lies in the run's folders there).
-        ...(input.filePath && input.host ? { taskQueue: hostQueue(workflowInfo().taskQueue, input.host) } : {}),
-        startToCloseTimeout: input.attemptMs,
-        scheduleToCloseTimeout: input.reconcileMs,
-        retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', nonRetryableErrorTypes: [] },
-      });
-      o =
-        input.binding.tool === 'isphere_send_file'
-          ? await attempts.isphereSendFile({
-              runId,
-              clientMessageId,
-              target: input.binding.target,
-              filePath: input.filePath!,
-              fileSha256: input.binding.file_sha256!,
-              fileSize: input.binding.file_size_bytes!,
-              caption: input.words,
-            })
-          : await attempts.isphereSendMessage({ runId, clientMessageId, target: input.binding.target, words: input.words!, contentSha256: input.binding.content_sha256! });
-    } catch {
-      // Every attempt ended without an answer: one last look decides between sent, never sent, and unknown.
-      const found = await quick.isphereLookupSend(clientMessageId).catch(() => undefined);
-      o =
-        found === undefined
-          ? { result: 'unknown', message_ref: null, file_ref: null, reconciled: false, reason: 'the bridge could not say whether it took the send' }
-          : found
-            ? { result: 'sent', message_ref: found.message_ref, file_ref: found.file_ref, reconciled: true, reason: null }
-            : { result: 'failed', message_ref: null, file_ref: null, reconciled: true, reason: 'the bridge never took the send' };
-    }
-    const written = await lasting.isphereAuditAppend(entry('outcome', o));
-    auditSeq = written.seq;
-    events.emit('isphere.send_finished', { approval_id: approvalId, result: o.result, reconciled: o.reconciled, audit_seq: written.seq });
-    finish(o);
-    return null;
+        : { code: 'audit_unavailable', message: 'The audit record could not be written, so nothing was sent; try again.', extra: { retryable: true } },
+    );
+  }
+  const approvalId = a.input.approvalId;
+  events.emit('isphere.send_started', { approval_id: approvalId, client_message_id: clientMessageId(a) });
+  const o = await sendWithLookups(a);
+  const written = await lasting.isphereAuditAppend(auditEntry(a, 'outcome', o));
+  events.emit('isphere.send_finished', { approval_id: approvalId, result: o.result, reconciled: o.reconciled, audit_seq: written.seq });
+  a.sendDone(o, written.seq);
+}
+
+/** The bridge send, its attempts looking the send up first; when every attempt ends without an answer, one last look decides. */
+async function sendWithLookups(a: ApprovalState): Promise<m.SendOutcome> {
+  const input = a.input;
+  const id = clientMessageId(a);
+  try {
+    const attempts = proxyActivities<IsphereActivities>({
+      // A file is read on the run's host (it lies in the run's folders there).
+      ...(input.filePath && input.host ? { taskQueue: hostQueue(workflowInfo().taskQueue, input.host) } : {}),
+      startToCloseTimeout: input.attemptMs,
+      scheduleToCloseTimeout: input.reconcileMs,
+      retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', nonRetryableErrorTypes: [] },
+    });
+    return input.binding.tool === 'isphere_send_file'
+      ? await attempts.isphereSendFile({
+          runId: input.runId,
+          clientMessageId: id,
+          target: input.binding.target,
+          filePath: input.filePath!,
+          fileSha256: input.binding.file_sha256!,
+          fileSize: input.binding.file_size_bytes!,
+          caption: input.words,
+        })
+      : await attempts.isphereSendMessage({ runId: input.runId, clientMessageId: id, target: input.binding.target, words: input.words!, contentSha256: input.binding.content_sha256! });
+  } catch {
+    const found = await quick.isphereLookupSend(id).catch(() => undefined);
+    if (found === undefined) return { result: 'unknown', message_ref: null, file_ref: null, reconciled: false, reason: 'the bridge could not say whether it took the send' };
+    return found
+      ? { result: 'sent', message_ref: found.message_ref, file_ref: found.file_ref, reconciled: true, reason: null }
+      : { result: 'failed', message_ref: null, file_ref: null, reconciled: true, reason: 'the bridge never took the send' };
   }
 }
 
 /** The bridge cannot take a send now; the approval is not used up. */
-function notNow(ready: 'not_logged_in' | 'unavailable') {
+function notNow(ready: 'not_logged_in' | 'unavailable'): Refusal {
   return ready === 'not_logged_in'
     ? { code: 'not_logged_in', message: 'No one is logged in to the iSphere client; a person must log in by hand. The approval stays good until its use-by time.', extra: {} }
     : { code: 'source_unavailable', message: 'The iSphere bridge cannot be reached. The approval stays good until its use-by time.', extra: { retryable: true } };

@@ -4,9 +4,7 @@ import {
   condition,
   continueAsNew,
   ParentClosePolicy,
-  patched,
   proxyActivities,
-  proxyLocalActivities,
   setHandler,
   sleep,
   startChild,
@@ -16,7 +14,7 @@ import {
 import type { Activities } from '../../activities';
 import { humanAnsweredSignal, runEndedSignal, systemMessageSignal } from '../agent/messages';
 import { refuse } from '../errors';
-import { EventBuffer, eventRecorder, historyFull, readyToContinue } from '../events';
+import { EventBuffer, historyFull, readyToContinue } from '../events';
 import { agentWorkflowId, approvalWorkflowId, questionWorkflowId } from '../ids';
 import { approvalRunEndedSignal } from '../isphere/messages';
 import { questionRunEndedSignal, questionWithdrawnSignal } from '../question/messages';
@@ -72,7 +70,6 @@ export interface RunData {
   events: DipperEvent[];
 }
 
-const local = proxyLocalActivities<Activities>({ startToCloseTimeout: '15s', retry: { maximumAttempts: 5 } });
 /** A regular activity on the shared queue: whichever worker takes it claims the run for its host. */
 const claim = proxyActivities<Activities>({ startToCloseTimeout: '30s', retry: { initialInterval: '500ms', maximumInterval: '5s', maximumAttempts: 10 } });
 
@@ -92,14 +89,10 @@ export async function runWorkflow(input: RunInput): Promise<void> {
   setHandler(m.peerChangedSignal, (change) => dir.apply(change));
   /** The system question being started, and those withdrawn meanwhile (workflows/run/ask.ts). */
   const asking: Asking = { starting: null, withdrawn: new Map() };
-  // Since `root-questions`, the root's reports are questions to the human (answered in the console or through /root/decision).
-  const rootQuestions = patched('root-questions');
-  // Since `withdraw-before-start`, a report's question still queued or being started is withdrawn without a signal
-  // sent too early; runs started before it keep sending the signal at once, as their histories recorded.
-  const withdrawBeforeStart = rootQuestions && patched('withdraw-before-start');
+  // The root's reports are questions to the human (answered in the console or through /root/decision). A report's
+  // question still queued or being started is withdrawn without a signal sent too early.
   const withdraw = (report: m.RootReport | undefined, reason: string) => {
     if (!report?.qid) return Promise.resolve(true);
-    if (!withdrawBeforeStart) return tell(questionWorkflowId(runId, report.qid), questionWithdrawnSignal, { reason });
     // Not started yet: it leaves the queue and is never asked (a signal would find no workflow, and it would be asked later).
     const queued = (data.to_ask ?? []).findIndex((a) => a.qid === report.qid);
     if (queued >= 0) {
@@ -116,7 +109,7 @@ export async function runWorkflow(input: RunInput): Promise<void> {
   setHandler(m.rootReportSignal, (report) => {
     const before = data.pending_root.find((r) => r.kind === report.kind);
     const entry = { ...report };
-    if (rootQuestions && data.status === 'active') {
+    if (data.status === 'active') {
       entry.qid = systemQid();
       (data.to_ask ??= []).push({ ...rootReviewAsk(report.kind, root.agentId, report.detail), key: `root-${report.kind}-${report.ts}`, qid: entry.qid });
     }
@@ -125,7 +118,7 @@ export async function runWorkflow(input: RunInput): Promise<void> {
     if (before?.qid) return withdraw(before, 'The root reported again; a newer question replaces this one.').then(() => undefined);
   });
   setHandler(m.systemQuestionSignal, (ask) => {
-    if (data.status !== 'active' || !rootQuestions) return;
+    if (data.status !== 'active') return;
     const asked = (data.asked_keys ??= []);
     if (asked.includes(ask.key) || (data.to_ask ?? []).some((a) => a.key === ask.key)) return;
     // A thousand idle agents must not become a thousand questions past the run's limit: the rest are recorded, not asked.
@@ -253,15 +246,11 @@ export async function runWorkflow(input: RunInput): Promise<void> {
 
   // Handlers come first, so a query that arrives while the root is starting is answered.
   if (!input.data) await startRoot(input, data, events);
-  if (data.deadline_at !== undefined && patched('run-deadline')) void watchDeadline(input, data, events);
-
-  const { inBackground, windowed, cutByBytes, fitBeforeContinuing, record } = eventRecorder();
-  Object.assign(events, { cutByBytes, fitBeforeContinuing });
-  if (inBackground) void events.flushForever(record, windowed);
+  if (data.deadline_at !== undefined) void watchDeadline(input, data, events);
+  void events.flushForever(true);
 
   for (;;) {
-    await condition(() => (!inBackground && events.pending.length > 0) || data.status !== 'active' || (data.to_ask ?? []).length > 0 || historyFull(input));
-    if (!inBackground) await events.drain(record);
+    await condition(() => data.status !== 'active' || (data.to_ask ?? []).length > 0 || historyFull(input));
     if ((data.to_ask ?? []).length > 0) await askSystemQuestions(input, data, events, asking);
     if (data.status !== 'active') {
       await condition(allHandlersFinished);
@@ -278,22 +267,22 @@ export async function runWorkflow(input: RunInput): Promise<void> {
         );
       await tellNew();
       // Questions still open end with the run (their askers are ending too).
-      if ((data.questions ?? []).length > 0 && patched('questions-end-with-run')) {
+      if ((data.questions ?? []).length > 0) {
         await Promise.all(data.questions!.map((qid) => tell(questionWorkflowId(runId, qid), questionRunEndedSignal)));
       }
-      // So do iSphere approvals (runs from before them never have any, so their histories replay unchanged).
+      // So do iSphere approvals.
       if ((data.approvals ?? []).length > 0) {
         await Promise.all(data.approvals!.map((id) => tell(approvalWorkflowId(runId, id), approvalRunEndedSignal)));
       }
       if (data.cancelled) events.emit('run_cancelled', { by: data.cancelled.by, reason: data.cancelled.reason });
       else events.emit('run_completed', {});
       // The run list tells completed and cancelled runs apart by this attribute.
-      if (patched('run-status-attribute')) upsertSearchAttributes([{ key: statusKey, value: data.status }]);
-      await events.drain(record);
+      upsertSearchAttributes([{ key: statusKey, value: data.status }]);
+      await events.drain();
       // A member whose registration arrived while the run was ending is told too.
       while (Object.keys(data.entries).some((id) => !told.has(id))) {
         await tellNew();
-        await events.drain(record);
+        await events.drain();
       }
       return;
     }
@@ -358,21 +347,16 @@ function initialData(input: RunInput): RunData {
 
 async function startRoot(input: RunInput, data: RunData, events: EventBuffer): Promise<void> {
   const { runId, root } = input;
-  let workspacePath: string;
-  if (patched('run-host')) {
-    const claimed = await claim.claimRunHost({ runId });
-    workspacePath = claimed.workspacePath;
-    if (claimed.host) data.host = claimed.host;
-  } else {
-    workspacePath = await local.provisionRunWorkspace({ runId });
-  }
+  const claimed = await claim.claimRunHost({ runId });
+  const workspacePath = claimed.workspacePath;
+  if (claimed.host) data.host = claimed.host;
   data.workspace_path = workspacePath;
   const identity: AgentIdentity = { ...root, runId, teamId: null, leaderId: null, depth: 0, workspacePath, ...(data.host ? { host: data.host } : {}) };
   await startChild('agentWorkflow', {
     workflowId: agentWorkflowId(runId, root.agentId),
     parentClosePolicy: ParentClosePolicy.ABANDON,
     args: [{ identity, limits: input.limits, runTask: input.task, launch: { firstMessage: input.task, roleDescription: '', rules: [] } }],
-    ...(patched('agent-summary') ? agentSummary(identity, input.task) : {}),
+    ...agentSummary(identity, input.task),
     typedSearchAttributes: [
       { key: runIdKey, value: runId },
       { key: agentIdKey, value: root.agentId },

@@ -1,5 +1,5 @@
 import { wakeSignal } from '../interceptors';
-import { allHandlersFinished, condition, continueAsNew, defineQuery, defineSignal, patched, setHandler, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, condition, continueAsNew, defineQuery, defineSignal, setHandler, workflowInfo } from '@temporalio/workflow';
 
 /**
  * Which agent tokens no longer hold, for every gateway replica of a task
@@ -69,7 +69,6 @@ export const revocationKey = (runId: string, agentId?: string): string => (agent
  * deadline.
  */
 const CONTINUE_AFTER_EVENTS = 250;
-const CONTINUE_AFTER_EVENTS_BEFORE = 2000;
 
 export async function tokenRegistryWorkflow(input: TokenRegistryInput): Promise<void> {
   const entries = new Map((input.entries ?? []).map((e) => [e.key, e]));
@@ -94,8 +93,7 @@ export async function tokenRegistryWorkflow(input: TokenRegistryInput): Promise<
     { description: 'Revocations changed after a version: (since?: version, 0 for all).' },
   );
 
-  const limit = patched('registry-short-history') ? CONTINUE_AFTER_EVENTS : CONTINUE_AFTER_EVENTS_BEFORE;
-  await condition(() => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > limit);
+  await condition(() => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > CONTINUE_AFTER_EVENTS);
   await condition(allHandlersFinished);
   // Every token an old entry covers has expired by now (tokens live tokenTtlSeconds from their launch).
   const keepAfter = Date.now() - input.tokenTtlSeconds * 1000;
