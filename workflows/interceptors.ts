@@ -8,6 +8,8 @@ import {
   type WorkflowInterceptorsFactory,
   type WorkflowInternalsInterceptor,
 } from '@temporalio/workflow';
+// A cycle (the registry listens for wakeSignal), read only when a task runs: both modules are loaded by then.
+import { tokenRegistryWorkflow } from './tokens/registry';
 
 /** The failure message of a refused Query; the gateway answers it as `unavailable`, to be asked again. */
 export const QUERY_REFUSED = 'dipper: history grew without a workflow task; ask again';
@@ -42,7 +44,7 @@ export const wakeSignal = defineSignal<[]>('dipperWake');
 /** The token registry, which runs with no workflow cache (its own worker; workflows/tokens/registry.ts). */
 function uncached(): boolean {
   try {
-    return workflowInfo().workflowType === 'tokenRegistryWorkflow';
+    return workflowInfo().workflowType === tokenRegistryWorkflow.name;
   } catch {
     return false;
   }

@@ -1,6 +1,6 @@
 import type { AgentClaims } from '../auth/tokens';
 import type { Logger } from '../log';
-import { beforeDeadline, isNotFound, queryAwake, type Temporal } from '../temporal';
+import { beforeDeadline, isNotFound, type Temporal } from '../temporal';
 import { safeMessage } from '../log';
 import { revocationKey, revocationsQuery, tokenRegistryId, type RevocationsView } from '../../workflows/tokens/registry';
 
@@ -29,7 +29,7 @@ export class TemporalRevocationSource implements RevocationSource {
     try {
       const deadline = Date.now() + this.deadlineMs;
       return await beforeDeadline(
-        this.temporal.withDeadline(deadline, () => queryAwake(this.temporal.handle(this.workflowId), revocationsQuery, [version])),
+        this.temporal.withDeadline(deadline, () => this.temporal.handle(this.workflowId).query(revocationsQuery, version)),
         deadline + 100,
       );
     } catch (err) {

@@ -3,10 +3,10 @@ import { randomUUID } from 'node:crypto';
 import type { QueryDefinition, UpdateDefinition, Workflow } from '@temporalio/common';
 import { agentWorkflowId, runWorkflowId } from '../../workflows/ids';
 import type { Logger } from '../log';
-import { backoff, beforeDeadline, budget, isRetryable, MAX_ATTEMPTS, queryAwake, toolFailure, type Temporal, type WorkflowRef } from '../temporal';
+import { backoff, beforeDeadline, budget, isRetryable, MAX_ATTEMPTS, toolFailure, type Temporal, type WorkflowRef } from '../temporal';
 
 // Callers name these by the gateway's client; they are the module's error map and deadline policy.
-export { beforeDeadline, NoAnswerInTime, NotFound, queryAwake, queryCapMs, WorkflowRefusal } from '../temporal';
+export { beforeDeadline, NoAnswerInTime, NotFound, queryCapMs, WorkflowRefusal } from '../temporal';
 
 /**
  * The gateway's use of src/temporal: every call bounded by its caller's
@@ -72,7 +72,7 @@ export class TeamClient {
    */
   async query<Ret, Args extends unknown[]>(handle: WorkflowRef, def: QueryDefinition<Ret, Args>, ...args: Args): Promise<Ret> {
     this.metrics?.queries.inc({ query: def.name });
-    return this.bounded(def.name, () => queryAwake(handle, def, args), handle.workflowId, this.queryCapMs);
+    return this.bounded(def.name, () => handle.query(def, ...args), handle.workflowId, this.queryCapMs);
   }
 
   /** Any other Temporal call (a workflow start, a visibility list), with the same bound and the same failures. */

@@ -1,6 +1,10 @@
 import { WorkflowUpdateStage, type WorkflowHandle } from '@temporalio/client';
 import type { QueryDefinition, SignalDefinition, UpdateDefinition, Workflow, WorkflowResultType } from '@temporalio/common';
+import { QUERY_COLD, wakeSignal } from '../../workflows/interceptors';
 import type { Counted } from './counted';
+
+/** Queries to a cold workflow, the wake between them included: about 1.5 s of waiting at most. */
+const COLD_ATTEMPTS = 5;
 
 export type WorkflowDescription = Awaited<ReturnType<WorkflowHandle['describe']>>;
 export type History = Awaited<ReturnType<WorkflowHandle['fetchHistory']>>;
@@ -27,8 +31,28 @@ export class WorkflowRef<W extends Workflow = Workflow> {
     return this.sdk.workflowId;
   }
 
+  /**
+   * A Query. One that reached a workflow no worker has run yet (QUERY_COLD,
+   * workflows/interceptors.ts) is asked again after a wake signal: the
+   * signal's workflow task has a worker run the workflow from its whole
+   * history, and the server holds a later Query until that task is done.
+   * Here, so no caller can forget it (an approval's Query once did, and a
+   * send answered INTERNAL_ERROR until something else woke its workflow).
+   */
   query<Ret, Args extends unknown[]>(def: QueryDefinition<Ret, Args>, ...args: Args): Promise<Ret> {
-    return this.counted('query', () => this.sdk.query(def, ...args));
+    return this.counted('query', async () => {
+      for (let attempt = 0; ; attempt++) {
+        try {
+          return await this.sdk.query(def, ...args);
+        } catch (err) {
+          const cold = err instanceof Error && err.message.includes(QUERY_COLD);
+          if (!cold || attempt === COLD_ATTEMPTS - 1) throw err;
+          // One wake; a Query that still finds it cold (it reached the worker before the wake's task) waits a little.
+          if (attempt === 0) await this.sdk.signal(wakeSignal);
+          else await new Promise((r) => setTimeout(r, 100 * 2 ** attempt));
+        }
+      }
+    });
   }
 
   /** The Update's id is the caller's when it gives one: a repeat with the same id is answered, not applied again. */

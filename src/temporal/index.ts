@@ -2,7 +2,6 @@
 export { Temporal, typeIs, type ConnectOptions, type StartOptions, type WorkflowSummary } from './temporal';
 export { WorkflowRef, type AcceptedUpdate, type History, type WorkflowDescription } from './handle';
 export { TemporalAdmin, isNotFoundStatus } from './admin';
-export { queryAwake } from './awake';
 export { budget, beforeDeadline, callDeadline, NoAnswerInTime, queryCapMs, underDeadline } from './deadlines';
 export { backoff, isRetryable, MAX_ATTEMPTS } from './retry';
 export { failureOf, grpcStatus, isAlreadyStarted, isNotFound, isphereRefusal, NotFound, toolFailure, updateFailureOf, WorkflowRefusal, type Failure } from './errors';

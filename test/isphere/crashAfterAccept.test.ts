@@ -45,15 +45,16 @@ async function approvedSend(words: string) {
   const args = { target_type: 'contact', target_id: 'c_0003', content_text: words, idempotency_key: words };
   const id = (await isphere.ok('isphere_send_message', args)).approval.approval_id as string;
   expect((await stack.operator.request('POST', `/runs/${run.run_id}/isphere/approvals/${id}/approve`, {})).status).toBe(200);
+  const once = () => isphere.call('isphere_send_message', { ...args, dry_run: false, approval_id: id });
   /** The real send, repeated while it says to repeat it (the send goes on behind a TIMEOUT). */
   const send = async () => {
     for (;;) {
-      const got = await isphere.call('isphere_send_message', { ...args, dry_run: false, approval_id: id });
+      const got = await once();
       if (got.isError && got.error?.retryable) continue;
       return got;
     }
   };
-  return { runId: run.run_id, id, send };
+  return { runId: run.run_id, id, send, once, isphere };
 }
 
 async function audited(approvalId: string) {
@@ -121,4 +122,39 @@ it('the worker killed while the bridge held an accepted send: the new worker loo
   for (const db of [paths.events(env.dataDir), paths.audit(env.dataDir)].flatMap((f) => [f, `${f}-wal`]).filter((f) => fs.existsSync(f))) {
     expect([db, fs.readFileSync(db).includes(token)]).toEqual([db, false]);
   }
+});
+
+it('an approval no worker has run since a restart: its send wakes it and is answered, never INTERNAL_ERROR', async () => {
+  // The fresh worker refuses a Query to a workflow it has not run (workflows/interceptors.ts); the send's look at its
+  // approval once took that refusal for a failure and answered INTERNAL_ERROR until something else woke the workflow.
+  const { runId, id, once, isphere } = await approvedSend('Cold after a restart.');
+  // Quiet first: the decision's event write has come back and nothing is pending, so no workflow task wakes it after the restart.
+  const connection = await Connection.connect({ address: env.temporalAddress });
+  try {
+    const handle = new Client({ connection, namespace: env.namespace }).workflow.getHandle(approvalWorkflowId(runId, id));
+    await eventually(async () => {
+      const d = (await handle.describe()).raw;
+      if (d.pendingWorkflowTask || (d.pendingActivities ?? []).length > 0) return undefined;
+      const events = (await handle.fetchHistory()).events ?? [];
+      const lastIndex = (has: (e: (typeof events)[number]) => unknown) => events.reduce((at, e, i) => (has(e) ? i : at), -1);
+      return lastIndex((e) => e.activityTaskCompletedEventAttributes) > lastIndex((e) => e.workflowExecutionUpdateCompletedEventAttributes) ? true : undefined;
+    }, 30_000);
+  } finally {
+    await connection.close();
+  }
+  await stack.restartWorker('SIGKILL');
+  // First the gateway serves this agent again (it confirms tokens with the token registry, which the worker serves).
+  await eventually(async () => ((await isphere.call('isphere_search_contacts', { query: 'Li' })).isError ? undefined : true), 60_000, 250);
+  // The send may be answered TIMEOUT while it goes on (the same call again attaches), never INTERNAL_ERROR: the refused
+  // Query is not a failure of the call, and the workflow is woken within it. Unfixed, the first call answered
+  // INTERNAL_ERROR, `unavailable` (in the soak of 2026-12-02, unexpected), until something else woke the workflow.
+  const answers: string[] = [];
+  for (let i = 0; i < 20; i++) {
+    const got = await once();
+    answers.push(got.isError ? `${got.error!.code}:${(got.error!.details as { reason?: string } | undefined)?.reason ?? 'unexpected'}` : String(got.data.send_status));
+    if (!got.isError || !got.error?.retryable) break;
+  }
+  expect(answers.filter((a) => a.startsWith('INTERNAL_ERROR'))).toEqual([]);
+  expect(answers.at(-1)).toBe('sent');
+  expect(await deliveriesOf(id)).toHaveLength(1);
 });

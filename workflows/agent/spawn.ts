@@ -12,6 +12,8 @@ import { CALL_STEP, onHost } from '../host';
 import { agentSummary } from '../summaries';
 import { slug } from './leader';
 import { newId, type AgentData, type AgentState } from './state';
+// A cycle (the agent workflow spawns agents), read only when a spawn runs: both modules are loaded by then.
+import { agentWorkflow } from './workflow';
 
 export type TeamRec = AgentData['teams'][number];
 
@@ -150,7 +152,7 @@ export async function launchMember(s: AgentState, team: TeamRec, spec: MemberSpe
     },
   });
   const firstMessage = spec.planTaskId && artifactsPath ? assignmentMessage(spec.planTaskId, artifactsPath, spec.task) : spec.task;
-  const start = startChild('agentWorkflow', {
+  const start = startChild(agentWorkflow, {
     workflowId: agentWorkflowId(s.id.runId, agentId),
     parentClosePolicy: ParentClosePolicy.ABANDON,
     args: [{ identity, limits: s.limits, runTask, launch: { firstMessage, roleDescription: spec.description, rules: spec.rules } }],

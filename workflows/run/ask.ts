@@ -2,6 +2,7 @@ import { ParentClosePolicy, startChild, uuid4 } from '@temporalio/workflow';
 import type { EventBuffer } from '../events';
 import { questionWorkflowId } from '../ids';
 import { questionWithdrawnSignal, type QuestionInput } from '../question/messages';
+import { questionWorkflow } from '../question/workflow';
 import { tell } from '../signals';
 import type { SystemAsk } from '../question/system';
 import { agentIdKey, runIdKey, statusKey } from '../searchAttributes';
@@ -51,7 +52,7 @@ export async function askSystemQuestions(input: RunInput, data: RunData, events:
     const open = (data.questions ??= []);
     if (!open.includes(ask.qid)) open.push(ask.qid);
     asking.starting = ask.qid;
-    await startChild('questionWorkflow', {
+    await startChild(questionWorkflow, {
       workflowId: questionWorkflowId(input.runId, ask.qid),
       parentClosePolicy: ParentClosePolicy.ABANDON,
       args: [args],

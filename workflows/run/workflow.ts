@@ -28,6 +28,7 @@ import { agentSummary } from '../summaries';
 import { Directory } from './directory';
 import { checkReservation, freshQuota, release, reserve, type QuotaData } from './quota';
 import * as m from './messages';
+import { agentWorkflow } from '../agent/workflow';
 
 export interface RunInput {
   runId: string;
@@ -352,7 +353,7 @@ async function startRoot(input: RunInput, data: RunData, events: EventBuffer): P
   if (claimed.host) data.host = claimed.host;
   data.workspace_path = workspacePath;
   const identity: AgentIdentity = { ...root, runId, teamId: null, leaderId: null, depth: 0, workspacePath, ...(data.host ? { host: data.host } : {}) };
-  await startChild('agentWorkflow', {
+  await startChild(agentWorkflow, {
     workflowId: agentWorkflowId(runId, root.agentId),
     parentClosePolicy: ParentClosePolicy.ABANDON,
     args: [{ identity, limits: input.limits, runTask: input.task, launch: { firstMessage: input.task, roleDescription: '', rules: [] } }],
