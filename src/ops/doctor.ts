@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import type { Client } from '@temporalio/client';
+import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import Long from 'long';
 import { replayAll, type ReplayProblem, type ReplayReport } from './replayAll';
+import { pinnedElsewhere } from '../versioning/pinned';
 
 export interface Finding {
   workflowId: string;
@@ -22,6 +23,8 @@ export interface DoctorOptions {
   client: Client;
   namespace: string;
   bundlePath: string;
+  /** The bundle's build: workflows pinned to another build are skipped (their own workers run them). */
+  buildId?: string;
 }
 
 const EVENT_ID = /HistoryEvent\(id: (\d+)/;
@@ -33,7 +36,8 @@ const EVENT_ID = /HistoryEvent\(id: (\d+)/;
  * for another reason (a payload over Temporal's limit, for instance).
  */
 export async function diagnose(o: DoctorOptions): Promise<Diagnosis> {
-  const replay = await replayAll({ client: o.client, bundlePath: o.bundlePath, query: 'ExecutionStatus = "Running"' });
+  const skip = (wf: WorkflowExecutionInfo) => ((b) => (b ? `pinned to build ${b}` : undefined))(pinnedElsewhere(wf, o.buildId));
+  const replay = await replayAll({ client: o.client, bundlePath: o.bundlePath, query: 'ExecutionStatus = "Running"', skip });
   const findings: Finding[] = [];
   for (const p of replay.nondeterministic) {
     findings.push({ ...p, kind: 'nondeterministic', resetEventId: await resetPoint(o.client, p) });

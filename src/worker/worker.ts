@@ -126,7 +126,7 @@ export async function createDipperWorker(
         const stopSweeping = opts.log ? startContentSweeper(content, client, { retentionMs: config.content.retentionMs, everyMs: config.content.sweepMs }, opts.log) : undefined;
         const stopMending =
           opts.log && config.mendEveryMs > 0
-            ? startMender({ client, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue, workflowBundle, everyMs: config.mendEveryMs }, opts.log)
+            ? startMender({ client, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue, workflowBundle, everyMs: config.mendEveryMs, buildId: versioning.version?.buildId }, opts.log)
             : undefined;
         await Promise.all([worker.run(), registryWorker.run(), hostWorker?.run()]).finally(() => {
           stopSweeping?.();

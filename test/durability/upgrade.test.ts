@@ -3,6 +3,7 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { startDevServer, type DevServer } from '../../src/devstack/devServer';
 import { freePort } from '../../src/devstack/dipperProcess';
+import { diagnose } from '../../src/ops/doctor';
 import { installQuietRuntime } from '../../src/ops/quietRuntime';
 import { HISTORY_CHANNEL_ARGS, replayAll } from '../../src/ops/replayAll';
 import { buildIdOf } from '../../src/versioning/buildId';
@@ -147,6 +148,9 @@ it('moves live runs from version A to B: pinned work finishes on A, everything e
   startWorker('b2', 'B');
   await eventually(async () => ((await deployment.current()) === builds.B ? true : undefined), 60_000, 200);
   const promotedAt = await deployment.currentSince();
+  // The doctor with B's code leaves the task change pinned to A alone, and finds nothing wrong with the rest.
+  const doctorOnB = await diagnose({ client: temporal, namespace: base.namespace, bundlePath: bundles.B, buildId: builds.B });
+  expect([doctorOnB.findings, doctorOnB.replay.skipped.map((x) => x.workflowId)]).toEqual([[], [taskOp]]);
 
   // The task change finishes on A, where it started, though B is current.
   proxy.release();
