@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { defaultLimits } from '../workflows/limits';
 import path from 'node:path';
+import { versioningOf, type VersioningConfig } from './versioning/config';
 
 /**
  * Every setting Dipper reads, in one typed object. It is read once at an
@@ -158,6 +159,8 @@ export interface DipperConfig {
    * mends them (src/ops/mender.ts); 0: never.
    */
   mendEveryMs: number;
+  /** Worker Versioning: the deployment and build this worker serves, and when it makes its version current. */
+  versioning: VersioningConfig;
   revocation: {
     /** How often each gateway replica asks the token registry what changed. */
     refreshMs: number;
@@ -499,6 +502,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): DipperC
       sweepMs: Math.max(1000, int(env, 'DIPPER_CONTENT_SWEEP_SECONDS', 3600) * 1000),
     },
     mendEveryMs: Math.max(0, int(env, 'DIPPER_MEND_EVERY_MS', 10_000)),
+    versioning: versioningOf(env, taskQueueOf(env)),
     revocation: {
       refreshMs: Math.max(50, int(env, 'DIPPER_REVOCATION_REFRESH_MS', 250)),
       staleMs: Math.max(500, int(env, 'DIPPER_REVOCATION_STALE_MS', 3000)),

@@ -7,3 +7,5 @@ export { tokenRegistryWorkflow } from './tokens/registry';
 export { taskMutationWorkflow } from './taskOp/workflow';
 export { isphereApprovalWorkflow } from './isphere/approval';
 export { isphereFileWorkflow } from './isphere/fileOp';
+// Last: says how each type above moves between versions of this code.
+import './versioning';

@@ -7,6 +7,7 @@ import { writeWorkflowBundle } from '../devstack/bundle';
 import { diagnose, repair } from '../ops/doctor';
 import { installQuietRuntime } from '../ops/quietRuntime';
 import { Temporal } from '../temporal';
+import { buildIdOf } from '../versioning/buildId';
 
 /**
  * `dipper doctor [--repair]`: replays every running workflow with the code
@@ -21,10 +22,12 @@ export async function doctor(config: DipperConfig, opts: { repair: boolean }): P
   try {
     const bundlePath = path.join(dir, 'workflow-bundle.js');
     await writeWorkflowBundle(bundlePath);
-    const o = { temporal, bundlePath };
+    const buildId = config.versioning.buildId ?? buildIdOf(fs.readFileSync(bundlePath));
+    const o = { temporal, bundlePath, buildId };
     const { findings, replay } = await diagnose(o);
     const out = (line: string) => process.stdout.write(`${line}\n`);
     out(`Replayed ${replay.replayed} running workflows in ${(replay.ms / 1000).toFixed(1)} s: ${findings.length} need attention.`);
+    if (replay.skipped.length > 0) out(`Skipped ${replay.skipped.length} pinned to other builds than ${buildId}: their own workers run them.`);
     let unrepaired = 0;
     for (const f of findings) {
       out(`  ${f.kind}: ${f.workflowId}`);

@@ -93,8 +93,11 @@ export async function up(config: DipperConfig, opts: UpOptions): Promise<void> {
   // The operator console links to the UI of the Temporal server started here, unless told of another.
   if (record.temporal.uiUrl && !env.DIPPER_TEMPORAL_UI_URL) env.DIPPER_TEMPORAL_UI_URL = record.temporal.uiUrl;
   // Both reconnect by themselves when Temporal comes back, so a Temporal restart leaves them alone.
+  // On its own dev server this stack's worker is the only one: its version is made current whatever was (a checkout
+  // switched back to an earlier commit included). On a shared server the rule for many workers applies (src/versioning).
+  const workerEnv = bundled ? { DIPPER_PROMOTE_VERSION: 'always', ...env } : env;
   for (const name of ['worker', 'gateway']) {
-    apps.push(await supervise(name, () => startNode(`src/${name}/main.ts`, env), recordPid(name)));
+    apps.push(await supervise(name, () => startNode(`src/${name}/main.ts`, name === 'worker' ? workerEnv : env), recordPid(name)));
   }
   // The embedded reference Task service, unless the agentteam tools are pointed at another (DIPPER_TASK_API_URL).
   if (!config.taskApi.url) {

@@ -25,6 +25,8 @@ export interface DevServerOptions {
   readyTimeoutMs?: number;
   /** Use a Temporal server already listening on the port (the default); false refuses to. */
   reuse?: boolean;
+  /** Dynamic config beside dev-server.json's (a test's faster drainage checks). */
+  dynamicConfig?: Record<string, unknown>;
 }
 
 export interface DevServer {
@@ -61,7 +63,8 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
 
   const bin = await ensureTemporalCli(opts.projectRoot);
   if (opts.dbFile) fs.mkdirSync(path.dirname(opts.dbFile), { recursive: true });
-  const child = spawnTied(bin, devServerArgs({ ...opts, namespace }, devConfig), {
+  const dynamicConfig = { ...devConfig.dynamicConfig, ...opts.dynamicConfig };
+  const child = spawnTied(bin, devServerArgs({ ...opts, namespace }, { ...devConfig, dynamicConfig }), {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: serverEnv(),
   });

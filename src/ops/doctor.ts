@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { temporal } from '@temporalio/proto';
 import Long from 'long';
-import type { Temporal } from '../temporal';
+import type { Temporal, WorkflowSummary } from '../temporal';
 import { replayAll, type ReplayProblem, type ReplayReport } from './replayAll';
+import { pinnedElsewhere } from '../versioning/pinned';
 
 export interface Finding {
   workflowId: string;
@@ -21,6 +22,8 @@ export interface Diagnosis {
 export interface DoctorOptions {
   temporal: Temporal;
   bundlePath: string;
+  /** The bundle's build: workflows pinned to another build are skipped (their own workers run them). */
+  buildId?: string;
 }
 
 const EVENT_ID = /HistoryEvent\(id: (\d+)/;
@@ -32,7 +35,8 @@ const EVENT_ID = /HistoryEvent\(id: (\d+)/;
  * for another reason (a payload over Temporal's limit, for instance).
  */
 export async function diagnose(o: DoctorOptions): Promise<Diagnosis> {
-  const replay = await replayAll({ temporal: o.temporal, bundlePath: o.bundlePath, query: 'ExecutionStatus = "Running"' });
+  const skip = (wf: WorkflowSummary) => ((b) => (b ? `pinned to build ${b}` : undefined))(pinnedElsewhere(wf, o.buildId));
+  const replay = await replayAll({ temporal: o.temporal, bundlePath: o.bundlePath, query: 'ExecutionStatus = "Running"', skip });
   const findings: Finding[] = [];
   for (const p of replay.nondeterministic) {
     findings.push({ ...p, kind: 'nondeterministic', resetEventId: await resetPoint(o.temporal, p) });

@@ -4,6 +4,7 @@ import { safeMessage, type Logger } from '../log';
 import type { Temporal } from '../temporal';
 import { repair, resetEventId } from './doctor';
 import { MEND_REASON } from './replayAll';
+import { pinnedElsewhere } from '../versioning/pinned';
 
 /**
  * The one nondeterminism Dipper mends on its own: a workflow task whose
@@ -34,6 +35,8 @@ export interface MenderOptions {
   everyMs: number;
   /** Workflows looked at per pass at most; the rest wait for the next pass. */
   maxPerPass?: number;
+  /** This worker's build: a workflow pinned to another is left to that build's workers (src/versioning/pinned.ts). */
+  buildId?: string;
 }
 
 export interface MendOutcome {
@@ -52,7 +55,9 @@ export interface MendOutcome {
  */
 export async function mendOnce(o: MenderOptions): Promise<MendOutcome[]> {
   const found: { workflowId: string; runId: string }[] = [];
-  for await (const wf of o.temporal.list(flagged(o.taskQueue))) found.push({ workflowId: wf.workflowId, runId: wf.runId });
+  for await (const wf of o.temporal.list(flagged(o.taskQueue))) {
+    if (!pinnedElsewhere(wf, o.buildId)) found.push({ workflowId: wf.workflowId, runId: wf.runId });
+  }
   const outcomes: MendOutcome[] = [];
   for (const wf of found.slice(0, o.maxPerPass ?? 20)) {
     outcomes.push(await mendOne(o, wf).catch((err: unknown) => ({ workflowId: wf.workflowId, outcome: 'failed' as const, detail: safeMessage(err) })));

@@ -1,5 +1,6 @@
 import { Connection, isGrpcServiceError } from '@temporalio/client';
 import type { Duration } from '@temporalio/common';
+import type { temporal } from '@temporalio/proto';
 
 // gRPC status codes; named here rather than pulling in @grpc/grpc-js for two numbers.
 const NOT_FOUND = 5;
@@ -82,6 +83,23 @@ export class TemporalAdmin {
     });
     return pollers?.length ?? 0;
   }
+
+  /** A worker deployment: what the server knows of it and the token a change must name; undefined before any poller reached the server. */
+  async describeDeployment(namespace: string, deploymentName: string): Promise<{ info: DeploymentInfo | undefined; conflictToken: Uint8Array | null | undefined } | undefined> {
+    try {
+      const d = await this.connection.workflowService.describeWorkerDeployment({ namespace, deploymentName });
+      return { info: d.workerDeploymentInfo ?? undefined, conflictToken: d.conflictToken };
+    } catch (err) {
+      if (isGrpcServiceError(err) && err.code === NOT_FOUND) return undefined;
+      throw err;
+    }
+  }
+
+  /** Makes a build the deployment's current version, if the deployment is still as `conflictToken` saw it; returns the build it replaced. */
+  async setCurrentVersion(o: { namespace: string; deploymentName: string; buildId: string; conflictToken: Uint8Array | null | undefined; identity: string }): Promise<string | undefined> {
+    const set = await this.connection.workflowService.setWorkerDeploymentCurrentVersion(o);
+    return set.previousDeploymentVersion?.buildId ?? undefined;
+  }
 }
 
 /** Whether err is the server's NOT_FOUND (a namespace not yet in its cache). */
@@ -93,4 +111,8 @@ async function ignoring(code: number, call: () => Promise<unknown>): Promise<voi
   } catch (err) {
     if (!(isGrpcServiceError(err) && err.code === code)) throw err;
   }
+
 }
+
+export type DeploymentInfo = temporal.api.deployment.v1.IWorkerDeploymentInfo;
+

@@ -1,4 +1,5 @@
 import { hostQueue } from '../../workflows/ids';
+import fs from 'node:fs';
 import path from 'node:path';
 import { bundleWorkflowCode, NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../../activities';
@@ -19,7 +20,9 @@ import type { Logger } from '../log';
 import { SkillCatalog } from '../skills';
 import { startMender } from '../ops/mender';
 import { startContentSweeper } from './contentSweeper';
-import { Temporal } from '../temporal';
+import { Temporal, TemporalAdmin } from '../temporal';
+import { startPromotion } from '../versioning/promote';
+import { workerVersioning } from '../versioning/worker';
 
 export interface WorkerHandle {
   run(): Promise<void>;
@@ -54,6 +57,8 @@ export async function createDipperWorker(
   }, config.maxRuntimeProcesses);
   commands.adoptAll(path.join(config.dataDir, 'runs'));
   const connection = await NativeConnection.connect({ address });
+  // The server's side of worker versioning: this build's promotion (src/versioning/promote.ts).
+  const admin = await TemporalAdmin.connect(address);
   // Built once, for both workers and the mender's replays (two workers bundling it each took twice as long to start).
   const workflowBundle = opts.workflowBundlePath
     ? { codePath: opts.workflowBundlePath }
@@ -67,6 +72,8 @@ export async function createDipperWorker(
         ).code,
       };
   const bundle = { workflowBundle };
+  // Every queue this process polls belongs to one version of the code (src/versioning/worker.ts).
+  const versioning = workerVersioning(config.versioning, workflowBundle.code ?? fs.readFileSync(workflowBundle.codePath!));
   // The token registry's own queue, with no cache: any live worker answers its Queries (workflows/tokens/registry.ts).
   const registryWorker = await Worker.create({
     connection,
@@ -74,6 +81,7 @@ export async function createDipperWorker(
     taskQueue: tokenRegistryQueue(config.temporal.taskQueue),
     maxCachedWorkflows: 0,
     ...bundle,
+    ...versioning.options,
   });
   const activities = {
     ...createActivities({
@@ -100,25 +108,31 @@ export async function createDipperWorker(
     activities,
     // Each leader holds one slot for its hour-long workspace watch (mostly asleep): room for many leaders per worker.
     maxConcurrentActivityTaskExecutions: ACTIVITY_SLOTS,
+    ...versioning.options,
     ...opts.tuning,
   });
   // A worker that names its host also serves that host's queue, where pinned runs send their file and process work.
   const hostWorker = config.hostId
-    ? await Worker.create({ connection, namespace: config.temporal.namespace, taskQueue: hostQueue(config.temporal.taskQueue, config.hostId), activities, maxConcurrentActivityTaskExecutions: ACTIVITY_SLOTS })
+    ? await Worker.create({ connection, namespace: config.temporal.namespace, taskQueue: hostQueue(config.temporal.taskQueue, config.hostId), activities, maxConcurrentActivityTaskExecutions: ACTIVITY_SLOTS, ...versioning.options })
     : undefined;
   return {
     run: async () => {
       try {
         // Beside polling: the new registry's first workflow task then runs on this worker.
         const ensured = ensureTokenRegistry(temporal, config).catch(() => undefined);
+        // Beside polling too: a version exists on the server once its first poller arrives.
+        const { version } = versioning;
+        if (version) opts.log?.info({ ...version, promote: config.versioning.promote }, 'worker version');
+        const promotion = version ? startPromotion({ admin, namespace: config.temporal.namespace, version, mode: config.versioning.promote, log: opts.log }) : undefined;
         const stopSweeping = opts.log ? startContentSweeper(content, temporal, { retentionMs: config.content.retentionMs, everyMs: config.content.sweepMs }, opts.log) : undefined;
         const stopMending =
           opts.log && config.mendEveryMs > 0
-            ? startMender({ temporal, taskQueue: config.temporal.taskQueue, workflowBundle, everyMs: config.mendEveryMs }, opts.log)
+            ? startMender({ temporal, taskQueue: config.temporal.taskQueue, workflowBundle, everyMs: config.mendEveryMs, buildId: versioning.version?.buildId }, opts.log)
             : undefined;
         await Promise.all([worker.run(), registryWorker.run(), hostWorker?.run()]).finally(() => {
           stopSweeping?.();
           stopMending?.();
+          promotion?.stop();
         });
         await ensured;
       } finally {
@@ -126,6 +140,7 @@ export async function createDipperWorker(
         await stores.close();
         await connection.close();
         await temporal.close();
+        await admin.close();
       }
     },
     shutdown: async () => {
