@@ -16,38 +16,14 @@ export class ProcessMetrics {
 
   constructor(process: string) {
     this.registry.setDefaultLabels({ process });
-    this.temporalCalls = new Counter({
-      name: 'dipper_temporal_requests_total',
-      help: 'Calls this process made to the Temporal frontend, each attempt counted, by RPC method.',
-      labelNames: ['method'],
-      registers: [this.registry],
-    });
-    this.queries = new Counter({
-      name: 'dipper_workflow_queries_total',
-      help: 'Workflow Queries this gateway asked, by Query (inbox: what long polls cost).',
-      labelNames: ['query'],
-      registers: [this.registry],
-    });
+    const counter = <L extends string>(name: string, help: string, label: L) => new Counter<L>({ name, help, labelNames: [label], registers: [this.registry] });
+    this.temporalCalls = counter('dipper_temporal_requests_total', 'Calls this process made to the Temporal frontend, each attempt counted, by RPC method.', 'method');
+    this.queries = counter('dipper_workflow_queries_total', 'Workflow Queries this gateway asked, by Query (inbox: what long polls cost).', 'query');
     // One per typed operation of src/temporal: what each kind of call costs, whatever RPCs it makes.
-    this.operations = new Counter({
-      name: 'dipper_temporal_operations_total',
-      help: 'Typed Temporal operations this process made (src/temporal), by operation.',
-      labelNames: ['operation'],
-      registers: [this.registry],
-    });
-    this.operationFailures = new Counter({
-      name: 'dipper_temporal_operation_failures_total',
-      help: 'Typed Temporal operations that failed, by operation.',
-      labelNames: ['operation'],
-      registers: [this.registry],
-    });
+    this.operations = counter('dipper_temporal_operations_total', 'Typed Temporal operations this process made (src/temporal), by operation.', 'operation');
+    this.operationFailures = counter('dipper_temporal_operation_failures_total', 'Typed Temporal operations that failed, by operation.', 'operation');
     // Section 11.3: a deprecated tool's use is counted, so its removal gate can be read off this figure.
-    this.deprecatedCalls = new Counter({
-      name: 'dipper_deprecated_tool_calls_total',
-      help: 'Calls of deprecated tools this gateway served, by tool.',
-      labelNames: ['tool'],
-      registers: [this.registry],
-    });
+    this.deprecatedCalls = counter('dipper_deprecated_tool_calls_total', 'Calls of deprecated tools this gateway served, by tool.', 'tool');
   }
 
   /** Counts each RPC attempt by method; src/temporal puts it after Temporal's own retries, so each attempt counts. */

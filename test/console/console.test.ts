@@ -63,7 +63,8 @@ beforeAll(async () => {
     const path = new URL(r.url()).pathname;
     if (path.startsWith('/api/')) requests.push(`${new Date().toISOString().slice(11, 23)} ${r.method()} ${path} ${what} ${Date.now() - (started.get(r) ?? Date.now())} ms`);
   };
-  page.on('requestfinished', async (r) => log(r, String((await r.response())?.status() ?? '?')));
+  // A request may finish as its page closes: its response is then gone, and only the log line is lost.
+  page.on('requestfinished', async (r) => log(r, String((await r.response().catch(() => null))?.status() ?? '?')));
   page.on('requestfailed', (r) => log(r, `failed (${r.failure()?.errorText ?? '?'})`));
 });
 

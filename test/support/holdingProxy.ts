@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { bodyOf, forward } from './forward';
 
 /**
  * A proxy in front of an HTTP service that, while holding, keeps the
@@ -42,19 +43,14 @@ export class HoldingProxy {
   }
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
+    const body = await bodyOf(req);
     const path = req.url ?? '/';
     if (this.holding && this.matches(req.method ?? 'GET', path.split('?')[0])) {
       this.held++;
       await this.gate;
       this.held--;
     }
-    const answer = await fetch(`${this.upstream}${path}`, {
-      method: req.method,
-      headers: Object.fromEntries(Object.entries(req.headers).filter(([k]) => ['authorization', 'content-type'].includes(k)) as [string, string][]),
-      body: chunks.length ? Buffer.concat(chunks) : undefined,
-    });
+    const answer = await forward(this.upstream, req, body);
     res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' }).end(await answer.text());
   }
 }

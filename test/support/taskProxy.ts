@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { bodyOf, forward } from './forward';
 
 export interface Seen {
   method: string;
@@ -50,8 +51,7 @@ export class TaskProxy {
   }
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
+    const sent = await bodyOf(req);
     const path = req.url ?? '/';
     const seen: Seen = { method: req.method ?? 'GET', path, bearer: req.headers.authorization?.replace(/^Bearer /, '') };
     this.seen.push(seen);
@@ -63,11 +63,7 @@ export class TaskProxy {
     }
     const swallow = this.hangNext !== null && path.split('?')[0].endsWith(this.hangNext) && req.method === 'POST';
     if (swallow) this.hangNext = null;
-    const answer = await fetch(`${this.upstream}${path}`, {
-      method: req.method,
-      headers: Object.fromEntries(Object.entries(req.headers).filter(([k]) => ['authorization', 'content-type'].includes(k)) as [string, string][]),
-      body: chunks.length ? Buffer.concat(chunks) : undefined,
-    });
+    const answer = await forward(this.upstream, req, sent);
     const body = await answer.text();
     seen.status = answer.status;
     if (swallow) {
