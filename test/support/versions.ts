@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';
 import type { Client, Connection } from '@temporalio/client';
+import { QUERY_COLD, QUERY_REFUSED } from '../../workflows/interceptors';
 
 const quiet = { trace: () => undefined, debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined, log: () => undefined };
 
@@ -47,7 +48,12 @@ export async function taskVersions(client: Client, workflowId: string, runId?: s
 }
 
 /** Failed workflow tasks anywhere in a history: the trace a nondeterministic or broken task leaves. */
-export async function failedTasks(client: Client, workflowId: string, runId: string): Promise<number> {
+export async function failedTasks(client: Client, workflowId: string, runId: string): Promise<string[]> {
   const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
-  return (history.events ?? []).filter((e) => e.workflowTaskFailedEventAttributes).length;
+  return (history.events ?? [])
+    .map((e) => e.workflowTaskFailedEventAttributes)
+    .filter((f) => f !== undefined && f !== null)
+    .map((f) => f.failure?.message ?? String(f.cause))
+    // The Query guard's refusal fails a task on purpose (workflows/interceptors.ts): the run is evicted and replayed whole.
+    .filter((message) => !message.includes(QUERY_REFUSED) && !message.includes(QUERY_COLD));
 }
