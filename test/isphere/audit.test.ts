@@ -2,6 +2,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ConnectorError } from '../../activities/isphere/errors';
 import { AuditTrail } from '../../src/isphere/audit';
+import { answer } from '../../src/registry/isphere/common';
+import type { EnvelopeError } from '../../src/registry/isphere/envelope';
+import type { ToolContext } from '../../src/registry/types';
 import { projectRoot } from '../support/processes';
 
 /**
@@ -43,4 +46,18 @@ it('answers anything unexpected as INTERNAL_ERROR without its text', () => {
   const env = new AuditTrail('isphere_search_contacts', { dryRun: false }).error(new Error('ENOENT /var/lib/secret/path at Object.<anonymous>'));
   expect(env.error).toEqual({ code: 'INTERNAL_ERROR', message: 'Dipper failed to handle this call; the failure is logged.', retryable: true });
   expect(JSON.stringify(env)).not.toMatch(/secret|ENOENT|anonymous/);
+});
+
+it('answers a Temporal call that got no answer as a retryable unavailable, not as a failure nobody expected', async () => {
+  const ctx = { isphere: {} } as unknown as ToolContext;
+  const deadline = Object.assign(new Error('4 DEADLINE_EXCEEDED: Deadline exceeded'), { code: 4 });
+  const envelopeOf = (err: unknown) =>
+    answer('isphere_send_message', ctx, false, async () => {
+      throw err;
+    }).then(
+      () => undefined,
+      (e: unknown) => (e as EnvelopeError).envelope.error,
+    );
+  expect(await envelopeOf(deadline)).toMatchObject({ code: 'INTERNAL_ERROR', retryable: true, details: { reason: 'unavailable' } });
+  expect(await envelopeOf(new Error('a bug'))).toEqual({ code: 'INTERNAL_ERROR', message: 'Dipper failed to handle this call; the failure is logged.', retryable: true });
 });

@@ -9,6 +9,8 @@ import type { IsphereService } from '../../isphere/service';
 import { defineTool, type ToolContext, type ToolDef } from '../types';
 import { ToolError } from '../errors';
 import { asConnectorError, EnvelopeError } from './envelope';
+import { unavailable } from '../../gateway/serviceErrors';
+import { failureOf } from '../../temporal';
 
 /** Agent and run come from the caller's token: the run scopes cursors, the agent's skill its access. */
 const HIDDEN = ['caller_agent_id', 'run_id'] as const;
@@ -69,6 +71,8 @@ export async function answer<T extends object>(
   } catch (err) {
     if (err instanceof ConnectorError) throw new EnvelopeError(trail.error(err));
     if (err instanceof ToolError) throw new EnvelopeError(trail.error(asConnectorError(err)));
+    // A Temporal call that got no answer in time is `unavailable` here as on every other surface, not a failure nobody expected.
+    if (failureOf(err).kind === 'no_answer') throw new EnvelopeError(trail.error(asConnectorError(unavailable())));
     throw new EnvelopeError(trail.error(err), err);
   }
 }
