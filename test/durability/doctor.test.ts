@@ -282,7 +282,16 @@ it('today: a Query reaching a workflow no worker has run since a restart is refu
   expect((await read({ ...s, reader: 'direct' })).outcome).toBe('answered');
 }, 90_000);
 
+/** The agent's inbox, read again while the gateway says to retry (after a worker restart it may not yet confirm tokens: 503 unavailable). */
 async function inboxOfOne(s: Subject): Promise<string[]> {
-  const view = await s.agent.inbox(0, 0);
+  const view = await eventually(
+    () =>
+      s.agent.inbox(0, 0).catch((err: unknown) => {
+        if (/\b503\b.*"retryable":true/.test(String(err))) return undefined;
+        throw err;
+      }),
+    30_000,
+    250,
+  );
   return view.messages.map((m: { content: string }) => m.content);
 }
