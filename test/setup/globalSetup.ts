@@ -10,6 +10,7 @@ import type { ClusterRecord } from '../../src/cluster/cluster';
 import { writeTestEnv } from './env';
 import { defaultSeed } from '../../src/isphere/bridgeSim/defaultSeed';
 import { exportSeed } from '../../src/isphere/localStore/export';
+import { watchStrayRejections } from './strayRejections';
 
 export interface Started {
   stop(): Promise<void>;
@@ -21,6 +22,7 @@ export interface Started {
  * and gateway as separate processes, exactly as `npm start` runs them.
  */
 export default async function globalSetup(): Promise<void> {
+  watchStrayRejections();
   removeStaleRunFolders(path.join(projectRoot, '.test-data'));
   const testDataRoot = path.join(projectRoot, '.test-data', `run-${process.pid}`);
   process.env.DIPPER_TEST_DATA = testDataRoot;

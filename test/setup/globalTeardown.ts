@@ -1,5 +1,6 @@
 import type { Started } from './globalSetup';
 import { replayEverything } from './replayEverything';
+import { strayRejections } from './strayRejections';
 
 /**
  * Replays every history the run made, then stops the stack whatever the
@@ -16,4 +17,6 @@ export default async function globalTeardown(): Promise<void> {
   if (problems.length > 0) {
     throw new Error(`${problems.length} workflow histories do not replay with this code:\n${problems.join('\n')}`);
   }
+  const stray = strayRejections();
+  if (stray.length > 0) throw new Error(`${stray.length} promises tests left behind rejected unhandled:\n${stray.join('\n')}`);
 }
