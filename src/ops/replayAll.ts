@@ -15,8 +15,14 @@ export interface ReplayAllOptions {
   query?: string;
   /** Workflows not to replay (broken on purpose, or of a type the bundle does not hold), with a reason. */
   skip?: (wf: WorkflowExecutionInfo) => string | undefined;
-  /** History fetches in flight at once. */
+  /** History fetches in flight at once, per replayer. */
   concurrency?: number;
+  /**
+   * Replay workers run side by side, each taking every Nth history. A
+   * replayer takes one history at a time and runs its workflow code on one
+   * thread, so one of them leaves the other cores idle. Default 2.
+   */
+  replayers?: number;
 }
 
 export interface ReplayProblem {
@@ -67,8 +73,8 @@ interface Fetched {
 /**
  * Replays every workflow history of a namespace with the given workflow
  * code: the check that a deploy breaks no running or finished workflow.
- * Histories are fetched concurrently, ahead of one replayer that takes
- * them in list order; open histories replay as far as they go.
+ * Histories are fetched concurrently, ahead of replayers that each take
+ * their share in list order; open histories replay as far as they go.
  */
 export async function replayAll(opts: ReplayAllOptions): Promise<ReplayReport> {
   const started = Date.now();
@@ -82,25 +88,30 @@ export async function replayAll(opts: ReplayAllOptions): Promise<ReplayReport> {
     return !reason;
   });
 
-  const fetched = mapOrdered(toReplay, opts.concurrency ?? 8, (wf) => fetchOne(opts.temporal, wf));
   const closedByMend = new Set<string>();
-  async function* histories() {
-    for await (const f of fetched) {
-      if (f.history && endedByMend(f.history)) closedByMend.add(f.wf.runId);
-      if (f.stuck) report.stuck.push(problem(f.wf, f.stuck));
-      if (f.history) report.taskTimeouts += (f.history.events ?? []).filter((e) => isStartToClose(e.workflowTaskTimedOutEventAttributes?.timeoutType)).length;
-      if (f.history) yield { workflowId: f.wf.workflowId, history: f.history };
-      else report.failed.push(problem(f.wf, f.error ?? 'history could not be fetched'));
-    }
-  }
+  const replayers = Math.max(1, opts.replayers ?? 2);
+  const shares = Array.from({ length: replayers }, (_, i) => toReplay.filter((_wf, j) => j % replayers === i));
+  await Promise.all(shares.filter((share) => share.length > 0).map((share) => replayShare(share)));
 
-  const replayOptions = { workflowBundle: { codePath: opts.bundlePath }, replayName: 'replay-all' };
-  for await (const result of Worker.runReplayHistories(replayOptions, histories())) {
-    report.replayed++;
-    if (!result.error) continue;
-    const entry = { workflowId: result.workflowId, runId: result.runId, message: firstLine(result.error) };
-    if (result.error instanceof DeterminismViolationError) (closedByMend.has(result.runId) ? report.mended : report.nondeterministic).push(entry);
-    else report.failed.push(entry);
+  async function replayShare(share: WorkflowExecutionInfo[]): Promise<void> {
+    const fetched = mapOrdered(share, opts.concurrency ?? 8, (wf) => fetchOne(opts.temporal, wf));
+    async function* histories() {
+      for await (const f of fetched) {
+        if (f.history && endedByMend(f.history)) closedByMend.add(f.wf.runId);
+        if (f.stuck) report.stuck.push(problem(f.wf, f.stuck));
+        if (f.history) report.taskTimeouts += (f.history.events ?? []).filter((e) => isStartToClose(e.workflowTaskTimedOutEventAttributes?.timeoutType)).length;
+        if (f.history) yield { workflowId: f.wf.workflowId, history: f.history };
+        else report.failed.push(problem(f.wf, f.error ?? 'history could not be fetched'));
+      }
+    }
+    const replayOptions = { workflowBundle: { codePath: opts.bundlePath }, replayName: 'replay-all' };
+    for await (const result of Worker.runReplayHistories(replayOptions, histories())) {
+      report.replayed++;
+      if (!result.error) continue;
+      const entry = { workflowId: result.workflowId, runId: result.runId, message: firstLine(result.error) };
+      if (result.error instanceof DeterminismViolationError) (closedByMend.has(result.runId) ? report.mended : report.nondeterministic).push(entry);
+      else report.failed.push(entry);
+    }
   }
   report.ms = Date.now() - started;
   return report;
