@@ -6,7 +6,7 @@ import { questionWorkflow } from '../question/workflow';
 import { tell } from '../signals';
 import type { SystemAsk } from '../question/system';
 import { agentIdKey, runIdKey, statusKey } from '../searchAttributes';
-import type { RunData, RunInput } from './workflow';
+import type { RunData, RunInput } from './state';
 
 export type QueuedAsk = SystemAsk & { key: string; qid: string };
 
