@@ -7,7 +7,7 @@ import { isTaskId, paths, TASK_ID, UnsafePathSegment } from '../src/paths';
 import type { SkillCatalog } from '../src/skills';
 import { runWorkflowId } from '../workflows/ids';
 import { reserveSpawnsUpdate, type SpawnRelease } from '../workflows/run/messages';
-import type { Revocation } from '../workflows/tokens/registry';
+import type { Revocation } from '../workflows/tokens/messages';
 import { recordRevocation } from '../src/auth/revoke';
 import { updateFailureOf, type Temporal } from '../src/temporal';
 import type { AgentIdentity, DipperEvent, LaunchSpec, PlanTask } from '../workflows/types';

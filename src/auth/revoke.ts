@@ -1,6 +1,7 @@
 import type { DipperConfig } from '../config';
 import { isAlreadyStarted, type Temporal } from '../temporal';
-import { revokeSignal, tokenRegistryId, tokenRegistryQueue, tokenRegistryWorkflow, type Revocation } from '../../workflows/tokens/registry';
+import { revokeSignal, tokenRegistryId, tokenRegistryQueue, type Revocation } from '../../workflows/tokens/messages';
+import { tokenRegistryWorkflow } from '../../workflows/tokens/registry';
 
 type RegistryConfig = Pick<DipperConfig, 'temporal' | 'tokenTtlSeconds'>;
 

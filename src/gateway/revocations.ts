@@ -2,7 +2,7 @@ import type { AgentClaims } from '../auth/tokens';
 import type { Logger } from '../log';
 import { beforeDeadline, isNotFound, type Temporal } from '../temporal';
 import { safeMessage } from '../log';
-import { revocationKey, revocationsQuery, tokenRegistryId, type RevocationsView } from '../../workflows/tokens/registry';
+import { revocationKey, revocationsQuery, tokenRegistryId, type RevocationsView } from '../../workflows/tokens/messages';
 
 /**
  * Where a replica learns which tokens were revoked. Today the task queue's

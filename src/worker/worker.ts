@@ -12,7 +12,7 @@ import { AgentAccounts, checkAccountsSupport } from '../../activities/runtimes/a
 import { CommandRuntime } from '../../activities/runtimes/command';
 import { runtimeExitedSignal } from '../../workflows/agent/messages';
 import { agentWorkflowId } from '../../workflows/ids';
-import { tokenRegistryQueue } from '../../workflows/tokens/registry';
+import { tokenRegistryQueue } from '../../workflows/tokens/messages';
 import { ensureTokenRegistry } from '../auth/revoke';
 import { auditKey, loadOrCreateSecrets } from '../auth/secrets';
 import { isolatesAgents, temporalAddress, type DipperConfig } from '../config';

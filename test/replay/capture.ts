@@ -26,7 +26,7 @@ import { sign, SIGNATURE_HEADER } from '../../src/isphere/signature';
 import { startSoakStack, type SoakStack } from '../../src/soak/stack';
 import { runIdKey } from '../../workflows/searchAttributes';
 import { taskMutationWorkflow } from '../../workflows/taskOp/workflow';
-import { tokenRegistryId } from '../../workflows/tokens/registry';
+import { tokenRegistryId } from '../../workflows/tokens/messages';
 import { AgentClient, eventually, Operator } from '../support/clients';
 
 /** How long a person has to decide an approval, and to use one, while recording: the expiry timers fire within the run. */

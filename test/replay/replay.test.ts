@@ -7,7 +7,7 @@ import * as question from '../../workflows/question/messages';
 import * as run from '../../workflows/run/messages';
 import * as workflows from '../../workflows';
 import { wakeSignal } from '../../workflows/interceptors';
-import { revokeSignal } from '../../workflows/tokens/registry';
+import { revokeSignal } from '../../workflows/tokens/messages';
 import { readTestEnv } from '../setup/env';
 
 /**

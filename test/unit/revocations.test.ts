@@ -1,7 +1,7 @@
 import pino from 'pino';
 import { RevocationView, type RevocationSource } from '../../src/gateway/revocations';
 import { loadConfig } from '../../src/config';
-import { tokenRegistryQueue, type RevocationsView } from '../../workflows/tokens/registry';
+import { tokenRegistryQueue, type RevocationsView } from '../../workflows/tokens/messages';
 
 /**
  * A replica's view of the revocation list against a source whose answers
