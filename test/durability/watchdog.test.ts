@@ -60,6 +60,16 @@ async function events(runId: string, type: string, pred: (e: any) => boolean = (
 /** Workflow time of an event (ms, or an ISO string from the API). */
 const tsOf = (e: any): number => (typeof e.ts === 'number' ? e.ts : Date.parse(e.ts ?? e.time));
 
+/**
+ * Workflow time at which an agent reported its work for review: the watch
+ * starts no earlier. The test's own clock is no anchor: the answer to
+ * signal_review reaches it some time after, up to seconds on a busy machine.
+ */
+async function reportedAt(runId: string, agentId: string): Promise<number> {
+  const [reported] = await events(runId, 'completion.reported', (e) => e.agent_id === agentId);
+  return tsOf(reported);
+}
+
 async function questionAbout(runId: string, kind: string): Promise<any> {
   return eventually(async () => {
     const qs = (await stack.operator.request('GET', `/questions?run=${runId}`)).json.questions;
@@ -72,7 +82,7 @@ describe('watchdog pass A: a review left pending', () => {
     const { runId, rootId, root, kids } = await team({ review_watchdog_seconds: 1, idle_watchdog_seconds: 0 }, ['a', 'b']);
     const { a, b } = kids;
     await a.client.ok('signal_review', { detail: '[REVIEW REQUIRED] a is done' });
-    const reviewedAt = Date.now();
+    const reviewedAt = await reportedAt(runId, a.agentId);
 
     const pings = await events(runId, 'completion.reping', (e) => e.data.child_id === a.agentId, 2);
     expect(pings.map((e) => [e.agent_id, e.data.strike])).toEqual([
@@ -109,8 +119,8 @@ describe('watchdog pass A: a review left pending', () => {
   it('fires after a worker restart while its timer is pending', async () => {
     const { runId, rootId, kids } = await team({ review_watchdog_seconds: 2, idle_watchdog_seconds: 0 }, ['a']);
     await kids.a.client.ok('signal_review', { detail: '[REVIEW REQUIRED] a is done' });
-    const reviewedAt = Date.now();
     await stack.restartWorker();
+    const reviewedAt = await reportedAt(runId, kids.a.agentId);
     const [ping] = await events(runId, 'completion.reping', (e) => e.data.child_id === kids.a.agentId, 1, 40_000);
     expect(ping.agent_id).toBe(rootId);
     expect(tsOf(ping) - reviewedAt).toBeGreaterThanOrEqual(1900);
@@ -122,9 +132,10 @@ describe('watchdog pass C: a terminate sentinel left unread', () => {
     const { runId, root, kids } = await team({ terminate_grace_seconds: 2, review_watchdog_seconds: 0, idle_watchdog_seconds: 0 }, ['a']);
     await kids.a.client.ok('signal_review', { detail: '[REVIEW REQUIRED] a is done' });
     await root.ok('terminate_child', { agent_id: kids.a.agentId });
-    const postedAt = Date.now();
     // The child never reads its inbox, so never acknowledges the sentinel; the worker dies meanwhile.
     await stack.restartWorker();
+    const [approved] = await events(runId, 'completion.approved', (e) => e.data.target === kids.a.agentId);
+    const postedAt = tsOf(approved);
     const [forced] = await events(runId, 'terminate.forced', (e) => e.agent_id === kids.a.agentId && e.data.reason === 'watchdog_grace', 1, 40_000);
     expect(tsOf(forced) - postedAt).toBeGreaterThanOrEqual(1900);
     const [completed] = await events(runId, 'agent_completed', (e) => e.agent_id === kids.a.agentId);
