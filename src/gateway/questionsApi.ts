@@ -4,6 +4,7 @@ import { questionWorkflow } from '../../workflows';
 import { isQid, questionWorkflowId } from '../../workflows/ids';
 import { typeIs } from '../temporal';
 import { answerQuestionUpdate, declineQuestionUpdate, questionQuery, type QuestionView } from '../../workflows/question/messages';
+import { toAnswer, type GivenAnswer } from '../../workflows/question/answers';
 import type { OperatorIdentity } from '../auth/operators';
 import { asHttpError, HttpError, parseBody } from './http';
 import { NotFound, type TeamClient } from './teamClient';
@@ -46,6 +47,13 @@ export function questionRoutes(
     throw err;
   };
 
+  /**
+   * The question's record once a call on it was refused: a person who asks
+   * again after an answer that never reached them (a 503 while a worker
+   * restarted, a dropped connection) learns their first call counted.
+   */
+  const settled = (handle: ReturnType<typeof handleOf>): Promise<QuestionView | null> => team.query(handle, questionQuery).catch(() => null);
+
   // Questions waiting for a person, oldest first, with their records (visibility finds them; a Query reads each).
   router.get('/questions', needs('viewer'), async (req, res) => {
     const q = parseBody(listQuery, req.query);
@@ -78,6 +86,8 @@ export function questionRoutes(
     try {
       res.json(await team.update(handle, answerQuestionUpdate, [{ by: { operator: who.name }, answers: body.answers, reason: null }]));
     } catch (err) {
+      const view = await settled(handle);
+      if (view && answeredSo(view, who.name, body.answers)) return void res.json({ ok: true, qid: view.qid, already: true });
       missing(asHttpError(err, 409));
     }
   });
@@ -89,7 +99,20 @@ export function questionRoutes(
     try {
       res.json(await team.update(handle, declineQuestionUpdate, [{ operator: who.name, reason: body.reason }]));
     } catch (err) {
+      const view = await settled(handle);
+      if (view?.status === 'declined' && view.declined?.operator === who.name && view.declined.reason === body.reason) {
+        return void res.json({ ok: true, qid: view.qid, already: true });
+      }
       missing(asHttpError(err, 409));
     }
   });
 }
+
+/** The question was answered by this operator with exactly these answers. */
+function answeredSo(view: QuestionView, operator: string, given: GivenAnswer[]): boolean {
+  if (view.status !== 'answered' || view.answered_by?.operator !== operator || view.answers?.length !== given.length) return false;
+  const asGiven = given.map((a, i) => toAnswer(view.questions[i], a));
+  return view.answers.every((a, i) => a.text === asGiven[i].text && sameLabels(a.selected_labels, asGiven[i].selected_labels));
+}
+
+const sameLabels = (a: string[], b: string[]) => a.length === b.length && a.every((label, i) => label === b[i]);

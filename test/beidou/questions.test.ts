@@ -78,13 +78,17 @@ describe('ask_user', () => {
     const short = await operator.request('POST', `/runs/${runId}/questions/${qid}/answer`, { answers: [{ selected_labels: ['SQLite'], text: null }] });
     expect(short.json.error.code).toBe('answer_count_mismatch');
 
-    const answered = await operator.request('POST', `/runs/${runId}/questions/${qid}/answer`, {
-      answers: [
-        { selected_labels: ['PostgreSQL'], text: null },
-        { selected_labels: [], text: 'Two hosts next month.' },
-      ],
-    });
+    const answers = [
+      { selected_labels: ['PostgreSQL'], text: null },
+      { selected_labels: [], text: 'Two hosts next month.' },
+    ];
+    const answered = await operator.request('POST', `/runs/${runId}/questions/${qid}/answer`, { answers });
     expect(answered.json).toEqual({ ok: true, qid });
+    // The same answer again, as from a person whose first answer's reply was lost: it counted, once. Another is refused.
+    expect((await operator.request('POST', `/runs/${runId}/questions/${qid}/answer`, { answers })).json).toEqual({ ok: true, qid, already: true });
+    const other = await operator.request('POST', `/runs/${runId}/questions/${qid}/answer`, { answers: [answers[0], { selected_labels: [], text: 'One host.' }] });
+    expect(other.status).toBe(409);
+    expect(other.json.error.code).toBe('unknown_qid');
     const res = await asked;
     expect(res.isError).toBeFalsy();
     expect(res.structuredContent).toEqual({
@@ -94,7 +98,9 @@ describe('ask_user', () => {
       ],
       answer_text: 'Database: PostgreSQL\nTwo hosts next month.',
     });
-    const [event] = await eventsOf(runId, 'question_answered');
+    const answeredEvents = await eventsOf(runId, 'question_answered');
+    expect(answeredEvents).toHaveLength(1);
+    const [event] = answeredEvents;
     expect(event.data).toMatchObject({ qid, by: 'operator operator', hops: 3 });
   });
 
@@ -149,6 +155,8 @@ describe('ask_user', () => {
     expect(q.chain).toEqual(['user']);
     const declined = await operator.request('POST', `/runs/${runId}/questions/${q.qid}/decline`, { reason: 'Out of scope.' });
     expect(declined.json).toEqual({ ok: true, qid: q.qid });
+    expect((await operator.request('POST', `/runs/${runId}/questions/${q.qid}/decline`, { reason: 'Out of scope.' })).json).toEqual({ ok: true, qid: q.qid, already: true });
+    expect((await operator.request('POST', `/runs/${runId}/questions/${q.qid}/decline`, { reason: 'Another reason.' })).status).toBe(409);
     const res = await asked;
     expect(res.isError).toBe(true);
     expect(errorOf(res)).toMatchObject({ code: 'user_declined', reason: 'Out of scope.' });

@@ -23,8 +23,9 @@ export interface Stack {
  * shared test stack (same Temporal server): for tests that kill processes or
  * need another runtime configuration.
  */
-export async function startStack(name: string, gatewayPort: number, extra: Record<string, string> = {}): Promise<Stack> {
+export async function startStack(name: string, port: number, extra: Record<string, string> = {}): Promise<Stack> {
   const base = readTestEnv();
+  const gatewayPort = shifted(port, base.gatewayUrl);
   const env = { ...base.processEnv, DIPPER_TASK_QUEUE: `dipper-${name}`, DIPPER_PORT: String(gatewayPort), ...extra };
   const log = (what: string) => path.join(testDataRoot, `${name}-${what}.log`);
   let worker = startProcess('worker', env, log('worker'));
@@ -39,7 +40,8 @@ export async function startStack(name: string, gatewayPort: number, extra: Recor
       return worker;
     },
     gateways,
-    async addGateway(port, more = {}) {
+    async addGateway(replicaPort, more = {}) {
+      const port = shifted(replicaPort, base.gatewayUrl);
       gateways.push(startProcess('gateway', { ...env, ...more, DIPPER_PORT: String(port) }, log(`gateway-${port}`)));
       const url = `http://127.0.0.1:${port}`;
       await waitForHttp(`${url}/healthz`);
@@ -55,3 +57,14 @@ export async function startStack(name: string, gatewayPort: number, extra: Recor
   };
   return stack;
 }
+
+/**
+ * A stack's port moved by as much as the run's own gateway port was moved
+ * (DIPPER_TEST_GATEWAY_PORT): two jest runs on one machine, each with its
+ * own ports, then start their stacks apart instead of on each other's.
+ */
+function shifted(port: number, runGatewayUrl: string): number {
+  return port + (Number(new URL(runGatewayUrl).port) - DEFAULT_GATEWAY_PORT);
+}
+
+const DEFAULT_GATEWAY_PORT = 28710;
