@@ -1,0 +1,3 @@
+/** Every probe of test/upstream, in one workflow bundle. */
+export { flushLoopProbe } from './emptyTask';
+export { pokedThenTimerProbe } from './legacyQuery';
