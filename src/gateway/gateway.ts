@@ -29,11 +29,18 @@ export interface GatewayHandle {
  * clock once the request is in, so a long poll's wait for its answer is
  * never cut. Connections are checked every second instead of every 30 s so
  * the timeouts hold to about a second.
+ *
+ * An idle keep-alive connection is kept 65 s, not Node's 5 s: clients close
+ * theirs a little before the time the server announces, and on a busy
+ * machine a client's timer runs late, so it sent a request down a
+ * connection the server had just closed ("fetch failed" in a loaded test
+ * run). With a long server timeout the client is always the one to close.
  */
 function serverOptions(config: DipperConfig): Parameters<typeof createServer>[0] {
   return {
     headersTimeout: config.guards.headersTimeoutMs,
     requestTimeout: config.guards.requestTimeoutMs,
+    keepAliveTimeout: 65_000,
     connectionsCheckingInterval: 1000,
   };
 }
