@@ -207,13 +207,16 @@ it('moves live runs from version A to B: pinned work finishes on A, everything e
   const pinnedToA = new Set([taskOp]);
   const onB = await replayAll({ temporal: Temporal.over(temporal), bundlePath: bundles.B, skip: (wf) => (pinnedToA.has(wf.workflowId) ? 'pinned to A' : undefined) });
   expect({ listed: onB.listed, nondeterministic: onB.nondeterministic, failed: onB.failed, stuck: onB.stuck }).toEqual({ listed: expect.any(Number), nondeterministic: [], failed: [], stuck: [] });
-  // The run, its root, both questions, the approval, the token registry and the task made on B; the one on A skipped.
-  expect([onB.listed, onB.replayed, onB.skipped.length]).toEqual([8, 7, 1]);
+  // The run, its root, both questions, the approval, the token registry and the task made on B; the task op on A
+  // skipped (each of its runs: on a loaded machine a start the gateway asked again for can make a second one).
+  expect(onB.replayed).toBeGreaterThanOrEqual(7);
+  expect(onB.replayed + onB.skipped.length).toBe(onB.listed);
+  expect(new Set(onB.skipped.map((x) => x.workflowId))).toEqual(new Set([taskOp]));
   const onA = await replayAll({ temporal: Temporal.over(temporal), bundlePath: bundles.A, query: `WorkflowId = '${taskOp}'` });
-  expect([onA.replayed, onA.nondeterministic, onA.failed]).toEqual([1, [], []]);
+  expect([onA.replayed, onA.nondeterministic, onA.failed]).toEqual([onB.skipped.length, [], []]);
   // The change was real: B's code cannot go on with what A started, so only pinning kept it whole.
   const crossed = await replayAll({ temporal: Temporal.over(temporal), bundlePath: bundles.B, query: `WorkflowId = '${taskOp}'` });
-  expect(crossed.nondeterministic).toHaveLength(1);
+  expect(crossed.nondeterministic.length).toBeGreaterThanOrEqual(1);
   // No workflow task failed, but for the Query guard's deliberate refusals (a loaded machine meets them).
   for await (const wf of temporal.workflow.list()) expect([wf.workflowId, await failedTasks(temporal, wf.workflowId, wf.runId)]).toEqual([wf.workflowId, []]);
   process.stderr.write(`upgrade: ${onB.replayed + onA.replayed} histories replayed; ${((Date.now() - started) / 1000).toFixed(1)} s from A current to the last replay\n`);
