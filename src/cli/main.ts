@@ -3,7 +3,7 @@ import { loadOrCreateSecrets } from '../auth/secrets';
 import { loadConfig } from '../config';
 import { ensureTemporalCli } from '../devstack/temporalCli';
 import { localBin, projectRoot } from './projectRoot';
-import { runSteps } from './runStep';
+import { runSteps, runTogether } from './runStep';
 import { clusterTest, clusterUp } from './cluster';
 import { doctor } from './doctor';
 import { EXEC_HELP, exec, EXIT } from './exec';
@@ -31,17 +31,17 @@ program
 
 program
   .command('test')
-  .description('typecheck, lint, then jest (arguments go to jest)')
+  .description('typecheck and lint (side by side), then jest (arguments go to jest)')
   .argument('[jestArgs...]')
   .allowUnknownOption()
   .passThroughOptions()
   .helpOption(false)
   .action(async (jestArgs: string[]) => {
-    process.exitCode = await runSteps([
+    const checked = await runTogether([
       [localBin('tsc'), ['--noEmit', '-p', '.']],
       [localBin('eslint'), ['.']],
-      [localBin('jest'), ['--runInBand', ...jestArgs]],
     ]);
+    process.exitCode = checked !== 0 ? checked : await runSteps([[localBin('jest'), ['--runInBand', ...jestArgs]]]);
   });
 
 program
