@@ -1,8 +1,8 @@
-import { resolveTexts, type ContentStore } from '../../activities/contentStore';
+import { resolveTexts, type ContentStore } from '../shared/stores/contentStore';
 import { INLINE_TEXT_BYTES, isStored, type Text } from '../../workflows/content';
 import { NotFound, WorkflowRefusal } from './teamClient';
 
-export { CONTENT_GONE } from '../../activities/contentStore';
+export { CONTENT_GONE } from '../shared/stores/contentStore';
 
 /**
  * The gateway's side of the content store: large text goes in before the

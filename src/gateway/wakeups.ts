@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import type { InboxWakes } from '../../activities/inboxWakes';
+import type { InboxWakes } from '../shared/stores/inboxWakes';
 
 /** One poll's view of an agent's wakes since it began watching. */
 export interface Watch {

@@ -1,5 +1,5 @@
 import { launchQuery } from '../../workflows/agent/messages';
-import { BridgeClient } from '../../activities/isphere/bridgeClient';
+import { BridgeClient } from '../shared/isphere/bridgeClient';
 import type { IsphereConfig } from '../config';
 import type { TeamClient } from '../gateway/teamClient';
 import type { Caller } from '../registry/types';
