@@ -69,6 +69,10 @@ const SHARED_MESSAGE = 'src/shared/ is used by every process and imports none of
 /** @param {string} climb regex of the relative climb from the file's folder to src/ */
 const aboveShared = (climb) => ({ regex: `^${climb}(gateway|isphere|registry|temporal|worker)(/|$)`, message: SHARED_MESSAGE });
 
+/** The gateway implements the registry's capabilities (src/registry/capabilities.ts) and wires them in; nothing it serves imports it back. */
+const GATEWAY_MESSAGE = 'src/registry, src/isphere and src/temporal import nothing from src/gateway: a tool uses the capabilities of its ToolContext (src/registry/capabilities.ts), which the gateway implements.';
+const NO_GATEWAY = { regex: '^(\\.\\./)+gateway(/|$)', message: GATEWAY_MESSAGE };
+
 /** @param {...object} patterns the import patterns refused in these files (a later block replaces the whole list) */
 const restrictedImports = (...patterns) => ['error', { patterns }];
 
@@ -129,7 +133,8 @@ module.exports = defineConfig(
   { files: ['**/*.ts', '**/*.js'], ignores: ['src/temporal/**', 'test/**'], rules: { 'no-restricted-imports': restrictedImports(TEMPORAL_CLIENT) } },
   // Later blocks replace the pattern list, so each repeats the ones that still apply.
   { files: ['src/**/*.ts'], ignores: ['src/worker/**', 'src/temporal/**'], rules: { 'no-restricted-imports': restrictedImports(TEMPORAL_CLIENT, NO_ACTIVITIES) } },
-  { files: ['src/temporal/**/*.ts'], rules: { 'no-restricted-imports': restrictedImports(NO_ACTIVITIES) } },
+  { files: ['src/temporal/**/*.ts'], rules: { 'no-restricted-imports': restrictedImports(NO_ACTIVITIES, NO_GATEWAY) } },
+  { files: ['src/{registry,isphere}/**/*.ts'], rules: { 'no-restricted-imports': restrictedImports(TEMPORAL_CLIENT, NO_ACTIVITIES, NO_GATEWAY) } },
   { files: ['src/shared/*.ts'], rules: { 'no-restricted-imports': restrictedImports(TEMPORAL_CLIENT, NO_ACTIVITIES, aboveShared('\\.\\./')) } },
   { files: ['src/shared/*/*.ts'], rules: { 'no-restricted-imports': restrictedImports(TEMPORAL_CLIENT, NO_ACTIVITIES, aboveShared('\\.\\./\\.\\./')) } },
   { files: ['src/shared/*/*/*.ts'], rules: { 'no-restricted-imports': restrictedImports(TEMPORAL_CLIENT, NO_ACTIVITIES, aboveShared('\\.\\./\\.\\./\\.\\./')) } },

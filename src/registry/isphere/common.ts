@@ -9,7 +9,7 @@ import type { IsphereService } from '../../isphere/service';
 import { defineTool, type ToolContext, type ToolDef } from '../types';
 import { ToolError } from '../errors';
 import { asConnectorError, EnvelopeError } from './envelope';
-import { unavailable } from '../../gateway/serviceErrors';
+import { unavailable } from '../serviceErrors';
 import { failureOf } from '../../temporal';
 
 /** Agent and run come from the caller's token: the run scopes cursors, the agent's skill its access. */

@@ -134,7 +134,7 @@ async function download(call: Call, ctx: ToolContext, dir: string, files: FileRe
   }
   const { host } = await call.service.identity(ctx.caller);
   const done = await runFileOp(
-    ctx.team.temporal,
+    ctx.team,
     call.service.files.taskQueue,
     ctx.caller,
     { op: 'download', runId: ctx.caller.runId, dir, files: files.map((f) => ({ file_id: f.file_id, saved_name: path.basename(f.saved_path!), sha256: f.sha256 })), ...(host ? { host } : {}) },
