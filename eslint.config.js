@@ -55,6 +55,27 @@ const workflowDeterminism = {
 const TEMPORAL_CLIENT_MESSAGE =
   "Reach Temporal through src/temporal (Temporal, WorkflowRef, TemporalAdmin): it is Dipper's only importer of '@temporalio/client'.";
 
+/**
+ * Layers (docs/architecture.md, "Layers"): activities/ holds the worker's own steps and only the worker, which
+ * registers them, imports it; what another process needs from there (a store, a client, an error, a record) lives
+ * in src/shared/. Type-only imports count too: a type from an activity file still ties the importer to it.
+ */
+const ACTIVITIES_MESSAGE = 'Only the worker (src/worker) imports activities/: what another process needs from there belongs in src/shared/.';
+const NO_ACTIVITIES = { regex: '^(\\.\\./)+activities(/|$)', message: ACTIVITIES_MESSAGE };
+const TEMPORAL_CLIENT = { group: ['@temporalio/client', '@temporalio/client/*'], message: TEMPORAL_CLIENT_MESSAGE };
+
+/** src/shared is below every process: it imports none of the code that makes one (the gateway, the isphere tools, the worker). */
+const SHARED_MESSAGE = 'src/shared/ is used by every process and imports none of them: not src/gateway, src/isphere, src/registry, src/temporal or src/worker.';
+/** @param {string} climb regex of the relative climb from the file's folder to src/ */
+const aboveShared = (climb) => ({ regex: `^${climb}(gateway|isphere|registry|temporal|worker)(/|$)`, message: SHARED_MESSAGE });
+
+/** The gateway implements the registry's capabilities (src/registry/capabilities.ts) and wires them in; nothing it serves imports it back. */
+const GATEWAY_MESSAGE = 'src/registry, src/isphere and src/temporal import nothing from src/gateway: a tool uses the capabilities of its ToolContext (src/registry/capabilities.ts), which the gateway implements.';
+const NO_GATEWAY = { regex: '^(\\.\\./)+gateway(/|$)', message: GATEWAY_MESSAGE };
+
+/** @param {...object} patterns the import patterns refused in these files (a later block replaces the whole list) */
+const restrictedImports = (...patterns) => ['error', { patterns }];
+
 /** Starting a workflow, or sending it an Update, by a type name in a string: name it by its function or definition. */
 const BY_NAME_MESSAGE =
   'Name workflows by their function and Signals, Updates and Queries by their define*() definitions, never by a string: a rename must be a compile error.';
@@ -109,13 +130,14 @@ module.exports = defineConfig(
   // Later blocks replace the option list, so each depth repeats the whole rule.
   { files: ['workflows/*.ts'], rules: { '@typescript-eslint/no-restricted-imports': workflowImports('^\\.\\./') } },
   { files: ['workflows/*/*.ts'], rules: { '@typescript-eslint/no-restricted-imports': workflowImports('^\\.\\./\\.\\./') } },
-  {
-    files: ['**/*.ts', '**/*.js'],
-    ignores: ['src/temporal/**', 'test/**'],
-    rules: {
-      'no-restricted-imports': ['error', { paths: [{ name: '@temporalio/client', message: TEMPORAL_CLIENT_MESSAGE }], patterns: [{ group: ['@temporalio/client/*'], message: TEMPORAL_CLIENT_MESSAGE }] }],
-    },
-  },
+  { files: ['**/*.ts', '**/*.js'], ignores: ['src/temporal/**', 'test/**'], rules: { 'no-restricted-imports': restrictedImports(TEMPORAL_CLIENT) } },
+  // Later blocks replace the pattern list, so each repeats the ones that still apply.
+  { files: ['src/**/*.ts'], ignores: ['src/worker/**', 'src/temporal/**'], rules: { 'no-restricted-imports': restrictedImports(TEMPORAL_CLIENT, NO_ACTIVITIES) } },
+  { files: ['src/temporal/**/*.ts'], rules: { 'no-restricted-imports': restrictedImports(NO_ACTIVITIES, NO_GATEWAY) } },
+  { files: ['src/{registry,isphere}/**/*.ts'], rules: { 'no-restricted-imports': restrictedImports(TEMPORAL_CLIENT, NO_ACTIVITIES, NO_GATEWAY) } },
+  { files: ['src/shared/*.ts'], rules: { 'no-restricted-imports': restrictedImports(TEMPORAL_CLIENT, NO_ACTIVITIES, aboveShared('\\.\\./')) } },
+  { files: ['src/shared/*/*.ts'], rules: { 'no-restricted-imports': restrictedImports(TEMPORAL_CLIENT, NO_ACTIVITIES, aboveShared('\\.\\./\\.\\./')) } },
+  { files: ['src/shared/*/*/*.ts'], rules: { 'no-restricted-imports': restrictedImports(TEMPORAL_CLIENT, NO_ACTIVITIES, aboveShared('\\.\\./\\.\\./\\.\\./')) } },
   { files: ['{src,activities,bench,workflows}/**/*.ts'], rules: { 'no-restricted-syntax': byName } },
   {
     files: ['test/**/*.ts'],

@@ -4,14 +4,14 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { DipperConfig } from '../../src/config';
 import type { Text } from '../../workflows/content';
 import type { ApprovalTarget, Binding, SendOutcome } from '../../workflows/isphere/messages';
-import { sign } from '../../src/isphere/signature';
-import { ANCHOR_EVENT, AuditKeyConflict, type AuditEntry, type AuditStore } from '../audit';
-import { resolveTexts, type ContentStore } from '../contentStore';
-import type { EventStore } from '../eventStore';
+import { sign } from '../../src/shared/isphere/signature';
+import { ANCHOR_EVENT, AuditKeyConflict, type AuditEntry, type AuditStore } from '../../src/shared/stores/audit';
+import { resolveTexts, type ContentStore } from '../../src/shared/stores/contentStore';
+import type { EventStore } from '../../src/shared/stores/eventStore';
 import { withFaults } from '../faults';
 import { approvedRoots, confinedDir, openConfined, refuseFile, writeDownload, type Inspected } from './files';
-import { BridgeClient } from './bridgeClient';
-import { ConnectorError, SendOutcomeUnknown } from './errors';
+import { BridgeClient } from '../../src/shared/isphere/bridgeClient';
+import { ConnectorError, SendOutcomeUnknown } from '../../src/shared/isphere/errors';
 
 export interface IsphereActivityDeps {
   config: DipperConfig;

@@ -1,4 +1,4 @@
-import { toMcpTool } from '../gateway/mcp';
+import { toMcpTool } from '../registry/mcpTool';
 import { surfaces, tools, toolsOf } from '../registry';
 import type { Surface, ToolDef } from '../registry/types';
 import { fieldLines, type JsonSchema } from '../registry/schemaFields';

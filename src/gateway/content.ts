@@ -1,15 +1,16 @@
-import { resolveTexts, type ContentStore } from '../../activities/contentStore';
+import { resolveTexts, type ContentStore } from '../shared/stores/contentStore';
 import { INLINE_TEXT_BYTES, isStored, type Text } from '../../workflows/content';
+import type { ContentKeeping } from '../registry/capabilities';
 import { NotFound, WorkflowRefusal } from './teamClient';
 
-export { CONTENT_GONE } from '../../activities/contentStore';
+export { CONTENT_GONE } from '../shared/stores/contentStore';
 
 /**
  * The gateway's side of the content store: large text goes in before the
  * Update that refers to it, comes out again when a read answers, and is
  * dropped when the Update was refused.
  */
-export class ContentKeeper {
+export class ContentKeeper implements ContentKeeping {
   constructor(private readonly store: ContentStore) {}
 
   /** Small text stays inline (no write on the hot path); larger text is stored and referred to. */

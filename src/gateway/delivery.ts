@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { deliverMessagesUpdate, MAX_DELIVERY_BATCH, type DeliverInput, type DeliveryOutcome } from '../../workflows/agent/messages';
 import { stateBytes } from '../../workflows/content';
 import { callDeadline, underDeadline } from './deadline';
-import { unavailable } from './serviceErrors';
+import { unavailable } from '../registry/serviceErrors';
+import type { MessageDelivery } from '../registry/capabilities';
 import type { TeamClient } from './teamClient';
 import type { Wakeups } from './wakeups';
 
@@ -25,7 +26,7 @@ interface Pending {
  * by fifty children at once) then sees a few Updates, not fifty competing
  * ones.
  */
-export class DeliveryBatcher {
+export class DeliveryBatcher implements MessageDelivery {
   private readonly queues = new Map<string, Pending[]>();
 
   constructor(

@@ -4,7 +4,7 @@ import { safeMessage } from '../log';
 import { ToolError } from '../registry/errors';
 import { inputError } from './mcp';
 import type { RateLimiter } from './rateLimit';
-import { rateLimited, retryAfterSeconds, serviceStatus } from './serviceErrors';
+import { rateLimited, retryAfterSeconds, serviceStatus } from '../registry/serviceErrors';
 
 /** An HTTP failure that renders itself; the code that throws it knows nothing of express. */
 export class HttpError extends Error {

@@ -10,6 +10,7 @@ import {
 import { z } from 'zod';
 import { internalError, ToolError } from '../registry/errors';
 import { EnvelopeError, envelopeOf } from '../registry/isphere/envelope';
+import { toMcpTool } from '../registry/mcpTool';
 import type { ToolContext, ToolDef } from '../registry/types';
 import { safeMessage, type Logger } from '../log';
 import { answerWithin } from './deadline';
@@ -20,36 +21,6 @@ export const SERVER_VERSION = '0.1.0';
 /** MCP wants an object for structuredContent; a bare-array result travels as { items }. */
 function structured(out: unknown): Record<string, unknown> {
   return Array.isArray(out) ? { items: out } : (out as Record<string, unknown>);
-}
-
-function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Tool['inputSchema'] {
-  const js = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Record<string, unknown>;
-  delete js.$schema;
-  if (js.type === 'array') {
-    return { type: 'object', properties: { items: js }, required: ['items'], additionalProperties: false };
-  }
-  // A union of objects (an isphere answer: ok or the error envelope); MCP wants `type: object` at the root.
-  if (js.type === undefined && (js.oneOf || js.anyOf)) return { type: 'object', ...js } as Tool['inputSchema'];
-  return js as Tool['inputSchema'];
-}
-
-/** The MCP definition of a registry entry: the only place annotations are derived. */
-export function toMcpTool(def: ToolDef): Tool {
-  return {
-    name: def.name,
-    title: def.title,
-    description: def.description,
-    inputSchema: jsonSchema(def.input, 'input'),
-    outputSchema: jsonSchema(def.output, 'output') as Tool['outputSchema'],
-    ...(def.deprecated ? { _meta: { deprecated: true, replacement: def.deprecated.replacement } } : {}),
-    annotations: {
-      title: def.title,
-      readOnlyHint: def.readOnly,
-      destructiveHint: def.destructive,
-      idempotentHint: def.idempotent,
-      openWorldHint: false,
-    },
-  };
 }
 
 /** "tasks[2].depends_on" from a zod path, plus the unknown key for strict-object issues. */

@@ -5,7 +5,7 @@ import { dryRunOf, renderError } from './mcp';
 
 /** A JSON-RPC message as far as a refusal needs it: a tool call's name and arguments. */
 type Message = { method?: unknown; id?: unknown; params?: { name?: unknown; arguments?: Record<string, unknown> } };
-import { rateLimited, retryAfterSeconds, serviceStatus, unconfirmed } from './serviceErrors';
+import { rateLimited, retryAfterSeconds, serviceStatus, unconfirmed } from '../registry/serviceErrors';
 
 /**
  * A request refused before any MCP server starts. A tool call gets the

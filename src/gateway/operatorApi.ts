@@ -1,11 +1,11 @@
-import type { AuditStore } from '../../activities/audit';
+import type { AuditStore } from '../shared/stores/audit';
 import { approvalRoutes, auditRoutes } from './approvalsApi';
 import { questionRoutes } from './questionsApi';
 import { randomUUID } from 'node:crypto';
 import { Router, type NextFunction, type Response } from 'express';
 import { z } from 'zod';
-import { buildPayload, type ReadLaunch } from '../../activities/runtimes/payload';
-import type { EventStore } from '../../activities/eventStore';
+import { buildPayload, type ReadLaunch } from '../shared/launchPayload';
+import type { EventStore } from '../shared/stores/eventStore';
 import { launchQuery } from '../../workflows/agent/messages';
 import { slug } from '../../workflows/agent/leader';
 import { runWorkflowId } from '../../workflows/ids';

@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import { ackInboxUpdate, inboxQuery } from '../../workflows/agent/messages';
-import type { Caller } from '../registry/types';
+import type { Caller } from '../registry/capabilities';
 import type { ContentKeeper } from './content';
 import { asHttpError, HttpError, parseBody } from './http';
 import type { LongPolls } from './longPolls';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { MissingCredentialContext, NotSent, OutcomeUnknown, type TaskApiClient, type TaskOp } from '../../activities/taskApi/client';
-import { NoAgentToken } from '../../activities/taskApi/tokens';
+import { MissingCredentialContext, NotSent, OutcomeUnknown, type TaskApiClient, type TaskOp } from '../shared/taskApi/client';
+import { NoAgentToken } from '../shared/taskApi/tokens';
 import { agentWorkflowId } from '../../workflows/ids';
 import { peerQuery } from '../../workflows/run/messages';
 import { callKey } from '../../workflows/receipts';
@@ -8,16 +8,10 @@ import { agentIdKey, runIdKey } from '../../workflows/searchAttributes';
 import { taskMutationWorkflow } from '../../workflows/taskOp/workflow';
 import { ToolError } from '../registry/errors';
 import { fromService, outcomeUnknown, serviceUnavailable, taskError, type CallFacts } from '../registry/agentteam/errors';
-import type { Caller } from '../registry/types';
+import type { CallAbout, Caller, TaskBoardAccess } from '../registry/capabilities';
 import type { TeamClient } from './teamClient';
 
 type Raw = Record<string, unknown>;
-
-/** What a call is about, for its refusals' hints. */
-export interface CallAbout {
-  channel?: string;
-  number?: number;
-}
 
 const BOARDS_TTL_MS = 30_000;
 /** One change's request body (the mutation workflow's input, kept in its history). Today's schemas keep a change under about 420 KB; this holds the bound if they grow. */
@@ -30,7 +24,7 @@ const BOARDS_HELD = 10_000;
  * Mutations run as an activity in a short workflow, so a gateway crash or
  * a client's retry never makes a keyed request twice.
  */
-export class TaskBoard {
+export class TaskBoard implements TaskBoardAccess {
   private readonly boardsOf = new Map<string, { boards: string[]; at: number }>();
 
   constructor(

@@ -3,7 +3,8 @@ import { randomUUID } from 'node:crypto';
 import type { QueryDefinition, UpdateDefinition, Workflow } from '@temporalio/common';
 import { agentWorkflowId, runWorkflowId } from '../../workflows/ids';
 import type { Logger } from '../log';
-import { backoff, beforeDeadline, budget, isRetryable, MAX_ATTEMPTS, toolFailure, type Temporal, type WorkflowRef } from '../temporal';
+import type { TeamWorkflows } from '../registry/capabilities';
+import { backoff, beforeDeadline, budget, isRetryable, MAX_ATTEMPTS, toolFailure, type StartOptions, type Temporal, type WorkflowRef } from '../temporal';
 
 // Callers name these by the gateway's client; they are the module's error map and deadline policy.
 export { beforeDeadline, NoAnswerInTime, NotFound, queryCapMs, WorkflowRefusal } from '../temporal';
@@ -15,7 +16,7 @@ export { beforeDeadline, NoAnswerInTime, NotFound, queryCapMs, WorkflowRefusal }
  * (errors.ts: refusals keep the workflow's code, no answer is `unavailable`
  * or `needs_repair`, everything else an internal error).
  */
-export class TeamClient {
+export class TeamClient implements TeamWorkflows {
   constructor(
     readonly temporal: Temporal,
     private readonly log: Logger,
@@ -37,6 +38,10 @@ export class TeamClient {
   /** Any other workflow of a run (a question, an approval), by its id. */
   handle<W extends Workflow = Workflow>(workflowId: string): WorkflowRef<W> {
     return this.temporal.handle<W>(workflowId);
+  }
+
+  start<W extends Workflow>(workflow: W, options: StartOptions<W>): Promise<WorkflowRef<W>> {
+    return this.temporal.start(workflow, options);
   }
 
   async update<Ret, Args extends unknown[]>(

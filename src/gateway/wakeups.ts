@@ -1,16 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import type { InboxWakes } from '../../activities/inboxWakes';
+import type { InboxWakes } from '../shared/stores/inboxWakes';
+import type { InboxWakeups, Watch } from '../registry/capabilities';
 
-/** One poll's view of an agent's wakes since it began watching. */
-export interface Watch {
-  /**
-   * Resolves true once the agent was woken since the last call (at once if
-   * it already was), false after ms or when the signal aborts.
-   */
-  next(ms: number, signal?: AbortSignal): Promise<boolean>;
-  close(): void;
-}
 
 /**
  * Word, inside one gateway process, that an agent's inbox may have
@@ -20,7 +12,7 @@ export interface Watch {
  * PostgreSQL, other replicas publish their deliveries). A long poll waits
  * for a wake instead of asking Temporal on a timer.
  */
-export class Wakeups {
+export class Wakeups implements InboxWakeups {
   private readonly emitter = new EventEmitter();
   /** This process, so the feed's echo of its own wakes is skipped. */
   private readonly origin = `gateway-${randomUUID()}`;

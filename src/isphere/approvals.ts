@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { ConnectorError } from '../../activities/isphere/errors';
-import { canonical } from '../../activities/audit/chain';
+import { ConnectorError } from '../shared/isphere/errors';
+import { canonicalJson } from '../shared/canonicalJson';
 import type { Text } from '../../workflows/content';
 import { approvalWorkflowId } from '../../workflows/ids';
 import { approvalQuery, decideUpdate, requestSendUpdate, type ApprovalInput, type ApprovalView, type Binding, type Decision, type SendOutcome } from '../../workflows/isphere/messages';
@@ -17,7 +17,7 @@ export const keyHash = (key: string | undefined): string | null => (key === unde
 /** The approval a dry run asks for: the same request (run, agent, tool, target, content, key) always names the same one. */
 export function approvalIdOf(runId: string, agentId: string, binding: Binding): string {
   const digest = createHash('sha256')
-    .update(canonical([runId, agentId, binding.tool, binding.target.target_type, binding.target.target_id, binding.content_sha256, binding.file_sha256, binding.key_sha256 ?? '']))
+    .update(canonicalJson([runId, agentId, binding.tool, binding.target.target_type, binding.target.target_id, binding.content_sha256, binding.file_sha256, binding.key_sha256 ?? '']))
     .digest('base64url');
   return `apr_${digest.slice(0, 26)}`;
 }
@@ -136,7 +136,7 @@ export class Approvals {
       const view = await this.view(runId, approvalId);
       // The send was made, or is being made, before this call: its answer is a repeat's.
       const repeat = view.status === 'done' || view.status === 'sending';
-      const updateId = `send-${view.attempt}-${sha256(canonical([requester, binding]))}`;
+      const updateId = `send-${view.attempt}-${sha256(canonicalJson([requester, binding]))}`;
       const update = await handle.startUpdate(requestSendUpdate, [{ requester, binding }], updateId);
       const late = new Promise<never>((_, reject) => {
         timer = setTimeout(
@@ -173,7 +173,7 @@ function closedAnswer(approvalId: string, view: ApprovalView, requester: string,
   const refused = (status: string, message: string) => new ConnectorError('APPROVAL_REQUIRED', message, false, { approval_status: status });
   if (view.requester.agent_id !== requester) throw refused('mismatch', `Approval ${approvalId} was given to another agent.`);
   if (view.status !== 'done' || !view.outcome) throw refused(view.status === 'approved' || view.status === 'pending' ? 'expired' : view.status, `Approval ${approvalId} is ${view.status}.`);
-  const same = canonical({ ...view.binding, key_sha256: null }) === canonical({ ...binding, key_sha256: null });
+  const same = canonicalJson({ ...view.binding, key_sha256: null }) === canonicalJson({ ...binding, key_sha256: null });
   if (!same) throw refused('mismatch', `Approval ${approvalId} was given for another target, text or file.`);
   if ((view.binding.key_sha256 ?? '') !== (binding.key_sha256 ?? '')) throw refused('used', `Approval ${approvalId} was already used.`);
   return { ...view.outcome, replayed: true, approver: view.decision?.approver ?? '' };

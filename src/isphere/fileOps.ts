@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { ConnectorError } from '../../activities/isphere/errors';
-import { canonical } from '../../activities/audit/chain';
+import { ConnectorError } from '../shared/isphere/errors';
+import { canonicalJson } from '../shared/canonicalJson';
 import { isphereFileWorkflow, type FileOpInput, type FileOpResult } from '../../workflows/isphere/fileOp';
 import type { Temporal } from '../temporal';
 import { agentWorkflowId } from '../../workflows/ids';
@@ -20,9 +20,9 @@ const REFUSED: Record<string, { code: 'PERMISSION_DENIED' | 'INVALID_ARGUMENT' |
  * and waits for it within the call: the workflow id comes from the call, so
  * a repeated call attaches to the same operation.
  */
-export async function runFileOp(temporal: Temporal, taskQueue: string, caller: { runId: string; agentId: string }, input: FileOpInput, field: string, waitMs: number): Promise<NonNullable<Extract<FileOpResult, { ok: true }>>> {
-  const digest = createHash('sha256').update(canonical(input)).digest('base64url').slice(0, 24);
-  const handle = await temporal.start(isphereFileWorkflow, {
+export async function runFileOp(workflows: Pick<Temporal, 'start'>, taskQueue: string, caller: { runId: string; agentId: string }, input: FileOpInput, field: string, waitMs: number): Promise<NonNullable<Extract<FileOpResult, { ok: true }>>> {
+  const digest = createHash('sha256').update(canonicalJson(input)).digest('base64url').slice(0, 24);
+  const handle = await workflows.start(isphereFileWorkflow, {
     workflowId: `${agentWorkflowId(caller.runId, caller.agentId)}/isphere-file/${digest}`,
     taskQueue,
     args: [input],

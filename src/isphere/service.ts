@@ -1,8 +1,8 @@
 import { launchQuery } from '../../workflows/agent/messages';
-import { BridgeClient } from '../../activities/isphere/bridgeClient';
+import { BridgeClient } from '../shared/isphere/bridgeClient';
 import type { IsphereConfig } from '../config';
-import type { TeamClient } from '../gateway/teamClient';
-import type { Caller } from '../registry/types';
+import type { Temporal } from '../temporal';
+import type { Caller, TeamWorkflows } from '../registry/capabilities';
 import { BridgeConnector, LocalReadonlyConnector, MockConnector, Sources, UnavailableConnector, type Connector } from './connectors';
 import { Approvals } from './approvals';
 import { AccessPolicy, type Reader } from './policy';
@@ -22,7 +22,7 @@ export class IsphereService {
     readonly sources: Sources,
     readonly policy: AccessPolicy,
     readonly budgetBytes: number,
-    private readonly team: TeamClient,
+    private readonly team: TeamWorkflows,
     readonly approvals: Approvals,
     readonly sends: IsphereConfig['sends'],
     /** Where file operations run (the shared queue; a pinned run's host queue is derived from it) and how long a call waits for one. */
@@ -49,7 +49,8 @@ export class IsphereService {
 }
 
 /** The sources configuration names: bridge when a URL is set, the local store when a file is, uia and network always (declared, unavailable). */
-export function isphereService(config: IsphereConfig, team: TeamClient, taskQueue: string): IsphereService {
+/** `team.temporal`: approvals are started, counted and read as workflows of their own, outside any one tool call's bound. */
+export function isphereService(config: IsphereConfig, team: TeamWorkflows & { readonly temporal: Temporal }, taskQueue: string): IsphereService {
   const connectors: Connector[] = [new UnavailableConnector('uia'), new UnavailableConnector('network')];
   if (config.bridgeUrl) connectors.push(new BridgeConnector(new BridgeClient({ baseUrl: config.bridgeUrl, token: config.bridgeToken ?? '', timeoutMs: config.bridgeTimeoutMs })));
   if (config.localStore) connectors.push(new LocalReadonlyConnector(config.localStore));

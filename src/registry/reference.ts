@@ -1,5 +1,5 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
-import { toMcpTool } from '../gateway/mcp';
+import { toMcpTool } from './mcpTool';
 import { surfaces, toolsOf } from './index';
 import { typeOf, type JsonSchema } from './schemaFields';
 import type { Surface, ToolDef } from './types';

@@ -2,32 +2,26 @@ import type { z } from 'zod';
 import type { DipperEvent } from '../../workflows/types';
 import type { Limits } from '../config';
 import type { SkillCatalog } from '../skills';
-import type { ContentKeeper } from '../gateway/content';
-import type { DeliveryBatcher } from '../gateway/delivery';
-import type { Wakeups } from '../gateway/wakeups';
-import type { TeamClient } from '../gateway/teamClient';
-import type { TaskBoard } from '../gateway/taskBoard';
 import type { IsphereService } from '../isphere/service';
+import type { Caller, ContentKeeping, InboxWakeups, MessageDelivery, TaskBoardAccess, TeamWorkflows } from './capabilities';
 
-/** Who is calling, taken from the bearer token and never from tool input. */
-export interface Caller {
-  runId: string;
-  agentId: string;
-}
-
+/**
+ * Everything a tool's handler may use, built by the gateway for each call:
+ * the caller, the capabilities it implements (capabilities.ts), and the
+ * call's settings.
+ */
 export interface ToolContext {
   caller: Caller;
-  team: TeamClient;
-  delivery: DeliveryBatcher;
-  /** Where long text goes before an Update, and comes back from after a read. */
-  content: ContentKeeper;
-  /** Tells this gateway's long polls that an agent's inbox changed. */
-  wakeups: Wakeups;
+  /** The run's workflows (every tool's one Update, Query or start). */
+  team: TeamWorkflows;
+  delivery: MessageDelivery;
+  content: ContentKeeping;
+  wakeups: InboxWakeups;
   skills: SkillCatalog;
   limits: Limits;
   /** The task board (agentteam tools): reads straight to the Task API, mutations through a short workflow. */
-  tasks?: TaskBoard;
-  /** The iSphere sources, access policy and budget (isphere tools). */
+  tasks?: TaskBoardAccess;
+  /** The isphere tools' own engine (src/isphere: sources, access policy, approvals, budget); the isphere surface only. */
   isphere?: IsphereService;
   /** How questions (ask_user) are held: whether a human gateway takes them, how long an answer waits for a re-issued call. */
   questions: { humanGateway: boolean; reattachMs: number; progressMs: number; taskQueue: string };

@@ -6,9 +6,9 @@ import {
   isGrpcServiceError,
 } from '@temporalio/client';
 import { ActivityFailure, ApplicationFailure, TimeoutFailure, TimeoutType } from '@temporalio/common';
-import { ConnectorError, type IsphereCode } from '../../activities/isphere/errors';
+import { ConnectorError, type IsphereCode } from '../shared/isphere/errors';
 import { QUERY_COLD, QUERY_REFUSED } from '../../workflows/interceptors';
-import { needsRepair, stepFailed, unavailable } from '../gateway/serviceErrors';
+import { needsRepair, stepFailed, unavailable } from '../registry/serviceErrors';
 import { safeMessage, type Logger } from '../log';
 import { internalError, ToolError } from '../registry/errors';
 import { keepsFailing } from './health';

@@ -7,7 +7,7 @@ import { exec, EXIT } from '../../src/cli/exec';
 import { writeStackRecord, type StackRecord } from '../../src/cli/stackRecord';
 import { findTool } from '../../src/cli/toolCatalog';
 import { processStartTime } from '../../src/devstack/processes';
-import { toMcpTool } from '../../src/gateway/mcp';
+import { toMcpTool } from '../../src/registry/mcpTool';
 import { tools } from '../../src/registry';
 import { testDataRoot } from '../setup/env';
 import { projectRoot } from '../support/processes';

@@ -1,6 +1,6 @@
-import { BridgeClient } from '../../activities/isphere/bridgeClient';
+import { BridgeClient } from '../../src/shared/isphere/bridgeClient';
 import { failureOf } from './failure';
-import { ConnectorError, type IsphereCode } from '../../activities/isphere/errors';
+import { ConnectorError, type IsphereCode } from '../../src/shared/isphere/errors';
 import { startBridgeSim } from '../../src/isphere/bridgeSim';
 import {
   BridgeConnector,

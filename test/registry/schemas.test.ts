@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { toMcpTool } from '../../src/gateway/mcp';
+import { toMcpTool } from '../../src/registry/mcpTool';
 import { tools, toolsOf } from '../../src/registry';
 import { searchAttributeNames } from '../../workflows/searchAttributes';
 

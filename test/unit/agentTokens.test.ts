@@ -1,4 +1,4 @@
-import { AgentTokens, NoAgentToken, type TokenPair, type TokenRoutes } from '../../activities/taskApi/tokens';
+import { AgentTokens, NoAgentToken, type TokenPair, type TokenRoutes } from '../../src/shared/taskApi/tokens';
 
 /** Token routes that count their calls and answer at once (or refuse when told). */
 class Routes implements TokenRoutes {

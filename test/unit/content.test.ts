@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { SqliteContentStore } from '../../activities/contentStore';
+import { SqliteContentStore } from '../../src/shared/stores/contentStore';
 import { CONTENT_GONE, ContentKeeper } from '../../src/gateway/content';
 import { ToolError } from '../../src/registry/errors';
 import { emptyInbox, Inbox } from '../../workflows/agent/inbox';
@@ -39,7 +39,7 @@ it('stores only text above the inline size, and reads every stored text back in 
 it('drops what a refused call stored, keeps what a call with no answer stored, and says when content is gone', async () => {
   const refused = await keeper.keep('run_a', 'r'.repeat(5000));
   const { WorkflowRefusal } = await import('../../src/gateway/teamClient');
-  const { needsRepair } = await import('../../src/gateway/serviceErrors');
+  const { needsRepair } = await import('../../src/registry/serviceErrors');
   await expect(keeper.around([refused], () => Promise.reject(new WorkflowRefusal('inbox_full', 'full')))).rejects.toThrow('full');
   expect((await store.usage('run_a')).pieces).toBe(0);
   const unknown = await keeper.keep('run_a', 'u'.repeat(5000));

@@ -24,9 +24,20 @@ const OUTSIDE = [
   /\b(?:projectRoot|repoRoot|root)\s*,\s*(['"`])\.\.(?:\1|[\\/])/,
 ];
 
+/** A relative module specifier (import, export, require): it resolves from the importing file's own folder. */
+const MODULE = /(\bfrom\s+|\brequire\(\s*|\bimport\(\s*)(['"])(\.{1,2}\/[^'"]*)\2/g;
+
+/** `line` without the module specifiers that resolve inside the repository (from src/gateway, one climb reaches src/). */
+function withoutInsideModules(file: string, line: string): string {
+  return line.replace(MODULE, (whole, _lead, _q, spec: string) => {
+    const target = path.resolve(projectRoot, path.dirname(file), spec);
+    return target.startsWith(projectRoot + path.sep) ? '' : whole;
+  });
+}
+
 /** The lines of `text` that reach outside the repository, as `file:line: text`. */
 function outsideReads(file: string, text: string): string[] {
-  return text.split('\n').flatMap((line, i) => (OUTSIDE.some((re) => re.test(line)) ? [`${file}:${i + 1}: ${line.trim()}`] : []));
+  return text.split('\n').flatMap((line, i) => (OUTSIDE.some((re) => re.test(withoutInsideModules(file, line))) ? [`${file}:${i + 1}: ${line.trim()}`] : []));
 }
 
 const codeFiles = () =>
@@ -58,6 +69,13 @@ describe('the repository reads nothing outside itself', () => {
 
   it.each(["path.join(__dirname, '..', '..')", "import { x } from '../../src/shared/x';", "path.join(projectRoot, 'test', 'contract', 'isphere.json')"])('lets %s be', (line) => {
     expect(outsideReads('sample.ts', line)).toEqual([]);
+  });
+
+  // A module path is resolved from its file: one climb from src/gateway stays in src/, three leave the repository.
+  it('lets src/gateway import src/shared and catches a climb out of the repository', () => {
+    expect(outsideReads('src/gateway/sample.ts', `import { x } from '${UP}/${sib}/x';`)).toEqual([]);
+    const out = `import { x } from '${UP}/${UP}/${UP}/${sib}/x';`;
+    expect(outsideReads('src/gateway/sample.ts', out)).toEqual([`src/gateway/sample.ts:1: ${out}`]);
   });
 });
 

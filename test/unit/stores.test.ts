@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { CONTENT_GONE, resolveTexts } from '../../activities/contentStore';
-import { openStores, type Stores } from '../../activities/stores';
+import { CONTENT_GONE, resolveTexts } from '../../src/shared/stores/contentStore';
+import { openStores, type Stores } from '../../src/shared/stores';
 import type { DipperEvent } from '../../workflows/types';
 
 /**

@@ -1,5 +1,6 @@
 import { CHINESE, DIRECT_PEERS, ENGLISH, FILES, GROUPS, NOTICES, PEOPLE, RICH, SELF, UNKNOWN, type FilePlan } from './seedData';
-import type { ContentType, Conversation, ConversationType, SimSeed } from './types';
+import type { BridgeConversation, ContentType, ConversationType } from '../../shared/isphere/bridgeRecords';
+import type { SimSeed } from './types';
 
 const DAY = 86_400_000;
 /** A month of history ending before the contract's date, so every send made since is newer than the seed. */
@@ -61,7 +62,7 @@ export function defaultSeed(): SimSeed {
   const pick = <T>(list: T[]): T => list[Math.floor(next() * list.length)];
   const person = (n: number): Sender => (n === 0 ? { id: SELF.account_id, name: SELF.display_name } : { id: contactId(n), name: PEOPLE[n - 1][0] });
 
-  const conversations: Conversation[] = [];
+  const conversations: BridgeConversation[] = [];
   const plans: Plan[] = [];
   DIRECT_PEERS.forEach((peer, i) => {
     const conversation_id = `conv_d_${pad(i + 1, 4)}`;

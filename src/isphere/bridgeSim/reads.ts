@@ -2,7 +2,8 @@ import { ascending, descending, page, type Page } from './cursor';
 import { BridgeError } from './errors';
 import type { ContactsQuery, ConversationsQuery, FilesQuery, GroupsQuery, MessagesQuery } from './inputs';
 import type { SimState } from './state';
-import type { Contact, Conversation, FileMeta, Group, Message } from './types';
+import type { BridgeContact, BridgeConversation, BridgeGroup } from '../../shared/isphere/bridgeRecords';
+import type { FileMeta, Message } from './types';
 import { utc, type StoredFile } from './world';
 
 /** The read routes of docs/isphere-bridge.md, over the state as it is now. */
@@ -14,28 +15,28 @@ function matches(query: string, fields: (string | null)[]): boolean {
   return query === '' || fields.some((field) => field !== null && field.toLowerCase().includes(query));
 }
 
-export function listContacts(state: SimState, q: ContactsQuery): Page<Contact> {
+export function listContacts(state: SimState, q: ContactsQuery): Page<BridgeContact> {
   const query = fold(q.query);
   const inactive = q.include_inactive === 'true';
   const items = state.world.contacts.filter((c) => (inactive || c.active) && matches(query, [c.display_name, c.account, c.department, c.title]));
   return page(items, { query: ['contacts', query, inactive], cursor: q.cursor, limit: q.limit, key: (c) => [c.display_name, c.contact_id], order: ascending });
 }
 
-export function listGroups(state: SimState, q: GroupsQuery): Page<Group> {
+export function listGroups(state: SimState, q: GroupsQuery): Page<BridgeGroup> {
   const query = fold(q.query);
   const archived = q.include_archived === 'true';
   const items = state.world.groups.filter((g) => (archived || !g.archived) && matches(query, [g.display_name]));
   return page(items, { query: ['groups', query, archived], cursor: q.cursor, limit: q.limit, key: (g) => [g.display_name, g.group_id], order: ascending });
 }
 
-export function listConversations(state: SimState, q: ConversationsQuery): Page<Conversation> {
+export function listConversations(state: SimState, q: ConversationsQuery): Page<BridgeConversation> {
   const query = fold(q.query);
   const type = q.conversation_type ?? null;
   const items = state.world.conversations.filter((c) => (type === null || c.conversation_type === type) && matches(query, [c.display_name]));
   return page(items, { query: ['conversations', query, type], cursor: q.cursor, limit: q.limit, key: (c) => [c.display_name, c.conversation_id], order: ascending });
 }
 
-export function listMessages(state: SimState, conversationId: string, q: MessagesQuery): { conversation: Conversation } & Page<Message> {
+export function listMessages(state: SimState, conversationId: string, q: MessagesQuery): { conversation: BridgeConversation } & Page<Message> {
   const conversation = state.conversation(conversationId);
   if (!conversation) throw new BridgeError(404, 'conversation_not_found', `No conversation ${conversationId}.`);
   // Times are all canonical UTC, so they compare as text.
@@ -81,19 +82,19 @@ export function fileContent(state: SimState, fileId: string): StoredFile {
 }
 
 /** One object by its id, whatever its state (an inactive contact, an archived group): the caller decides what that means. */
-export function getContact(state: SimState, id: string): Contact {
+export function getContact(state: SimState, id: string): BridgeContact {
   const found = state.contact(id);
   if (!found) throw new BridgeError(404, 'contact_not_found', `No contact ${id}.`);
   return found;
 }
 
-export function getGroup(state: SimState, id: string): Group {
+export function getGroup(state: SimState, id: string): BridgeGroup {
   const found = state.group(id);
   if (!found) throw new BridgeError(404, 'group_not_found', `No group ${id}.`);
   return found;
 }
 
-export function getConversation(state: SimState, id: string): Conversation {
+export function getConversation(state: SimState, id: string): BridgeConversation {
   const found = state.conversation(id);
   if (!found) throw new BridgeError(404, 'conversation_not_found', `No conversation ${id}.`);
   return found;

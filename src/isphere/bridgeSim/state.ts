@@ -1,5 +1,6 @@
 import { Faults } from './faults';
-import type { Account, Contact, Conversation, Group, Message, SimSeed } from './types';
+import type { BridgeAccount, BridgeContact, BridgeConversation, BridgeGroup } from '../../shared/isphere/bridgeRecords';
+import type { Message, SimSeed } from './types';
 import { worldFromSeed, type StoredFile, type World } from './world';
 
 export interface MessageAnswer {
@@ -43,7 +44,7 @@ export interface Delivery {
 
 /** The simulator's whole state, in memory; reset() returns it to the seed. */
 export class SimState {
-  readonly account: Account;
+  readonly account: BridgeAccount;
   readonly faults = new Faults();
   loggedIn!: boolean;
   /**
@@ -77,15 +78,15 @@ export class SimState {
     this.dedupe = true;
   }
 
-  contact(id: string): Contact | undefined {
+  contact(id: string): BridgeContact | undefined {
     return this.world.contacts.find((c) => c.contact_id === id);
   }
 
-  group(id: string): Group | undefined {
+  group(id: string): BridgeGroup | undefined {
     return this.world.groups.find((g) => g.group_id === id);
   }
 
-  conversation(id: string): Conversation | undefined {
+  conversation(id: string): BridgeConversation | undefined {
     return this.world.conversations.find((c) => c.conversation_id === id);
   }
 

@@ -1,7 +1,7 @@
 import { BridgeError } from './errors';
 import type { MessageBody } from './inputs';
 import { nextId, type SimState } from './state';
-import type { Conversation } from './types';
+import type { BridgeConversation } from '../../shared/isphere/bridgeRecords';
 
 /**
  * The conversation a send lands in. Writing to a contact without a direct
@@ -9,7 +9,7 @@ import type { Conversation } from './types';
  * that can still answer are writable: not an inactive contact, an archived
  * group, or the system conversation (its notices take no replies).
  */
-export function conversationFor(state: SimState, type: MessageBody['target_type'], id: string): Conversation {
+export function conversationFor(state: SimState, type: MessageBody['target_type'], id: string): BridgeConversation {
   if (type === 'contact') {
     const contact = state.contact(id);
     if (!contact) throw notFound(type, id);
@@ -35,12 +35,12 @@ export function conversationFor(state: SimState, type: MessageBody['target_type'
   return conversation;
 }
 
-function peerConversation(state: SimState, type: 'direct' | 'group', peerId: string, displayName: string): Conversation {
+function peerConversation(state: SimState, type: 'direct' | 'group', peerId: string, displayName: string): BridgeConversation {
   const found = state.world.conversations.find((c) => c.conversation_type === type && c.peer_id === peerId);
   if (found) return found;
   const prefix = type === 'direct' ? 'conv_d_' : 'conv_g_';
   const taken = state.world.conversations.filter((c) => c.conversation_id.startsWith(prefix)).map((c) => c.conversation_id);
-  const opened: Conversation = { conversation_id: nextId(prefix, 4, taken), conversation_type: type, display_name: displayName, peer_id: peerId };
+  const opened: BridgeConversation = { conversation_id: nextId(prefix, 4, taken), conversation_type: type, display_name: displayName, peer_id: peerId };
   state.world.conversations.push(opened);
   return opened;
 }

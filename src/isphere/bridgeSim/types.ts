@@ -1,73 +1,23 @@
 /**
- * The records of docs/isphere-bridge.md as the simulator answers them, and
- * the seed it starts from. Field names are the protocol's (snake_case).
+ * The records of docs/isphere-bridge.md as the simulator answers them (the
+ * shared protocol records, narrowed), and the seed it starts from.
  */
 
-export type ConversationType = 'direct' | 'group' | 'system';
-export type ContentType = 'text' | 'image' | 'file' | 'rich' | 'notify' | 'unknown';
+import type {
+  BridgeAccount,
+  BridgeAttachment,
+  BridgeContact,
+  BridgeConversation,
+  BridgeFile,
+  BridgeGroup,
+  BridgeMessage,
+  ContentType,
+} from '../../shared/isphere/bridgeRecords';
 
-export interface Account {
-  account_id: string;
-  display_name: string;
-}
-
-export interface Contact {
-  contact_id: string;
-  display_name: string;
-  account: string | null;
-  department: string | null;
-  title: string | null;
-  active: boolean;
-  raw_ref: string;
-}
-
-export interface Group {
-  group_id: string;
-  display_name: string;
-  member_count: number | null;
-  owner_ref: string | null;
-  archived: boolean;
-  raw_ref: string;
-}
-
-export interface Conversation {
-  conversation_id: string;
-  conversation_type: ConversationType;
-  display_name: string;
-  /** The contact (direct) or group (group) on the other side; null for the system conversation. */
-  peer_id: string | null;
-}
-
-export interface Attachment {
-  file_id: string;
-  file_name: string;
-  size_bytes: number;
-  mime_type: string;
-}
-
-export interface Message {
-  message_id: string;
-  conversation_id: string;
-  sender_id: string | null;
-  sender_name: string | null;
-  content_type: ContentType;
-  content_text: string;
-  attachments: Attachment[];
-  created_at: string;
-  received_at: string;
-  raw_ref: string;
-}
-
-export interface FileMeta {
-  file_id: string;
-  message_id: string;
-  conversation_id: string;
-  file_name: string;
-  size_bytes: number;
-  mime_type: string;
-  created_at: string;
-  sha256: string;
-}
+// The protocol's records, with what the simulator always knows made non-null.
+export type Attachment = BridgeAttachment & { size_bytes: number; mime_type: string };
+export type Message = BridgeMessage & { content_type: ContentType; attachments: Attachment[]; created_at: string; received_at: string };
+export type FileMeta = BridgeFile & { message_id: string; conversation_id: string; size_bytes: number; mime_type: string; created_at: string; sha256: string };
 
 /**
  * What the simulator starts from, and returns to on /_sim/reset. Anything
@@ -76,10 +26,10 @@ export interface FileMeta {
  */
 export interface SimSeed {
   /** The person logged in to the client; messages they send carry this id. Not one of the contacts. */
-  account: Account;
-  contacts: Omit<Contact, 'raw_ref'>[];
-  groups: Omit<Group, 'raw_ref'>[];
-  conversations: Conversation[];
+  account: BridgeAccount;
+  contacts: Omit<BridgeContact, 'raw_ref'>[];
+  groups: Omit<BridgeGroup, 'raw_ref'>[];
+  conversations: BridgeConversation[];
   /** Times are RFC3339; they are answered in UTC with milliseconds. */
   messages: Omit<Message, 'attachments' | 'raw_ref'>[];
   /** Each file is an attachment of one message. */

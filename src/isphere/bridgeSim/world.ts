@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { Contact, Conversation, FileMeta, Group, Message, SimSeed } from './types';
+import type { BridgeContact, BridgeConversation, BridgeGroup } from '../../shared/isphere/bridgeRecords';
+import type { FileMeta, Message, SimSeed } from './types';
 
 export interface StoredFile {
   meta: FileMeta;
@@ -8,9 +9,9 @@ export interface StoredFile {
 
 /** Everything the reads see. Records are never changed in place: a send only adds. */
 export interface World {
-  contacts: Contact[];
-  groups: Group[];
-  conversations: Conversation[];
+  contacts: BridgeContact[];
+  groups: BridgeGroup[];
+  conversations: BridgeConversation[];
   messages: Message[];
   files: StoredFile[];
 }

@@ -1,4 +1,4 @@
-import { ConnectorError } from '../../../activities/isphere/errors';
+import { ConnectorError } from '../../shared/isphere/errors';
 import type { Capability, Connector } from './types';
 
 /**

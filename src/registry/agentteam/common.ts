@@ -1,6 +1,6 @@
 import { z } from 'zod';
+import type { TaskBoardAccess } from '../capabilities';
 import { defineTool, type ToolContext, type ToolDef } from '../types';
-import type { TaskBoard } from '../../gateway/taskBoard';
 import { internalError } from '../errors';
 
 /** Workspace and agent come from the caller's token; the run scopes idempotency keys. */
@@ -22,7 +22,7 @@ export function agentteamTool<In extends z.ZodObject, Out>(
   return defineTool({ ...def, surface: 'agentteam', owner: 'task-board', hiddenContext: HIDDEN, resultBudget: 'standard', ...flags });
 }
 
-export function boardOf(ctx: ToolContext): TaskBoard {
+export function boardOf(ctx: ToolContext): TaskBoardAccess {
   // Served only where the gateway wired a Task API; a context without one is a wiring fault, not the caller's.
   if (!ctx.tasks) throw internalError();
   return ctx.tasks;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { peersQuery } from '../../../workflows/run/messages';
-import { NotFound } from '../../gateway/teamClient';
+import { NotFound } from '../../temporal';
 import { ToolError } from '../errors';
 import { agentId, beidouTool, checkBytes } from './common';
 

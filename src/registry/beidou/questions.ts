@@ -5,9 +5,7 @@ import { questionWorkflow } from '../../../workflows/question/workflow';
 import { answerQuestionUpdate, escalateQuestionUpdate, questionQuery, type QuestionInput, type QuestionView } from '../../../workflows/question/messages';
 import { openQuestionsQuery, peerQuery } from '../../../workflows/run/messages';
 import { agentIdKey, runIdKey, statusKey } from '../../../workflows/searchAttributes';
-import { underDeadline } from '../../gateway/deadline';
-import { NotFound } from '../../gateway/teamClient';
-import type { WorkflowRef } from '../../temporal';
+import { NotFound, underDeadline, type WorkflowRef } from '../../temporal';
 import { ToolError } from '../errors';
 import type { ToolContext } from '../types';
 import { beidouTool, checkBytes } from './common';
@@ -124,7 +122,7 @@ export const askUser = beidouTool({
       };
       await step(() =>
         ctx.team.bounded('ask_user', () =>
-          ctx.team.temporal.start(questionWorkflow, {
+          ctx.team.start(questionWorkflow, {
             workflowId: handle.workflowId,
             taskQueue: ctx.questions.taskQueue,
             args: [args],

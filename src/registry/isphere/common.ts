@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ConnectorError, type IsphereCode } from '../../../activities/isphere/errors';
+import { ConnectorError, type IsphereCode } from '../../shared/isphere/errors';
 import { AuditTrail } from '../../isphere/audit';
 import type { SourceName, SourcePreference } from '../../isphere/connectors';
 import { readCursor, writeCursor, type Filled, type Position } from '../../isphere/paging';
@@ -9,7 +9,7 @@ import type { IsphereService } from '../../isphere/service';
 import { defineTool, type ToolContext, type ToolDef } from '../types';
 import { ToolError } from '../errors';
 import { asConnectorError, EnvelopeError } from './envelope';
-import { unavailable } from '../../gateway/serviceErrors';
+import { unavailable } from '../serviceErrors';
 import { failureOf } from '../../temporal';
 
 /** Agent and run come from the caller's token: the run scopes cursors, the agent's skill its access. */

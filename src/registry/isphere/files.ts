@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
-import { ConnectorError } from '../../../activities/isphere/errors';
+import { ConnectorError } from '../../shared/isphere/errors';
 import type { Connector, ConversationRecord, FileRecord } from '../../isphere/connectors';
 import { fill, queryDigest, startOf } from '../../isphere/paging';
 import { runFileOp } from '../../isphere/fileOps';
@@ -134,7 +134,7 @@ async function download(call: Call, ctx: ToolContext, dir: string, files: FileRe
   }
   const { host } = await call.service.identity(ctx.caller);
   const done = await runFileOp(
-    ctx.team.temporal,
+    ctx.team,
     call.service.files.taskQueue,
     ctx.caller,
     { op: 'download', runId: ctx.caller.runId, dir, files: files.map((f) => ({ file_id: f.file_id, saved_name: path.basename(f.saved_path!), sha256: f.sha256 })), ...(host ? { host } : {}) },

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { z } from 'zod';
-import { ConnectorError, type IsphereCode } from '../../../activities/isphere/errors';
+import { ConnectorError, type IsphereCode } from '../../shared/isphere/errors';
 import { keyHash } from '../../isphere/approvals';
 import { runFileOp } from '../../isphere/fileOps';
 import { resolveTarget, type Target, type TargetType } from '../../isphere/targets';
@@ -195,7 +195,7 @@ export const sendFile = isphereTool({
       const { runId, agentId } = ctx.caller;
       const { role, host } = await call.service.identity(ctx.caller);
       // Hashed on the run's host, where the file is: confined to an approved outbound directory, never through a symlink.
-      const { inspected } = await runFileOp(ctx.team.temporal, call.service.files.taskQueue, ctx.caller, { op: 'inspect', runId, filePath: file, ...(host ? { host } : {}) }, 'file_path', call.service.files.waitMs);
+      const { inspected } = await runFileOp(ctx.team, call.service.files.taskQueue, ctx.caller, { op: 'inspect', runId, filePath: file, ...(host ? { host } : {}) }, 'file_path', call.service.files.waitMs);
       call.trail.note({ file_sha256: inspected!.sha256 });
       const binding: Binding = {
         tool: 'isphere_send_file',

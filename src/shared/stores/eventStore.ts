@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import { openSqlite } from './sqlite';
-import type { DipperEvent } from '../workflows/types';
+import type { DipperEvent } from '../../../workflows/types';
 
 export interface StoredEvent extends DipperEvent {
   /** Position in the log; the cursor for listing. */
@@ -18,7 +18,7 @@ export interface ListOptions {
  * activity may run twice, so each event carries an id minted in the
  * workflow and a repeat is ignored: the log records every event once.
  * SQLite on one host (below); PostgreSQL when Dipper spans hosts
- * (activities/postgres.ts).
+ * (postgres.ts).
  */
 export interface EventStore {
   append(events: DipperEvent[]): Promise<void>;

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { canonical, chainHash, GENESIS, type AuditEntry, type AuditRow } from './chain';
+import { canonicalJson } from '../../canonicalJson';
+import { chainHash, GENESIS, type AuditEntry, type AuditRow } from './chain';
 
 /**
  * Where the chain is kept: SQLite in the data folder on one host, a
@@ -36,18 +37,18 @@ export class AuditKeyConflict extends Error {
 /** Scopes an idempotency key to its run, agent and tool: only an intent carries it. */
 export function keyScope(e: AuditEntry): string | null {
   if (e.kind !== 'intent' || e.key_sha256 === null) return null;
-  return createHash('sha256').update(canonical([e.run_id, e.requester, e.tool, e.key_sha256])).digest('hex');
+  return createHash('sha256').update(canonicalJson([e.run_id, e.requester, e.tool, e.key_sha256])).digest('hex');
 }
 
 /** The row to insert after `head`. */
 export function nextRow(key: string, entry: AuditEntry, head: { seq: number; hash: string } | undefined): AuditRow {
-  const body = canonical(entry);
+  const body = canonicalJson(entry);
   const prev = head?.hash ?? GENESIS;
   return { seq: (head?.seq ?? 0) + 1, record_id: entry.record_id, body, prev_hash: prev, hash: chainHash(key, prev, body) };
 }
 
 /** A stored record_id: the same record comes back; another one is refused. */
 export function sameOrConflict(existing: AuditRow, entry: AuditEntry): AuditRow & { reused: boolean } {
-  if (existing.body !== canonical(entry)) throw new AuditRecordConflict(entry.record_id);
+  if (existing.body !== canonicalJson(entry)) throw new AuditRecordConflict(entry.record_id);
   return { ...existing, reused: true };
 }

@@ -1,6 +1,6 @@
 import { Pool } from 'pg';
-import type { DipperConfig } from '../../src/config';
-import { paths } from '../../src/paths';
+import type { DipperConfig } from '../../../config';
+import { paths } from '../../../paths';
 import { AUDIT_SCHEMA, PgAuditStore } from './pgStore';
 import { SqliteAuditStore } from './sqliteStore';
 import type { AuditStore } from './store';

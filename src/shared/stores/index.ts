@@ -1,5 +1,5 @@
-import type { DipperConfig } from '../src/config';
-import { paths } from '../src/paths';
+import type { DipperConfig } from '../../config';
+import { paths } from '../../paths';
 import { SqliteContentStore, type ContentStore } from './contentStore';
 import { SqliteEventStore, type EventStore } from './eventStore';
 import { SqliteInboxWakes, type InboxWakes } from './inboxWakes';

@@ -1,4 +1,4 @@
-import { expiryOf, mintAgentToken } from '../../src/auth/tokens';
+import { expiryOf, mintAgentToken } from '../auth/tokens';
 import type { AgentIdentity, LaunchSpec } from '../../workflows/types';
 
 /** Everything a runtime needs to run one agent. The same shape goes to every adapter. */

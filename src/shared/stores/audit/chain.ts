@@ -58,16 +58,6 @@ export interface Anchor {
 /** The hash before the first record. */
 export const GENESIS = '0'.repeat(64);
 
-/** JSON with keys sorted at every level: the same record always hashes the same. */
-export function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined);
-    return `{${entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value);
-}
-
 export function chainHash(key: string, prev: string, body: string): string {
   return createHmac('sha256', key).update(prev).update('\n').update(body).digest('hex');
 }

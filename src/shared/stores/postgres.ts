@@ -1,6 +1,6 @@
 import { Client, Pool } from 'pg';
-import type { StoredText } from '../workflows/content';
-import type { DipperEvent } from '../workflows/types';
+import type { StoredText } from '../../../workflows/content';
+import type { DipperEvent } from '../../../workflows/types';
 import { newContentRef, type ContentStore } from './contentStore';
 import type { EventStore, ListOptions, StoredEvent } from './eventStore';
 import type { InboxWakes } from './inboxWakes';

@@ -1,4 +1,4 @@
-import { ToolError } from '../registry/errors';
+import { ToolError } from './errors';
 
 /**
  * Failures of Dipper's own capacity or health rather than of the call: the

@@ -1,69 +1,5 @@
+import type { BridgeAccount, BridgeContact, BridgeConversation, BridgeFile, BridgeGroup, BridgeMessage, BridgePage, SendReceipt } from './bridgeRecords';
 import { ConnectorError, SendOutcomeUnknown } from './errors';
-
-/** One page of a bridge list. */
-export interface BridgePage<T> {
-  items: T[];
-  next_cursor: string | null;
-}
-
-export interface BridgeContact {
-  contact_id: string;
-  display_name: string;
-  account: string | null;
-  department: string | null;
-  title: string | null;
-  active: boolean;
-  raw_ref: string;
-}
-
-export interface BridgeGroup {
-  group_id: string;
-  display_name: string;
-  member_count: number | null;
-  owner_ref: string | null;
-  archived: boolean;
-  raw_ref: string;
-}
-
-export interface BridgeConversation {
-  conversation_id: string;
-  conversation_type: 'direct' | 'group' | 'system';
-  display_name: string;
-  peer_id: string | null;
-}
-
-export interface BridgeMessage {
-  message_id: string;
-  conversation_id: string;
-  sender_id: string | null;
-  sender_name: string | null;
-  content_type: string;
-  content_text: string;
-  attachments: { file_id: string; file_name: string; size_bytes: number | null; mime_type: string | null }[];
-  created_at: string | null;
-  received_at: string | null;
-  raw_ref: string;
-}
-
-export interface BridgeFile {
-  file_id: string;
-  message_id: string | null;
-  conversation_id: string | null;
-  file_name: string;
-  size_bytes: number | null;
-  mime_type: string | null;
-  created_at: string | null;
-  sha256: string | null;
-}
-
-export interface SendReceipt {
-  client_message_id: string;
-  message_ref?: string;
-  file_ref?: string;
-  conversation_id?: string;
-  accepted_at: string;
-  duplicate?: boolean;
-}
 
 export interface BridgeOptions {
   baseUrl: string;
@@ -82,7 +18,7 @@ type Query = Record<string, string | number | boolean | undefined | null>;
 export class BridgeClient {
   constructor(private readonly opts: BridgeOptions) {}
 
-  status(): Promise<{ logged_in: boolean; account: { account_id: string; display_name: string } | null }> {
+  status(): Promise<{ logged_in: boolean; account: BridgeAccount | null }> {
     return this.json('GET', '/v1/status');
   }
 

@@ -1,5 +1,5 @@
-import { taskAdminKey, type Secrets } from '../../src/auth/secrets';
-import { taskApiUrl, type DipperConfig } from '../../src/config';
+import { taskAdminKey, type Secrets } from '../../auth/secrets';
+import { taskApiUrl, type DipperConfig } from '../../config';
 import { TaskApiClient } from './client';
 
 /** The Task API client of a worker or gateway, from its configuration. */
