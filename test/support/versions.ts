@@ -53,7 +53,13 @@ export async function failedTasks(client: Client, workflowId: string, runId: str
   return (history.events ?? [])
     .map((e) => e.workflowTaskFailedEventAttributes)
     .filter((f) => f !== undefined && f !== null)
+    // The server turned a completion down because new events had come in (a signal as the run ended): Temporal's own
+    // race, after which it schedules a fresh task at once; nothing in the workflow failed.
+    .filter((f) => f.cause !== UNHANDLED_COMMAND && f.failure?.message !== 'UnhandledCommand')
     .map((f) => f.failure?.message ?? String(f.cause))
     // The Query guard's refusal fails a task on purpose (workflows/interceptors.ts): the run is evicted and replayed whole.
     .filter((message) => !message.includes(QUERY_REFUSED) && !message.includes(QUERY_COLD));
 }
+
+/** WORKFLOW_TASK_FAILED_CAUSE_UNHANDLED_COMMAND. */
+const UNHANDLED_COMMAND = 1;
