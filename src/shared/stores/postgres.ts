@@ -35,22 +35,35 @@ CREATE INDEX IF NOT EXISTS dipper_content_by_run ON dipper_content (run_id);
 /** Any number, so two processes starting at once do not both create the tables (CREATE IF NOT EXISTS races in PostgreSQL). */
 const SCHEMA_LOCK = 7_715_201;
 
-export async function openPostgres(url: string): Promise<{ events: EventStore; content: ContentStore; wakes: InboxWakes; close: () => Promise<void> }> {
-  const pool = new Pool({ connectionString: url, max: 10 });
-  // An idle client's error (the server restarted) must not end the process; the next query reconnects.
+/**
+ * A pool whose tables exist: `schema` is applied under an advisory lock
+ * that every Dipper process takes for its CREATEs. An idle client's error
+ * (the server restarted) must not end the process; the next query reconnects.
+ */
+export async function openPool(url: string, max: number, schema: string): Promise<Pool> {
+  const pool = new Pool({ connectionString: url, max });
   pool.on('error', () => undefined);
-  const client = await pool.connect();
+  const client = await pool.connect().catch(async (err: unknown) => {
+    await pool.end();
+    throw err;
+  });
   try {
     await client.query('BEGIN');
     await client.query('SELECT pg_advisory_xact_lock($1)', [SCHEMA_LOCK]);
-    await client.query(SCHEMA);
+    await client.query(schema);
     await client.query('COMMIT');
   } catch (err) {
     await client.query('ROLLBACK').catch(() => undefined);
-    throw err;
-  } finally {
     client.release();
+    await pool.end();
+    throw err;
   }
+  client.release();
+  return pool;
+}
+
+export async function openPostgres(url: string): Promise<{ events: EventStore; content: ContentStore; wakes: InboxWakes; close: () => Promise<void> }> {
+  const pool = await openPool(url, 10, SCHEMA);
   let ended = false;
   const close = async () => {
     if (ended) return;
