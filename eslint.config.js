@@ -58,14 +58,14 @@ const TEMPORAL_CLIENT_MESSAGE =
 /**
  * Layers (docs/architecture.md, "Layers"): activities/ holds the worker's own steps and only the worker, which
  * registers them, imports it; what another process needs from there (a store, a client, an error, a record) lives
- * in src/shared/. Type-only imports count too: a type from an activity file still ties the importer to it.
+ * in src/common/. Type-only imports count too: a type from an activity file still ties the importer to it.
  */
-const ACTIVITIES_MESSAGE = 'Only the worker (src/worker) imports activities/: what another process needs from there belongs in src/shared/.';
+const ACTIVITIES_MESSAGE = 'Only the worker (src/worker) imports activities/: what another process needs from there belongs in src/common/.';
 const NO_ACTIVITIES = { regex: '^(\\.\\./)+activities(/|$)', message: ACTIVITIES_MESSAGE };
 const TEMPORAL_CLIENT = { group: ['@temporalio/client', '@temporalio/client/*'], message: TEMPORAL_CLIENT_MESSAGE };
 
-/** src/shared is below every process: it imports none of the code that makes one (the gateway, the isphere tools, the worker). */
-const SHARED_MESSAGE = 'src/shared/ is used by every process and imports none of them: not src/gateway, src/isphere, src/registry, src/temporal or src/worker.';
+/** src/common is below every process: it imports none of the code that makes one (the gateway, the isphere tools, the worker). */
+const SHARED_MESSAGE = 'src/common/ is used by every process and imports none of them: not src/gateway, src/isphere, src/registry, src/temporal or src/worker.';
 /** @param {string} climb regex of the relative climb from the file's folder to src/ */
 const aboveShared = (climb) => ({ regex: `^${climb}(gateway|isphere|registry|temporal|worker)(/|$)`, message: SHARED_MESSAGE });
 
@@ -135,9 +135,9 @@ module.exports = defineConfig(
   { files: ['src/**/*.ts'], ignores: ['src/worker/**', 'src/temporal/**'], rules: { 'no-restricted-imports': restrictedImports(TEMPORAL_CLIENT, NO_ACTIVITIES) } },
   { files: ['src/temporal/**/*.ts'], rules: { 'no-restricted-imports': restrictedImports(NO_ACTIVITIES, NO_GATEWAY) } },
   { files: ['src/{registry,isphere}/**/*.ts'], rules: { 'no-restricted-imports': restrictedImports(TEMPORAL_CLIENT, NO_ACTIVITIES, NO_GATEWAY) } },
-  { files: ['src/shared/*.ts'], rules: { 'no-restricted-imports': restrictedImports(TEMPORAL_CLIENT, NO_ACTIVITIES, aboveShared('\\.\\./')) } },
-  { files: ['src/shared/*/*.ts'], rules: { 'no-restricted-imports': restrictedImports(TEMPORAL_CLIENT, NO_ACTIVITIES, aboveShared('\\.\\./\\.\\./')) } },
-  { files: ['src/shared/*/*/*.ts'], rules: { 'no-restricted-imports': restrictedImports(TEMPORAL_CLIENT, NO_ACTIVITIES, aboveShared('\\.\\./\\.\\./\\.\\./')) } },
+  { files: ['src/common/*.ts'], rules: { 'no-restricted-imports': restrictedImports(TEMPORAL_CLIENT, NO_ACTIVITIES, aboveShared('\\.\\./')) } },
+  { files: ['src/common/*/*.ts'], rules: { 'no-restricted-imports': restrictedImports(TEMPORAL_CLIENT, NO_ACTIVITIES, aboveShared('\\.\\./\\.\\./')) } },
+  { files: ['src/common/*/*/*.ts'], rules: { 'no-restricted-imports': restrictedImports(TEMPORAL_CLIENT, NO_ACTIVITIES, aboveShared('\\.\\./\\.\\./\\.\\./')) } },
   { files: ['{src,activities,bench,workflows}/**/*.ts'], rules: { 'no-restricted-syntax': byName } },
   {
     files: ['test/**/*.ts'],

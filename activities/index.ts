@@ -14,13 +14,13 @@ import type { AgentIdentity, DipperEvent, LaunchSpec, PlanTask } from '../workfl
 import { diskFailure, onDisk } from './diskFailure';
 import { withFaults } from './faults';
 import { measureWorkspace, watchUntilOver, type WatchInput } from './workspaceWatch';
-import type { EventStore } from '../src/shared/stores/eventStore';
-import type { InboxWakes } from '../src/shared/stores/inboxWakes';
+import type { EventStore } from '../src/common/stores/eventStore';
+import type { InboxWakes } from '../src/common/stores/inboxWakes';
 import { AccountProblem, runAs, type AgentAccounts } from './runtimes/accounts';
 import { agentEnv } from './runtimes/agentEnv';
 import { TooManyProcesses, type CommandRuntime } from './runtimes/command';
-import { buildPayload, type LaunchPayload, type ReadLaunch } from '../src/shared/launchPayload';
-import { resolveTexts, type ContentStore } from '../src/shared/stores/contentStore';
+import { buildPayload, type LaunchPayload, type ReadLaunch } from '../src/common/launchPayload';
+import { resolveTexts, type ContentStore } from '../src/common/stores/contentStore';
 import type { StoredText } from '../workflows/content';
 import { launchBody, postWebhook, stopBody } from './runtimes/webhook';
 

@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { TaskMutationInput, TaskMutationOutcome } from '../workflows/taskOp/types';
-import { MissingCredentialContext, NotSent, OutcomeUnknown, type TaskApiClient } from '../src/shared/taskApi/client';
-import { NoAgentToken } from '../src/shared/taskApi/tokens';
+import { MissingCredentialContext, NotSent, OutcomeUnknown, type TaskApiClient } from '../src/common/taskApi/client';
+import { NoAgentToken } from '../src/common/taskApi/tokens';
 
 /**
  * The activity behind every task board mutation. A request that never left

@@ -1,5 +1,5 @@
 /**
- * Text that lives in the content store (src/shared/stores/contentStore.ts), not in
+ * Text that lives in the content store (src/common/stores/contentStore.ts), not in
  * workflow state. `chars`, when set, asks readers for that many characters
  * and an ellipsis (a summary of a long report) instead of the whole text.
  */

@@ -4,14 +4,14 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { DipperConfig } from '../../src/config';
 import type { Text } from '../../workflows/content';
 import type { ApprovalTarget, Binding, SendOutcome } from '../../workflows/isphere/messages';
-import { sign } from '../../src/shared/isphere/signature';
-import { ANCHOR_EVENT, AuditKeyConflict, type AuditEntry, type AuditStore } from '../../src/shared/stores/audit';
-import { resolveTexts, type ContentStore } from '../../src/shared/stores/contentStore';
-import type { EventStore } from '../../src/shared/stores/eventStore';
+import { sign } from '../../src/common/isphere/signature';
+import { ANCHOR_EVENT, AuditKeyConflict, type AuditEntry, type AuditStore } from '../../src/common/stores/audit';
+import { resolveTexts, type ContentStore } from '../../src/common/stores/contentStore';
+import type { EventStore } from '../../src/common/stores/eventStore';
 import { withFaults } from '../faults';
 import { approvedRoots, confinedDir, openConfined, refuseFile, writeDownload, type Inspected } from './files';
-import { BridgeClient } from '../../src/shared/isphere/bridgeClient';
-import { ConnectorError, SendOutcomeUnknown } from '../../src/shared/isphere/errors';
+import { BridgeClient } from '../../src/common/isphere/bridgeClient';
+import { ConnectorError, SendOutcomeUnknown } from '../../src/common/isphere/errors';
 
 export interface IsphereActivityDeps {
   config: DipperConfig;

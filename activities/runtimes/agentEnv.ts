@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { NEVER_PASSED, type RuntimeChoice } from '../../src/config';
-import type { LaunchPayload } from '../../src/shared/launchPayload';
+import type { LaunchPayload } from '../../src/common/launchPayload';
 
 /** Where the system's programs are, after the directory of the node running Dipper (so `node` is the same one). */
 function sanePath(): string {

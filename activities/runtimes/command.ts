@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { LaunchPayload } from '../../src/shared/launchPayload';
+import type { LaunchPayload } from '../../src/common/launchPayload';
 
 export interface ExitReport {
   code: number | null;

@@ -1,4 +1,4 @@
-import type { LaunchPayload } from '../../src/shared/launchPayload';
+import type { LaunchPayload } from '../../src/common/launchPayload';
 
 /** Runtimes that live elsewhere get the launch payload, and later a stop request, by POST. */
 export async function postWebhook(url: string, body: unknown): Promise<void> {

@@ -1,4 +1,4 @@
-import { TaskApiClient } from '../../src/shared/taskApi/client';
+import { TaskApiClient } from '../../src/common/taskApi/client';
 import { taskApiUrl, type DipperConfig } from '../../src/config';
 import { taskMutationWorkflow } from '../../workflows/taskOp/workflow';
 import { expectEqual, sequential, type BenchContext } from '../measure';

@@ -1,5 +1,5 @@
-import { ANCHOR_EVENT, describeProblem, openAuditStore, verifyChain, type Anchor, type AuditRow } from '../shared/stores/audit';
-import { openStores } from '../shared/stores';
+import { ANCHOR_EVENT, describeProblem, openAuditStore, verifyChain, type Anchor, type AuditRow } from '../common/stores/audit';
+import { openStores } from '../common/stores';
 import { auditKey, loadOrCreateSecrets } from '../auth/secrets';
 import type { DipperConfig } from '../config';
 

@@ -1,8 +1,8 @@
 import type { DipperEvent } from '../../workflows/types';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import type { EventStore } from '../shared/stores/eventStore';
-import type { AuditStore } from '../shared/stores/audit';
+import type { EventStore } from '../common/stores/eventStore';
+import type { AuditStore } from '../common/stores/audit';
 import type { OperatorIdentity, Operators } from '../auth/operators';
 import { verifyAgentToken } from '../auth/tokens';
 import type { DipperConfig } from '../config';

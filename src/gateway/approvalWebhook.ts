@@ -5,7 +5,7 @@ import { decideUpdate, type ApprovalView } from '../../workflows/isphere/message
 import { mayAct, type Operators } from '../auth/operators';
 import type { IsphereConfig } from '../config';
 import type { Logger } from '../log';
-import { SIGNATURE_HEADER, verify } from '../shared/isphere/signature';
+import { SIGNATURE_HEADER, verify } from '../common/isphere/signature';
 import { asHttpError, HttpError } from './http';
 import { NotFound, type TeamClient } from './teamClient';
 

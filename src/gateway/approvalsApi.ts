@@ -1,6 +1,6 @@
 import type { RequestHandler, Router } from 'express';
-import { ANCHOR_EVENT, describeProblem, verifyChain, type Anchor, type AuditEntry, type AuditRow, type AuditStore } from '../shared/stores/audit';
-import type { EventStore } from '../shared/stores/eventStore';
+import { ANCHOR_EVENT, describeProblem, verifyChain, type Anchor, type AuditEntry, type AuditRow, type AuditStore } from '../common/stores/audit';
+import type { EventStore } from '../common/stores/eventStore';
 import { z } from 'zod';
 import { isphereApprovalWorkflow } from '../../workflows';
 import { approvalWorkflowId } from '../../workflows/ids';

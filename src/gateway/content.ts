@@ -1,9 +1,9 @@
-import { resolveTexts, type ContentStore } from '../shared/stores/contentStore';
+import { resolveTexts, type ContentStore } from '../common/stores/contentStore';
 import { INLINE_TEXT_BYTES, isStored, type Text } from '../../workflows/content';
 import type { ContentKeeping } from '../registry/capabilities';
 import { NotFound, WorkflowRefusal } from './teamClient';
 
-export { CONTENT_GONE } from '../shared/stores/contentStore';
+export { CONTENT_GONE } from '../common/stores/contentStore';
 
 /**
  * The gateway's side of the content store: large text goes in before the

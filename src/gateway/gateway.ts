@@ -1,12 +1,12 @@
 import { ContentKeeper } from './content';
 import { createServer } from 'node:http';
-import { openStores } from '../shared/stores';
+import { openStores } from '../common/stores';
 import { Wakeups } from './wakeups';
 import { ProcessMetrics } from '../metrics/temporalCalls';
 import { auditKey, loadOrCreateSecrets } from '../auth/secrets';
-import { taskApiClient } from '../shared/taskApi';
+import { taskApiClient } from '../common/taskApi';
 import { isphereService } from '../isphere/service';
-import { openAuditStore } from '../shared/stores/audit';
+import { openAuditStore } from '../common/stores/audit';
 import { TaskBoard } from './taskBoard';
 import { temporalAddress, type DipperConfig } from '../config';
 import { createLogger } from '../log';

@@ -1,11 +1,11 @@
-import type { AuditStore } from '../shared/stores/audit';
+import type { AuditStore } from '../common/stores/audit';
 import { approvalRoutes, auditRoutes } from './approvalsApi';
 import { questionRoutes } from './questionsApi';
 import { randomUUID } from 'node:crypto';
 import { Router, type NextFunction, type Response } from 'express';
 import { z } from 'zod';
-import { buildPayload, type ReadLaunch } from '../shared/launchPayload';
-import type { EventStore } from '../shared/stores/eventStore';
+import { buildPayload, type ReadLaunch } from '../common/launchPayload';
+import type { EventStore } from '../common/stores/eventStore';
 import { launchQuery } from '../../workflows/agent/messages';
 import { slug } from '../../workflows/agent/leader';
 import { runWorkflowId } from '../../workflows/ids';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { MissingCredentialContext, NotSent, OutcomeUnknown, type TaskApiClient, type TaskOp } from '../shared/taskApi/client';
-import { NoAgentToken } from '../shared/taskApi/tokens';
+import { MissingCredentialContext, NotSent, OutcomeUnknown, type TaskApiClient, type TaskOp } from '../common/taskApi/client';
+import { NoAgentToken } from '../common/taskApi/tokens';
 import { agentWorkflowId } from '../../workflows/ids';
 import { peerQuery } from '../../workflows/run/messages';
 import { callKey } from '../../workflows/receipts';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import type { InboxWakes } from '../shared/stores/inboxWakes';
+import type { InboxWakes } from '../common/stores/inboxWakes';
 import type { InboxWakeups, Watch } from '../registry/capabilities';
 
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { ConnectorError } from '../shared/isphere/errors';
-import { canonicalJson } from '../shared/canonicalJson';
+import { ConnectorError } from '../common/isphere/errors';
+import { canonicalJson } from '../common/canonicalJson';
 import type { Text } from '../../workflows/content';
 import { approvalWorkflowId } from '../../workflows/ids';
 import { approvalQuery, decideUpdate, requestSendUpdate, type ApprovalInput, type ApprovalView, type Binding, type Decision, type SendOutcome } from '../../workflows/isphere/messages';

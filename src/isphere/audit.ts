@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ConnectorError, type IsphereCode } from '../shared/isphere/errors';
+import { ConnectorError, type IsphereCode } from '../common/isphere/errors';
 import type { Fallback, SourceName } from './connectors/types';
 
 /**

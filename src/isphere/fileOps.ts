@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { ConnectorError } from '../shared/isphere/errors';
-import { canonicalJson } from '../shared/canonicalJson';
+import { ConnectorError } from '../common/isphere/errors';
+import { canonicalJson } from '../common/canonicalJson';
 import { isphereFileWorkflow, type FileOpInput, type FileOpResult } from '../../workflows/isphere/fileOp';
 import type { Temporal } from '../temporal';
 import { agentWorkflowId } from '../../workflows/ids';

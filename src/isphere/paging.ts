@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { ConnectorError } from '../shared/isphere/errors';
+import { ConnectorError } from '../common/isphere/errors';
 import type { Page, SourceName } from './connectors/types';
 
 /**

@@ -1,5 +1,5 @@
 import { launchQuery } from '../../workflows/agent/messages';
-import { BridgeClient } from '../shared/isphere/bridgeClient';
+import { BridgeClient } from '../common/isphere/bridgeClient';
 import type { IsphereConfig } from '../config';
 import type { Temporal } from '../temporal';
 import type { Caller, TeamWorkflows } from '../registry/capabilities';

@@ -1,7 +1,7 @@
 import type { QueryDefinition, UpdateDefinition, Workflow } from '@temporalio/common';
 import type { DeliverInput, DeliveryOutcome } from '../../workflows/agent/messages';
 import type { Text } from '../../workflows/content';
-import type { TaskOp } from '../shared/taskApi/client';
+import type { TaskOp } from '../common/taskApi/client';
 import type { StartOptions, WorkflowRef } from '../temporal';
 
 /**

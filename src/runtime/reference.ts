@@ -2,7 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { LaunchPayload } from '../shared/launchPayload';
+import type { LaunchPayload } from '../common/launchPayload';
 import { backoffMs, MAX_RETRIES, pause, runtimeRequest } from './retry';
 import { scriptOf, type Script } from './script';
 

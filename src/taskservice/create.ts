@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { allocateNumbers, isMember, requireBoard } from './boards';
-import { canonicalJson } from '../shared/canonicalJson';
+import { canonicalJson } from '../common/canonicalJson';
 import { TaskServiceError } from './errors';
 import { TARGET, type CreateBody, type NewTask } from './inputs';
 import type { Caller, Store } from './store';

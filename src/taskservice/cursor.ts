@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { canonicalJson } from '../shared/canonicalJson';
+import { canonicalJson } from '../common/canonicalJson';
 import { TaskServiceError } from './errors';
 
 /** Where the next page starts: the sort key and number of the last task shown. */

@@ -1,5 +1,5 @@
 import { serveApp, type ServedApp } from '../devstack/serveApp';
-import { openSqlite } from '../shared/stores/sqlite';
+import { openSqlite } from '../common/stores/sqlite';
 import { createTaskServiceApp } from './app';
 
 export { createTaskServiceApp, type TaskServiceAppOptions } from './app';

@@ -6,7 +6,7 @@ import {
   isGrpcServiceError,
 } from '@temporalio/client';
 import { ActivityFailure, ApplicationFailure, TimeoutFailure, TimeoutType } from '@temporalio/common';
-import { ConnectorError, type IsphereCode } from '../shared/isphere/errors';
+import { ConnectorError, type IsphereCode } from '../common/isphere/errors';
 import { QUERY_COLD, QUERY_REFUSED } from '../../workflows/interceptors';
 import { needsRepair, stepFailed, unavailable } from '../registry/serviceErrors';
 import { safeMessage, type Logger } from '../log';

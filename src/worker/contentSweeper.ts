@@ -1,5 +1,5 @@
 import { isNotFound, type Temporal } from '../temporal';
-import type { ContentStore } from '../shared/stores/contentStore';
+import type { ContentStore } from '../common/stores/contentStore';
 import { runWorkflowId } from '../../workflows/ids';
 import { safeMessage, type Logger } from '../log';
 

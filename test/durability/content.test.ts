@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import type { Client } from '@temporalio/client';
-import { openStores, type Stores } from '../../src/shared/stores';
+import { openStores, type Stores } from '../../src/common/stores';
 import { CONTENT_GONE } from '../../src/gateway/content';
 import { sweepContent } from '../../src/worker/contentSweeper';
 import { Temporal } from '../../src/temporal';

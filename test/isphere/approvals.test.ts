@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
-import { ANCHOR_EVENT, verifyChain } from '../../src/shared/stores/audit';
-import { SqliteAuditStore } from '../../src/shared/stores/audit/sqliteStore';
-import { SqliteEventStore } from '../../src/shared/stores/eventStore';
+import { ANCHOR_EVENT, verifyChain } from '../../src/common/stores/audit';
+import { SqliteAuditStore } from '../../src/common/stores/audit/sqliteStore';
+import { SqliteEventStore } from '../../src/common/stores/eventStore';
 import { auditKey } from '../../src/auth/secrets';
 import { loadConfig } from '../../src/config';
 import { paths } from '../../src/paths';

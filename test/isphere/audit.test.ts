@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { ConnectorError } from '../../src/shared/isphere/errors';
+import { ConnectorError } from '../../src/common/isphere/errors';
 import { AuditTrail } from '../../src/isphere/audit';
 import { answer } from '../../src/registry/isphere/common';
 import type { EnvelopeError } from '../../src/registry/isphere/envelope';

@@ -1,8 +1,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createHash } from 'node:crypto';
-import { BridgeClient } from '../../src/shared/isphere/bridgeClient';
-import { ConnectorError, SendOutcomeUnknown } from '../../src/shared/isphere/errors';
+import { BridgeClient } from '../../src/common/isphere/bridgeClient';
+import { ConnectorError, SendOutcomeUnknown } from '../../src/common/isphere/errors';
 import { startBridgeSim } from '../../src/isphere/bridgeSim';
 
 /** Dipper's bridge connector against the bridge simulator over real HTTP. */

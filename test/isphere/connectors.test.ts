@@ -1,6 +1,6 @@
-import { BridgeClient } from '../../src/shared/isphere/bridgeClient';
+import { BridgeClient } from '../../src/common/isphere/bridgeClient';
 import { failureOf } from './failure';
-import { ConnectorError, type IsphereCode } from '../../src/shared/isphere/errors';
+import { ConnectorError, type IsphereCode } from '../../src/common/isphere/errors';
 import { startBridgeSim } from '../../src/isphere/bridgeSim';
 import {
   BridgeConnector,

@@ -1,4 +1,4 @@
-import { ConnectorError } from '../../src/shared/isphere/errors';
+import { ConnectorError } from '../../src/common/isphere/errors';
 
 /** The ConnectorError a call fails with; anything else (or success) fails the test. */
 export async function failureOf(call: Promise<unknown>): Promise<ConnectorError> {

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { BridgeClient } from '../../src/shared/isphere/bridgeClient';
+import { BridgeClient } from '../../src/common/isphere/bridgeClient';
 import { failureOf } from './failure';
 import { defaultSeed, startBridgeSim } from '../../src/isphere/bridgeSim';
 import { BridgeConnector, LocalReadonlyConnector, MockConnector, Sources } from '../../src/isphere/connectors';

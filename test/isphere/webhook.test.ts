@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { sign } from '../../src/shared/isphere/signature';
+import { sign } from '../../src/common/isphere/signature';
 import { AgentClient, eventually } from '../support/clients';
 import { startStack, type Stack } from '../support/stack';
 import { sim } from './support';

@@ -22,7 +22,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { HISTORY_CHANNEL_ARGS } from '../../src/ops/replayAll';
 import { projectRoot } from '../../src/devstack/dipperProcess';
-import { sign, SIGNATURE_HEADER } from '../../src/shared/isphere/signature';
+import { sign, SIGNATURE_HEADER } from '../../src/common/isphere/signature';
 import { startSoakStack, type SoakStack } from '../../src/soak/stack';
 import { runIdKey } from '../../workflows/searchAttributes';
 import { taskMutationWorkflow } from '../../workflows/taskOp/workflow';

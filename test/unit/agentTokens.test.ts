@@ -1,4 +1,4 @@
-import { AgentTokens, NoAgentToken, type TokenPair, type TokenRoutes } from '../../src/shared/taskApi/tokens';
+import { AgentTokens, NoAgentToken, type TokenPair, type TokenRoutes } from '../../src/common/taskApi/tokens';
 
 /** Token routes that count their calls and answer at once (or refuse when told). */
 class Routes implements TokenRoutes {

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import { Client } from 'pg';
-import { AuditKeyConflict, AuditRecordConflict, openAuditStore, verifyChain, type Anchor, type AuditStore } from '../../src/shared/stores/audit';
+import { AuditKeyConflict, AuditRecordConflict, openAuditStore, verifyChain, type Anchor, type AuditStore } from '../../src/common/stores/audit';
 import { auditEntry } from '../fixtures/isphere/auditEntries';
 
 /**

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { CommandRuntime } from '../../activities/runtimes/command';
-import type { LaunchPayload } from '../../src/shared/launchPayload';
+import type { LaunchPayload } from '../../src/common/launchPayload';
 import { agentEnv } from '../../activities/runtimes/agentEnv';
 import { loadConfig } from '../../src/config';
 import { eventually } from '../support/clients';

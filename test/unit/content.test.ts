@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { SqliteContentStore } from '../../src/shared/stores/contentStore';
+import { SqliteContentStore } from '../../src/common/stores/contentStore';
 import { CONTENT_GONE, ContentKeeper } from '../../src/gateway/content';
 import { ToolError } from '../../src/registry/errors';
 import { emptyInbox, Inbox } from '../../workflows/agent/inbox';

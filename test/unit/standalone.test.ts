@@ -67,12 +67,12 @@ describe('the repository reads nothing outside itself', () => {
     expect(outsideReads('sample.ts', line)).toEqual([`sample.ts:1: ${line}`]);
   });
 
-  it.each(["path.join(__dirname, '..', '..')", "import { x } from '../../src/shared/x';", "path.join(projectRoot, 'test', 'contract', 'isphere.json')"])('lets %s be', (line) => {
+  it.each(["path.join(__dirname, '..', '..')", "import { x } from '../../src/common/x';", "path.join(projectRoot, 'test', 'contract', 'isphere.json')"])('lets %s be', (line) => {
     expect(outsideReads('sample.ts', line)).toEqual([]);
   });
 
   // A module path is resolved from its file: one climb from src/gateway stays in src/, three leave the repository.
-  it('lets src/gateway import src/shared and catches a climb out of the repository', () => {
+  it('lets src/gateway import src/common and catches a climb out of the repository', () => {
     expect(outsideReads('src/gateway/sample.ts', `import { x } from '${UP}/${sib}/x';`)).toEqual([]);
     const out = `import { x } from '${UP}/${UP}/${UP}/${sib}/x';`;
     expect(outsideReads('src/gateway/sample.ts', out)).toEqual([`src/gateway/sample.ts:1: ${out}`]);

@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { CONTENT_GONE, resolveTexts } from '../../src/shared/stores/contentStore';
-import { openStores, type Stores } from '../../src/shared/stores';
+import { CONTENT_GONE, resolveTexts } from '../../src/common/stores/contentStore';
+import { openStores, type Stores } from '../../src/common/stores';
 import type { DipperEvent } from '../../workflows/types';
 
 /**

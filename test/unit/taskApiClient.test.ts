@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { MissingCredentialContext, NotSent, OutcomeUnknown, TaskApiClient } from '../../src/shared/taskApi/client';
+import { MissingCredentialContext, NotSent, OutcomeUnknown, TaskApiClient } from '../../src/common/taskApi/client';
 import { startTaskService } from '../../src/taskservice';
 import { TaskProxy } from '../support/taskProxy';
 

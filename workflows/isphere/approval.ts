@@ -1,6 +1,6 @@
 import { ActivityFailure, ApplicationFailure, condition, proxyActivities, setCurrentDetails, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { IsphereActivities } from '../../activities/isphere/send';
-import type { AuditEntry } from '../../src/shared/stores/audit';
+import type { AuditEntry } from '../../src/common/stores/audit';
 import { systemMessageSignal } from '../agent/messages';
 import { refuse } from '../errors';
 import { EventBuffer } from '../events';

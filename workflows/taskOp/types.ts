@@ -1,4 +1,4 @@
-import type { TaskAnswer, TaskOp } from '../../src/shared/taskApi/client';
+import type { TaskAnswer, TaskOp } from '../../src/common/taskApi/client';
 
 export interface TaskMutationInput {
   op: TaskOp;

@@ -1,5 +1,5 @@
 import { CHINESE, DIRECT_PEERS, ENGLISH, FILES, GROUPS, NOTICES, PEOPLE, RICH, SELF, UNKNOWN, type FilePlan } from './seedData';
-import type { BridgeConversation, ContentType, ConversationType } from '../../shared/isphere/bridgeRecords';
+import type { BridgeConversation, ContentType, ConversationType } from '../../common/isphere/bridgeRecords';
 import type { SimSeed } from './types';
 
 const DAY = 86_400_000;

@@ -2,7 +2,7 @@ import { ascending, descending, page, type Page } from './cursor';
 import { BridgeError } from './errors';
 import type { ContactsQuery, ConversationsQuery, FilesQuery, GroupsQuery, MessagesQuery } from './inputs';
 import type { SimState } from './state';
-import type { BridgeContact, BridgeConversation, BridgeGroup } from '../../shared/isphere/bridgeRecords';
+import type { BridgeContact, BridgeConversation, BridgeGroup } from '../../common/isphere/bridgeRecords';
 import type { FileMeta, Message } from './types';
 import { utc, type StoredFile } from './world';
 

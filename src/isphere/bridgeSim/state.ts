@@ -1,5 +1,5 @@
 import { Faults } from './faults';
-import type { BridgeAccount, BridgeContact, BridgeConversation, BridgeGroup } from '../../shared/isphere/bridgeRecords';
+import type { BridgeAccount, BridgeContact, BridgeConversation, BridgeGroup } from '../../common/isphere/bridgeRecords';
 import type { Message, SimSeed } from './types';
 import { worldFromSeed, type StoredFile, type World } from './world';
 

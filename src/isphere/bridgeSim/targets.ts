@@ -1,7 +1,7 @@
 import { BridgeError } from './errors';
 import type { MessageBody } from './inputs';
 import { nextId, type SimState } from './state';
-import type { BridgeConversation } from '../../shared/isphere/bridgeRecords';
+import type { BridgeConversation } from '../../common/isphere/bridgeRecords';
 
 /**
  * The conversation a send lands in. Writing to a contact without a direct

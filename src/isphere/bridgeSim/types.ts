@@ -12,7 +12,7 @@ import type {
   BridgeGroup,
   BridgeMessage,
   ContentType,
-} from '../../shared/isphere/bridgeRecords';
+} from '../../common/isphere/bridgeRecords';
 
 // The protocol's records, with what the simulator always knows made non-null.
 export type Attachment = BridgeAttachment & { size_bytes: number; mime_type: string };

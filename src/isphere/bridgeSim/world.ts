@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { BridgeContact, BridgeConversation, BridgeGroup } from '../../shared/isphere/bridgeRecords';
+import type { BridgeContact, BridgeConversation, BridgeGroup } from '../../common/isphere/bridgeRecords';
 import type { FileMeta, Message, SimSeed } from './types';
 
 export interface StoredFile {

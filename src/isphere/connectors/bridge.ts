@@ -1,4 +1,4 @@
-import type { BridgeClient } from '../../shared/isphere/bridgeClient';
+import type { BridgeClient } from '../../common/isphere/bridgeClient';
 import { contactRecord, fileRecord, groupRecord, messageRecord } from './records';
 import type {
   Capability,

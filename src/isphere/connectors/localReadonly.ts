@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
-import { ConnectorError } from '../../shared/isphere/errors';
+import { ConnectorError } from '../../common/isphere/errors';
 import { STORE_FORMAT, STORE_VERSION } from '../localStore/schema';
 import { contactRecord, fileRecord, groupRecord, messageRecord } from './records';
 import type {

@@ -1,4 +1,4 @@
-import { ConnectorError } from '../../shared/isphere/errors';
+import { ConnectorError } from '../../common/isphere/errors';
 import { defaultSeed } from '../bridgeSim/defaultSeed';
 import { BridgeError } from '../bridgeSim/errors';
 import { getContact, getConversation, getGroup, listContacts, listConversations, listFiles, listGroups, listMessages } from '../bridgeSim/reads';

@@ -1,4 +1,4 @@
-import type { BridgeContact, BridgeFile, BridgeGroup } from '../../shared/isphere/bridgeRecords';
+import type { BridgeContact, BridgeFile, BridgeGroup } from '../../common/isphere/bridgeRecords';
 import { matchConfidence } from './confidence';
 import type { ContactRecord, ContentType, FileRecord, GroupRecord, MessageRecord, SourceName } from './types';
 

@@ -1,4 +1,4 @@
-import { ConnectorError, type IsphereCode } from '../../shared/isphere/errors';
+import { ConnectorError, type IsphereCode } from '../../common/isphere/errors';
 import { AUTO_ORDER, type Capability, type Connector, type Fallback, type SourceName, type SourcePreference } from './types';
 
 /** Codes that say a source is not there right now; `auto` moves on. Any other answer, a refusal included, is the answer. */

@@ -1,4 +1,4 @@
-import type { IsphereCode } from '../../shared/isphere/errors';
+import type { IsphereCode } from '../../common/isphere/errors';
 
 /** Where iSphere data can come from, in the order `auto` tries them (docs/isphere-bridge.md, "Sources"). */
 export const AUTO_ORDER = ['bridge', 'local_readonly', 'network', 'uia'] as const;

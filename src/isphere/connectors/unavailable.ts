@@ -1,4 +1,4 @@
-import { ConnectorError } from '../../shared/isphere/errors';
+import { ConnectorError } from '../../common/isphere/errors';
 import type { Capability, Connector } from './types';
 
 /**

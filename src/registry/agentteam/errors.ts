@@ -1,5 +1,5 @@
 import { ToolError } from '../errors';
-import type { ServiceError } from '../../shared/taskApi/client';
+import type { ServiceError } from '../../common/taskApi/client';
 
 /** A suggested next call (contract section 8.2): advisory, it grants nothing. */
 export interface SuggestedAction {

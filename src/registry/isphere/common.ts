@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ConnectorError, type IsphereCode } from '../../shared/isphere/errors';
+import { ConnectorError, type IsphereCode } from '../../common/isphere/errors';
 import { AuditTrail } from '../../isphere/audit';
 import type { SourceName, SourcePreference } from '../../isphere/connectors';
 import { readCursor, writeCursor, type Filled, type Position } from '../../isphere/paging';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ConnectorError, type IsphereCode } from '../../shared/isphere/errors';
+import { ConnectorError, type IsphereCode } from '../../common/isphere/errors';
 import { AuditTrail, type ErrorEnvelope } from '../../isphere/audit';
 import { ToolError } from '../errors';
 

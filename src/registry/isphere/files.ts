@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
-import { ConnectorError } from '../../shared/isphere/errors';
+import { ConnectorError } from '../../common/isphere/errors';
 import type { Connector, ConversationRecord, FileRecord } from '../../isphere/connectors';
 import { fill, queryDigest, startOf } from '../../isphere/paging';
 import { runFileOp } from '../../isphere/fileOps';

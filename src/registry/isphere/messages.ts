@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ConnectorError } from '../../shared/isphere/errors';
+import { ConnectorError } from '../../common/isphere/errors';
 import type { Connector, ConversationRecord, MessageRecord } from '../../isphere/connectors';
 import { fill, queryDigest, startOf } from '../../isphere/paging';
 import type { AccessPolicy, Reader } from '../../isphere/policy';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ConnectorError } from '../../shared/isphere/errors';
+import { ConnectorError } from '../../common/isphere/errors';
 import type { Capability, Connector, Page } from '../../isphere/connectors';
 import { fill, queryDigest, startOf } from '../../isphere/paging';
 import type { ObjectKind } from '../../isphere/policy';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { z } from 'zod';
-import { ConnectorError, type IsphereCode } from '../../shared/isphere/errors';
+import { ConnectorError, type IsphereCode } from '../../common/isphere/errors';
 import { keyHash } from '../../isphere/approvals';
 import { runFileOp } from '../../isphere/fileOps';
 import { resolveTarget, type Target, type TargetType } from '../../isphere/targets';
