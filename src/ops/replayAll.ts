@@ -15,14 +15,30 @@ export interface ReplayAllOptions {
   query?: string;
   /** Workflows not to replay (broken on purpose, or of a type the bundle does not hold), with a reason. */
   skip?: (wf: WorkflowExecutionInfo) => string | undefined;
-  /** History fetches in flight at once, per replayer. */
+  /** History fetches in flight at once. */
   concurrency?: number;
   /**
-   * Replay workers run side by side, each taking every Nth history. Default
-   * 1: on a 2-core CI machine two made the end-of-run replay slower (1,252
-   * histories in 454 s, against 208 s for 1,266 with one).
+   * Runs already replayed with the same bundle (by run id), say by a
+   * replayer that ran beside the test run. A verdict is taken as it is when
+   * the run's history has not grown since: a closed history never changes,
+   * and an open one that did not is the same history.
    */
-  replayers?: number;
+  prior?: ReadonlyMap<string, ReplayOutcome>;
+}
+
+/** What replaying one history said. */
+export interface ReplayOutcome {
+  workflowId: string;
+  runId: string;
+  verdict: 'ok' | 'nondeterministic' | 'failed';
+  /** The replayer's first line, when not ok. */
+  message?: string;
+  /** The run was closed by the mender (src/ops/mender.ts): its nondeterminism is already repaired. */
+  endedByMend: boolean;
+  /** Workflow tasks in the history that a worker took and did not finish in time. */
+  taskTimeouts: number;
+  /** The history's length when it was replayed. */
+  events: number;
 }
 
 export interface ReplayProblem {
@@ -36,6 +52,8 @@ export interface ReplayReport {
   /** Executions the visibility list returned (every run of a continued-as-new chain counts). */
   listed: number;
   replayed: number;
+  /** Of those, verdicts taken from `prior` (the history unchanged since). */
+  fromPrior: number;
   skipped: { workflowId: string; runId: string; reason: string }[];
   nondeterministic: ReplayProblem[];
   /**
@@ -73,48 +91,72 @@ interface Fetched {
 /**
  * Replays every workflow history of a namespace with the given workflow
  * code: the check that a deploy breaks no running or finished workflow.
- * Histories are fetched concurrently, ahead of replayers that each take
- * their share in list order; open histories replay as far as they go.
+ * Histories are fetched concurrently, ahead of the replayer, in list order;
+ * open histories replay as far as they go.
  */
 export async function replayAll(opts: ReplayAllOptions): Promise<ReplayReport> {
   const started = Date.now();
   const listed: WorkflowExecutionInfo[] = [];
   for await (const wf of opts.temporal.list(opts.query)) listed.push(wf);
 
-  const report: ReplayReport = { listed: listed.length, replayed: 0, skipped: [], nondeterministic: [], mended: [], failed: [], stuck: [], taskTimeouts: 0, ms: 0 };
-  const toReplay = listed.filter((wf) => {
+  const report: ReplayReport = { listed: listed.length, replayed: 0, fromPrior: 0, skipped: [], nondeterministic: [], mended: [], failed: [], stuck: [], taskTimeouts: 0, ms: 0 };
+  const toReplay: WorkflowExecutionInfo[] = [];
+  for (const wf of listed) {
     const reason = opts.skip?.(wf);
+    // A closed run's length is in the list; an open run's history is fetched first (below), to compare.
+    const prior = wf.status.name === 'RUNNING' ? undefined : opts.prior?.get(wf.runId);
     if (reason) report.skipped.push({ workflowId: wf.workflowId, runId: wf.runId, reason });
-    return !reason;
-  });
+    else if (prior && prior.events === wf.historyLength) count(report, prior, true);
+    else toReplay.push(wf);
+  }
 
-  const closedByMend = new Set<string>();
-  const replayers = Math.max(1, opts.replayers ?? 1);
-  const shares = Array.from({ length: replayers }, (_, i) => toReplay.filter((_wf, j) => j % replayers === i));
-  await Promise.all(shares.filter((share) => share.length > 0).map((share) => replayShare(share)));
-
-  async function replayShare(share: WorkflowExecutionInfo[]): Promise<void> {
-    const fetched = mapOrdered(share, opts.concurrency ?? 8, (wf) => fetchOne(opts.temporal, wf));
-    async function* histories() {
-      for await (const f of fetched) {
-        if (f.history && endedByMend(f.history)) closedByMend.add(f.wf.runId);
-        if (f.stuck) report.stuck.push(problem(f.wf, f.stuck));
-        if (f.history) report.taskTimeouts += (f.history.events ?? []).filter((e) => isStartToClose(e.workflowTaskTimedOutEventAttributes?.timeoutType)).length;
-        if (f.history) yield { workflowId: f.wf.workflowId, history: f.history };
-        else report.failed.push(problem(f.wf, f.error ?? 'history could not be fetched'));
-      }
-    }
-    const replayOptions = { workflowBundle: { codePath: opts.bundlePath }, replayName: 'replay-all' };
-    for await (const result of Worker.runReplayHistories(replayOptions, histories())) {
-      report.replayed++;
-      if (!result.error) continue;
-      const entry = { workflowId: result.workflowId, runId: result.runId, message: firstLine(result.error) };
-      if (result.error instanceof DeterminismViolationError) (closedByMend.has(result.runId) ? report.mended : report.nondeterministic).push(entry);
-      else report.failed.push(entry);
+  async function* fetchedHistories(): AsyncGenerator<{ workflowId: string; runId: string; history: History }> {
+    for await (const f of mapOrdered(toReplay, opts.concurrency ?? 8, (wf) => fetchOne(opts.temporal, wf))) {
+      if (f.stuck) report.stuck.push(problem(f.wf, f.stuck));
+      const prior = opts.prior?.get(f.wf.runId);
+      if (f.history && prior && prior.events === (f.history.events ?? []).length) count(report, prior, true);
+      else if (f.history) yield { workflowId: f.wf.workflowId, runId: f.wf.runId, history: f.history };
+      else report.failed.push(problem(f.wf, f.error ?? 'history could not be fetched'));
     }
   }
+  for await (const outcome of replayHistories(opts.bundlePath, fetchedHistories())) count(report, outcome);
   report.ms = Date.now() - started;
   return report;
+}
+
+function count(report: ReplayReport, o: ReplayOutcome, fromPrior = false): void {
+  report.replayed++;
+  if (fromPrior) report.fromPrior++;
+  report.taskTimeouts += o.taskTimeouts;
+  const entry = { workflowId: o.workflowId, runId: o.runId, message: o.message ?? '' };
+  if (o.verdict === 'nondeterministic') (o.endedByMend ? report.mended : report.nondeterministic).push(entry);
+  else if (o.verdict === 'failed') report.failed.push(entry);
+}
+
+/**
+ * Replays histories one after another with one replay worker, for as long
+ * as `histories` yields them, and says what each replay found, in order.
+ */
+export async function* replayHistories(
+  bundlePath: string,
+  histories: AsyncIterable<{ workflowId: string; runId: string; history: History }>,
+): AsyncGenerator<ReplayOutcome> {
+  // The SDK replays one history at a time, in the order given: each result belongs to the oldest history not yet answered.
+  const pending: Omit<ReplayOutcome, 'verdict' | 'message'>[] = [];
+  async function* fed() {
+    for await (const h of histories) {
+      const events = h.history.events ?? [];
+      const taskTimeouts = events.filter((e) => isStartToClose(e.workflowTaskTimedOutEventAttributes?.timeoutType)).length;
+      pending.push({ workflowId: h.workflowId, runId: h.runId, endedByMend: endedByMend(h.history), taskTimeouts, events: events.length });
+      yield { workflowId: h.workflowId, history: h.history };
+    }
+  }
+  const replayOptions = { workflowBundle: { codePath: bundlePath }, replayName: 'replay-all' };
+  for await (const result of Worker.runReplayHistories(replayOptions, fed())) {
+    const of = pending.shift()!;
+    if (!result.error) yield { ...of, verdict: 'ok' };
+    else yield { ...of, verdict: result.error instanceof DeterminismViolationError ? 'nondeterministic' : 'failed', message: firstLine(result.error) };
+  }
 }
 
 function endedByMend(history: History): boolean {
@@ -198,6 +240,7 @@ export function summarize(r: ReplayReport): string {
   return (
     `replayed ${r.replayed} histories in ${(r.ms / 1000).toFixed(1)} s: ${r.nondeterministic.length} nondeterministic, ` +
     `${r.failed.length} failed, ${r.stuck.length} stuck, ${r.skipped.length} skipped` +
+    (r.fromPrior > 0 ? ` (${r.fromPrior} replayed earlier, their histories unchanged since)` : '') +
     (r.mended.length > 0 ? `; ${r.mended.length} closed by the mender (their workflows went on in a new run): ${r.mended.map((p) => p.workflowId).join(', ')}` : '')
   );
 }

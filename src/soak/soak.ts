@@ -36,6 +36,8 @@ export interface SoakOptions {
   env?: Record<string, string>;
   /** Extra environment for the gateway alone (the reproduction lets its Queries outlive the sticky timeout). */
   gatewayEnv?: Record<string, string>;
+  /** A workflow bundle of today's code already built (a test run's), instead of building one. */
+  bundlePath?: string;
   /** Repair what the first replay finds (dipper doctor's reset), then drain and check again. */
   repair?: boolean;
   progress?: (line: string) => void;
@@ -105,7 +107,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
   const say = o.progress ?? (() => undefined);
   const rng = new Rng(o.seed);
   installQuietRuntime();
-  const stack = await startSoakStack({ dataRoot: o.dataRoot, basePort: o.basePort, env: o.env, gatewayEnv: o.gatewayEnv });
+  const stack = await startSoakStack({ dataRoot: o.dataRoot, basePort: o.basePort, env: o.env, gatewayEnv: o.gatewayEnv, bundlePath: o.bundlePath });
   const operator = new Operator({ gatewayUrl: stack.gatewayUrl, operatorToken: stack.operatorToken });
   const tally = newTally();
   let team: SoakTeam | undefined;

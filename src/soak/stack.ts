@@ -30,6 +30,8 @@ export interface SoakStackOptions {
   env?: Record<string, string>;
   /** Extra environment for the gateway alone. */
   gatewayEnv?: Record<string, string>;
+  /** A workflow bundle of today's code already built (the test run's); built here when absent. */
+  bundlePath?: string;
 }
 
 /**
@@ -51,8 +53,8 @@ export async function startSoakStack(opts: SoakStackOptions): Promise<SoakStack>
     headless: true,
     logFile: path.join(opts.dataRoot, 'temporal.log'),
   });
-  const bundlePath = path.join(opts.dataRoot, 'workflow-bundle.js');
-  await writeWorkflowBundle(bundlePath);
+  const bundlePath = opts.bundlePath ?? path.join(opts.dataRoot, 'workflow-bundle.js');
+  if (!opts.bundlePath) await writeWorkflowBundle(bundlePath);
   const operatorToken = `dpo_soak_${crypto.randomBytes(12).toString('hex')}`;
   const tokenSecret = crypto.randomBytes(32).toString('hex');
   const simPort = await freePort(gatewayPort + 3);

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { describeSoak, runSoak, type SoakOptions } from '../../src/soak/soak';
-import { testDataRoot } from '../setup/env';
+import { readTestEnv, testDataRoot } from '../setup/env';
 
 /**
  * The seeded CI version of `npm run soak`: a team works while the worker is
@@ -17,6 +17,7 @@ function options(seed: number, extra: Partial<SoakOptions>): SoakOptions {
     maxDownSeconds: 2,
     pauseMs: 250,
     dataRoot: path.join(testDataRoot, `soak-${seed}`),
+    bundlePath: readTestEnv().bundlePath,
     basePort: 29433,
     env: { DIPPER_STICKY_TIMEOUT_MS: '2000' },
     progress: (line) => process.stderr.write(`soak: ${line}\n`),
