@@ -17,13 +17,6 @@ export interface ReplayAllOptions {
   skip?: (wf: WorkflowExecutionInfo) => string | undefined;
   /** History fetches in flight at once. */
   concurrency?: number;
-  /**
-   * Runs already replayed with the same bundle (by run id), say by a
-   * replayer that ran beside the test run. A verdict is taken as it is when
-   * the run's history has not grown since: a closed history never changes,
-   * and an open one that did not is the same history.
-   */
-  prior?: ReadonlyMap<string, ReplayOutcome>;
 }
 
 /** What replaying one history said. */
@@ -37,8 +30,6 @@ export interface ReplayOutcome {
   endedByMend: boolean;
   /** Workflow tasks in the history that a worker took and did not finish in time. */
   taskTimeouts: number;
-  /** The history's length when it was replayed. */
-  events: number;
 }
 
 export interface ReplayProblem {
@@ -52,8 +43,6 @@ export interface ReplayReport {
   /** Executions the visibility list returned (every run of a continued-as-new chain counts). */
   listed: number;
   replayed: number;
-  /** Of those, verdicts taken from `prior` (the history unchanged since). */
-  fromPrior: number;
   skipped: { workflowId: string; runId: string; reason: string }[];
   nondeterministic: ReplayProblem[];
   /**
@@ -72,6 +61,8 @@ export interface ReplayReport {
    */
   taskTimeouts: number;
   ms: number;
+  /** Of `ms`, the time the replayer sat waiting for histories to arrive (the rest: listing, and replaying). */
+  waitedMs: number;
 }
 
 /**
@@ -99,23 +90,23 @@ export async function replayAll(opts: ReplayAllOptions): Promise<ReplayReport> {
   const listed: WorkflowExecutionInfo[] = [];
   for await (const wf of opts.temporal.list(opts.query)) listed.push(wf);
 
-  const report: ReplayReport = { listed: listed.length, replayed: 0, fromPrior: 0, skipped: [], nondeterministic: [], mended: [], failed: [], stuck: [], taskTimeouts: 0, ms: 0 };
-  const toReplay: WorkflowExecutionInfo[] = [];
-  for (const wf of listed) {
+  const report: ReplayReport = { listed: listed.length, replayed: 0, skipped: [], nondeterministic: [], mended: [], failed: [], stuck: [], taskTimeouts: 0, ms: 0, waitedMs: 0 };
+  const toReplay = listed.filter((wf) => {
     const reason = opts.skip?.(wf);
-    // A closed run's length is in the list; an open run's history is fetched first (below), to compare.
-    const prior = wf.status.name === 'RUNNING' ? undefined : opts.prior?.get(wf.runId);
     if (reason) report.skipped.push({ workflowId: wf.workflowId, runId: wf.runId, reason });
-    else if (prior && prior.events === wf.historyLength) count(report, prior, true);
-    else toReplay.push(wf);
-  }
+    return !reason;
+  });
 
   async function* fetchedHistories(): AsyncGenerator<{ workflowId: string; runId: string; history: History }> {
-    for await (const f of mapOrdered(toReplay, opts.concurrency ?? 8, (wf) => fetchOne(opts.temporal, wf))) {
+    const fetched = mapOrdered(toReplay, opts.concurrency ?? 8, (wf) => fetchOne(opts.temporal, wf));
+    for (;;) {
+      const waitedFrom = Date.now();
+      const next = await fetched.next();
+      report.waitedMs += Date.now() - waitedFrom;
+      if (next.done) return;
+      const f = next.value;
       if (f.stuck) report.stuck.push(problem(f.wf, f.stuck));
-      const prior = opts.prior?.get(f.wf.runId);
-      if (f.history && prior && prior.events === (f.history.events ?? []).length) count(report, prior, true);
-      else if (f.history) yield { workflowId: f.wf.workflowId, runId: f.wf.runId, history: f.history };
+      if (f.history) yield { workflowId: f.wf.workflowId, runId: f.wf.runId, history: f.history };
       else report.failed.push(problem(f.wf, f.error ?? 'history could not be fetched'));
     }
   }
@@ -124,9 +115,8 @@ export async function replayAll(opts: ReplayAllOptions): Promise<ReplayReport> {
   return report;
 }
 
-function count(report: ReplayReport, o: ReplayOutcome, fromPrior = false): void {
+function count(report: ReplayReport, o: ReplayOutcome): void {
   report.replayed++;
-  if (fromPrior) report.fromPrior++;
   report.taskTimeouts += o.taskTimeouts;
   const entry = { workflowId: o.workflowId, runId: o.runId, message: o.message ?? '' };
   if (o.verdict === 'nondeterministic') (o.endedByMend ? report.mended : report.nondeterministic).push(entry);
@@ -147,7 +137,7 @@ export async function* replayHistories(
     for await (const h of histories) {
       const events = h.history.events ?? [];
       const taskTimeouts = events.filter((e) => isStartToClose(e.workflowTaskTimedOutEventAttributes?.timeoutType)).length;
-      pending.push({ workflowId: h.workflowId, runId: h.runId, endedByMend: endedByMend(h.history), taskTimeouts, events: events.length });
+      pending.push({ workflowId: h.workflowId, runId: h.runId, endedByMend: endedByMend(h.history), taskTimeouts });
       yield { workflowId: h.workflowId, history: h.history };
     }
   }
@@ -240,7 +230,7 @@ export function summarize(r: ReplayReport): string {
   return (
     `replayed ${r.replayed} histories in ${(r.ms / 1000).toFixed(1)} s: ${r.nondeterministic.length} nondeterministic, ` +
     `${r.failed.length} failed, ${r.stuck.length} stuck, ${r.skipped.length} skipped` +
-    (r.fromPrior > 0 ? ` (${r.fromPrior} replayed earlier, their histories unchanged since)` : '') +
+    ` (${(r.waitedMs / 1000).toFixed(1)} s of it waiting for histories)` +
     (r.mended.length > 0 ? `; ${r.mended.length} closed by the mender (their workflows went on in a new run): ${r.mended.map((p) => p.workflowId).join(', ')}` : '')
   );
 }

@@ -106,6 +106,7 @@ function answered(out: { isError: boolean; error?: { code?: string } }): boolean
 export async function runSoak(o: SoakOptions): Promise<SoakReport> {
   const say = o.progress ?? (() => undefined);
   const rng = new Rng(o.seed);
+  const began = Date.now();
   installQuietRuntime();
   const stack = await startSoakStack({ dataRoot: o.dataRoot, basePort: o.basePort, env: o.env, gatewayEnv: o.gatewayEnv, bundlePath: o.bundlePath });
   const operator = new Operator({ gatewayUrl: stack.gatewayUrl, operatorToken: stack.operatorToken });
@@ -117,7 +118,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     team = new SoakTeam(stack.gatewayUrl, run.run_id, rng, tally, async (agentId) => (await operator.launch(run.run_id, agentId)).token as string);
     await team.addRoot(run.root.agent_id, run.root.agent_token);
     await team.spawnWave(o.agents);
-    say(`seed ${o.seed}: ${team.members.length} agents working`);
+    say(`seed ${o.seed}: ${team.members.length} agents working (stack and team up in ${((Date.now() - began) / 1000).toFixed(1)} s)`);
     team.start(o.pauseMs);
     // A person at the console: the root's reviews come to them as questions, and they approve each.
     let rootReviews = 0;
@@ -160,11 +161,20 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       await sleep(1000 * (o.killEverySeconds[0] + rng.next() * (o.killEverySeconds[1] - o.killEverySeconds[0])));
     }
 
+    // Where the end's time goes, in the log: on a slow machine it is most of a CI run's soak.
+    let phase = Date.now();
+    const lap = (what: string) => {
+      say(`${what} in ${((Date.now() - phase) / 1000).toFixed(1)} s`);
+      phase = Date.now();
+    };
     await team.stopSending();
+    lap('calls in flight finished');
     await team.drain(o.repair ? 15_000 : 60_000);
+    lap('deliveries, questions, task creates and sends drained');
     const temporal = await Temporal.connect({ address: stack.temporalAddress, namespace: stack.namespace, channelArgs: HISTORY_CHANNEL_ARGS });
     const doctorOpts = { temporal, bundlePath: stack.bundlePath };
     let replay = await replayAll({ temporal, bundlePath: stack.bundlePath });
+    lap(`${replay.replayed} histories replayed`);
     const brokenBeforeRepair = replay.nondeterministic.length;
     let repaired = 0;
     if (o.repair && brokenBeforeRepair > 0) {
@@ -211,6 +221,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       missing: keyed.filter(([key, n]) => n > 0 && !onBoard.has(key)).length,
     };
     const sends = { ...(await sendsReport(stack, tally)), viaWebhook };
+    lap('invariants checked');
     const lost = [...tally.acknowledged].filter((c) => !tally.delivered.has(c)).length;
     const duplicated = [...tally.delivered.values()].filter((n) => n > 1).length;
 

@@ -57,6 +57,27 @@ async function events(runId: string, type: string, pred: (e: any) => boolean = (
   }, timeoutMs);
 }
 
+/** A promise each of `n` callers gets, settled once all `n` have called. */
+function meeting(n: number): () => Promise<void> {
+  let arrived = 0;
+  let all!: () => void;
+  const met = new Promise<void>((r) => (all = r));
+  return () => {
+    if (++arrived === n) all();
+    return met;
+  };
+}
+
+/** A restart of the worker once `n` callers wait for it; each call returns when it is done. */
+function restartWhenAllReady(n: number): () => Promise<void> {
+  const met = meeting(n);
+  let restarted: Promise<void> | undefined;
+  return () => {
+    const all = met();
+    return (restarted ??= all.then(() => stack.restartWorker()));
+  };
+}
+
 /** Workflow time of an event (ms, or an ISO string from the API). */
 const tsOf = (e: any): number => (typeof e.ts === 'number' ? e.ts : Date.parse(e.ts ?? e.time));
 
@@ -77,8 +98,13 @@ async function questionAbout(runId: string, kind: string): Promise<any> {
   }, 20_000);
 }
 
-describe('watchdog pass A: a review left pending', () => {
-  it('reminds the leader twice, one interval apart, then asks the person, then stays silent', async () => {
+/**
+ * The tests that leave the worker alone run side by side (each on its own
+ * run, timers of one to three seconds); the two that restart it follow, one
+ * at a time.
+ */
+describe('watchdog passes A and B, and its questions', () => {
+  it.concurrent('pass A: reminds the leader twice, one interval apart, then asks the person, then stays silent', async () => {
     const { runId, rootId, root, kids } = await team({ review_watchdog_seconds: 1, idle_watchdog_seconds: 0 }, ['a', 'b']);
     const { a, b } = kids;
     await a.client.ok('signal_review', { detail: '[REVIEW REQUIRED] a is done' });
@@ -116,35 +142,7 @@ describe('watchdog pass A: a review left pending', () => {
     expect(settled).toBeLessThanOrEqual(2);
   }, 60_000);
 
-  it('fires after a worker restart while its timer is pending', async () => {
-    const { runId, rootId, kids } = await team({ review_watchdog_seconds: 2, idle_watchdog_seconds: 0 }, ['a']);
-    await kids.a.client.ok('signal_review', { detail: '[REVIEW REQUIRED] a is done' });
-    await stack.restartWorker();
-    const reviewedAt = await reportedAt(runId, kids.a.agentId);
-    const [ping] = await events(runId, 'completion.reping', (e) => e.data.child_id === kids.a.agentId, 1, 40_000);
-    expect(ping.agent_id).toBe(rootId);
-    expect(tsOf(ping) - reviewedAt).toBeGreaterThanOrEqual(1900);
-  }, 60_000);
-});
-
-describe('watchdog pass C: a terminate sentinel left unread', () => {
-  it('forces the runtime down after the grace period, across a worker restart', async () => {
-    const { runId, root, kids } = await team({ terminate_grace_seconds: 2, review_watchdog_seconds: 0, idle_watchdog_seconds: 0 }, ['a']);
-    await kids.a.client.ok('signal_review', { detail: '[REVIEW REQUIRED] a is done' });
-    await root.ok('terminate_child', { agent_id: kids.a.agentId });
-    // The child never reads its inbox, so never acknowledges the sentinel; the worker dies meanwhile.
-    await stack.restartWorker();
-    const [approved] = await events(runId, 'completion.approved', (e) => e.data.target === kids.a.agentId);
-    const postedAt = tsOf(approved);
-    const [forced] = await events(runId, 'terminate.forced', (e) => e.agent_id === kids.a.agentId && e.data.reason === 'watchdog_grace', 1, 40_000);
-    expect(tsOf(forced) - postedAt).toBeGreaterThanOrEqual(1900);
-    const [completed] = await events(runId, 'agent_completed', (e) => e.agent_id === kids.a.agentId);
-    expect(completed.data.stop_reason).toBe('cancelled');
-  }, 60_000);
-});
-
-describe('watchdog pass B: an idle agent', () => {
-  it('nudges an idle agent twice and then asks the person, but never one that only reads', async () => {
+  it.concurrent('pass B: nudges an idle agent twice and then asks the person, but never one that only reads', async () => {
     let reading = true;
     let reads: Promise<void> = Promise.resolve();
     let asked: Promise<unknown> = Promise.resolve();
@@ -201,10 +199,8 @@ describe('watchdog pass B: an idle agent', () => {
     await root.ok('answer_question', { qid, answers: [{ selected_labels: [], text: '8080' }], reason: 'The plan fixes it.' });
     expect(((await asked) as any).structuredContent.answer_text).toBe('Port: 8080');
   }, 60_000);
-});
 
-describe("the watchdog's questions", () => {
-  it("stop at the run's limit on open questions; the rest are recorded, not asked", async () => {
+  it.concurrent("the watchdog's questions stop at the run's limit on open questions; the rest are recorded, not asked", async () => {
     const { runId, kids } = await team({ review_watchdog_seconds: 0, idle_watchdog_seconds: 1, max_open_questions: 1 }, ['a', 'b', 'c']);
     const [dropped] = await events(runId, 'system_question_dropped');
     expect(dropped.data).toMatchObject({ kind: 'agent_idle', limit: 1 });
@@ -216,3 +212,37 @@ describe("the watchdog's questions", () => {
     expect(idle).toHaveLength(1);
   }, 60_000);
 });
+
+describe('watchdog passes A and C across a worker restart', () => {
+  // One restart serves both tests. Each builds its team, then both set their timers going at once and wait for the
+  // restart: a timer started while the other test still spawned could fire before the worker dies.
+  const teamsReady = meeting(2);
+  const restart = restartWhenAllReady(2);
+
+  it.concurrent('pass A: fires after a worker restart while its timer is pending', async () => {
+    const { runId, rootId, kids } = await team({ review_watchdog_seconds: 3, idle_watchdog_seconds: 0 }, ['a']);
+    await teamsReady();
+    await kids.a.client.ok('signal_review', { detail: '[REVIEW REQUIRED] a is done' });
+    await restart();
+    const reviewedAt = await reportedAt(runId, kids.a.agentId);
+    const [ping] = await events(runId, 'completion.reping', (e) => e.data.child_id === kids.a.agentId, 1, 40_000);
+    expect(ping.agent_id).toBe(rootId);
+    expect(tsOf(ping) - reviewedAt).toBeGreaterThanOrEqual(2900);
+  }, 60_000);
+
+  it.concurrent('pass C: forces the runtime down after the grace period, across a worker restart', async () => {
+    const { runId, root, kids } = await team({ terminate_grace_seconds: 2, review_watchdog_seconds: 0, idle_watchdog_seconds: 0 }, ['a']);
+    await teamsReady();
+    await kids.a.client.ok('signal_review', { detail: '[REVIEW REQUIRED] a is done' });
+    await root.ok('terminate_child', { agent_id: kids.a.agentId });
+    // The child never reads its inbox, so never acknowledges the sentinel; the worker dies meanwhile.
+    await restart();
+    const [approved] = await events(runId, 'completion.approved', (e) => e.data.target === kids.a.agentId);
+    const postedAt = tsOf(approved);
+    const [forced] = await events(runId, 'terminate.forced', (e) => e.agent_id === kids.a.agentId && e.data.reason === 'watchdog_grace', 1, 40_000);
+    expect(tsOf(forced) - postedAt).toBeGreaterThanOrEqual(1900);
+    const [completed] = await events(runId, 'agent_completed', (e) => e.agent_id === kids.a.agentId);
+    expect(completed.data.stop_reason).toBe('cancelled');
+  }, 60_000);
+});
+

@@ -3,7 +3,7 @@ import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker
 import fs from 'node:fs';
 import path from 'node:path';
 import { installQuietRuntime } from '../../src/ops/quietRuntime';
-import { replayAll, type ReplayOutcome, type ReplayReport } from '../../src/ops/replayAll';
+import { replayAll, type ReplayReport } from '../../src/ops/replayAll';
 import { Temporal } from '../../src/temporal';
 import { readTestEnv, testDataRoot } from '../setup/env';
 import { eventually } from '../support/clients';
@@ -117,40 +117,6 @@ describe('replayAll', () => {
     expect(abandoned.raw.pendingWorkflowTask?.attempt).toBe(2);
     const report = await check(v1);
     expect(report.stuck.map((p) => p.workflowId)).not.toContain(ids.abandoned);
-  });
-
-  it('takes an earlier verdict on a history that has not grown since, and replays one that has', async () => {
-    const first = await check(v2);
-    const changed = first.nondeterministic[0];
-    const steady = (await client.workflow.getHandle(ids.steady).describe()).raw.workflowExecutionInfo!;
-    const stuckRun = (await client.workflow.getHandle(ids.stuck).describe()).runId;
-    const abandonedNow = await client.workflow.getHandle(ids.abandoned).fetchHistory();
-    const earlier = (workflowId: string, runId: string, events: number, verdict: ReplayOutcome['verdict']): [string, ReplayOutcome] => [
-      runId,
-      { workflowId, runId, verdict, message: 'said earlier', endedByMend: false, taskTimeouts: 0, events },
-    ];
-    const prior = new Map([
-      // Closed, same length: the earlier verdict stands (here a made-up one, to see it was taken).
-      earlier(ids.steady, steady.execution!.runId!, Number(steady.historyLength), 'nondeterministic'),
-      // Closed, but replayed when it was shorter: replayed again.
-      earlier(ids.changed, changed.runId, 3, 'ok'),
-      // Open and unchanged: taken; the stuck check still runs on its history.
-      earlier(ids.abandoned, (await client.workflow.getHandle(ids.abandoned).describe()).runId, abandonedNow.events!.length, 'failed'),
-      // Open, replayed at another length: replayed again.
-      earlier(ids.stuck, stuckRun, 1, 'nondeterministic'),
-    ]);
-    const report = await check(v2, { prior });
-    expect(report.replayed).toBe(5);
-    expect(report.fromPrior).toBe(2);
-    expect(report.nondeterministic.map((p) => [p.workflowId, p.message])).toEqual(
-      expect.arrayContaining([
-        [ids.steady, 'said earlier'],
-        [ids.changed, changed.message],
-      ]),
-    );
-    expect(report.nondeterministic).toHaveLength(2);
-    expect(report.failed.map((p) => p.workflowId).sort()).toEqual([ids.abandoned, ids.gone].sort());
-    expect(report.stuck.map((p) => p.workflowId)).toEqual([ids.stuck]);
   });
 
   it('leaves out what it is told to skip, with the reason', async () => {

@@ -11,7 +11,6 @@ import { writeTestEnv } from './env';
 import { defaultSeed } from '../../src/isphere/bridgeSim/defaultSeed';
 import { exportSeed } from '../../src/isphere/localStore/export';
 import { watchStrayRejections } from './strayRejections';
-import { startReplayAlongside, type ReplayAlongside } from './replayAlongside';
 
 export interface Started {
   stop(): Promise<void>;
@@ -113,8 +112,6 @@ export default async function globalSetup(): Promise<void> {
     pids: { worker: worker.proc.pid!, gateway: gateway.proc.pid!, temporal: server.pid, taskService: taskService.proc.pid!, bridgeSim: bridgeSim.proc.pid! },
     isphere: { bridgeUrl: processEnv.DIPPER_ISPHERE_BRIDGE_URL, controlToken: simControlToken, localStore: processEnv.DIPPER_ISPHERE_LOCAL_STORE },
   });
-  // Closed runs are replayed while the tests go on, with the CPU they leave idle (replayEverything takes the verdicts).
-  (globalThis as { __dipperReplay?: ReplayAlongside }).__dipperReplay = startReplayAlongside(testDataRoot);
   (globalThis as { __dipperStack?: Started }).__dipperStack = {
     stop: async () => {
       await Promise.all([gateway.kill(), worker.kill(), taskService.kill(), bridgeSim.kill()] satisfies Promise<void>[]);

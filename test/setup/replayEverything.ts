@@ -7,7 +7,6 @@ import { replayAll, summarize, type ReplayReport, HISTORY_CHANNEL_ARGS } from '.
 import { Temporal } from '../../src/temporal';
 import { replaySkips } from '../support/replaySkip';
 import { readTestEnv } from './env';
-import type { ReplayAlongside } from './replayAlongside';
 
 /**
  * The jest run's last step: every workflow history the run created, in the
@@ -20,12 +19,11 @@ export async function replayEverything(): Promise<string[]> {
   const root = process.env.DIPPER_TEST_DATA!;
   const env = readTestEnv(root);
   installQuietRuntime();
-  const prior = (await (globalThis as { __dipperReplay?: ReplayAlongside }).__dipperReplay?.finish()) ?? new Map();
   const connection = await Connection.connect({ address: env.temporalAddress, channelArgs: HISTORY_CHANNEL_ARGS });
   let report: ReplayReport;
   try {
     const client = new Client({ connection, namespace: env.namespace });
-    report = await replayAll({ temporal: Temporal.over(client), bundlePath: env.bundlePath, skip: replaySkips(root), concurrency: 8, prior });
+    report = await replayAll({ temporal: Temporal.over(client), bundlePath: env.bundlePath, skip: replaySkips(root), concurrency: 8 });
     await keepProblemHistories(client, report, path.join(root, 'problem-histories'));
   } finally {
     await connection.close();
