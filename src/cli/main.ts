@@ -2,20 +2,18 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { loadOrCreateSecrets } from '../auth/secrets';
 import { loadConfig } from '../config';
 import { ensureTemporalCli } from '../devstack/temporalCli';
+import { SERVED_SURFACES } from '../registry/surfaces';
 import { localBin, projectRoot } from './projectRoot';
 import { runSteps, runTogether } from './runStep';
-import { clusterTest, clusterUp } from './cluster';
-import { doctor } from './doctor';
-import { EXEC_HELP, exec, EXIT } from './exec';
+import { EXEC_HELP, EXIT } from './execHelp';
 import { printEvents, printRuns, type OperatorTarget } from './operatorCommands';
-import { auditList, auditVerify } from './audit';
 import { loadStackConfig } from './stackRecord';
 import { startRun } from './startRun';
-import { surfaces } from './toolCatalog';
 import { printStatus } from './status';
 import { runTemporalCli } from './temporal';
-import { up } from './up';
-import { workerIsPolling } from './workerHealth';
+
+// Commands that need the Temporal client, the MCP client or every tool's schemas load them when they run, so that
+// `dipper --help`, `runs`, `events` and `status` start in a fraction of the time (each such module costs 1-2 s to load).
 
 const program = new Command('dipper')
   .description('Durable gateway for agent teams: MCP tool surfaces backed by Temporal workflows')
@@ -27,7 +25,7 @@ program
   .description('start and supervise Temporal (the bundled dev server unless TEMPORAL_ADDRESS is set), the worker and the gateway, then a first run')
   .option('--task <text>', 'task of the first run', 'Interactive session: wait for instructions from your operator.')
   .option('--no-run', 'start no run')
-  .action((opts: { task: string; run: boolean }) => up(loadConfig(), { task: opts.run ? opts.task : null }));
+  .action(async (opts: { task: string; run: boolean }) => (await import('./up')).up(loadConfig(), { task: opts.run ? opts.task : null }));
 
 program
   .command('test')
@@ -71,7 +69,7 @@ const gatewayUrl = (url: string | undefined) => (url || loadStackConfig().public
 const execCommand = program
   .command('exec')
   .description("call one tool as an agent through the gateway's MCP endpoint (JSON object on stdin, JSON on stdout); list tools, show their help and schemas")
-  .argument('[surface]', `tool surface: ${surfaces().join(', ')}`)
+  .argument('[surface]', `tool surface: ${SERVED_SURFACES.join(', ')}`)
   .argument('[tool]', 'tool name')
   .argument('[input]', '`-`: read the input from stdin')
   .addOption(new Option('--token <token>', 'agent token (the variable is safer: a flag shows in ps)').env('DIPPER_AGENT_TOKEN'))
@@ -87,6 +85,7 @@ const execCommand = program
   // Usage mistakes exit 2, so a script can tell them from a tool's refusal (1).
   .exitOverride((err) => process.exit(err.exitCode === 0 ? EXIT.ok : EXIT.usage))
   .action(async (surface: string | undefined, tool: string | undefined, input: string | undefined, opts: Record<string, boolean | string | undefined>) => {
+    const { exec } = await import('./exec');
     process.exitCode = await exec(surface, tool, input, {
       ...opts,
       token: opts.token as string | undefined,
@@ -161,7 +160,7 @@ program
   .command('worker-health')
   .description('exit 0 when a worker polls the task queue (container healthcheck)')
   .action(async () => {
-    const polling = await workerIsPolling(loadStackConfig());
+    const polling = await (await import('./workerHealth')).workerIsPolling(loadStackConfig());
     if (!polling) process.stderr.write('dipper: no worker polls the task queue\n');
     process.exitCode = polling ? 0 : 1;
   });
@@ -173,7 +172,7 @@ cluster
   .command('up')
   .description('start it and keep it until Ctrl-C')
   .action(async () => {
-    process.exitCode = await clusterUp();
+    process.exitCode = await (await import('./cluster')).clusterUp();
   });
 cluster
   .command('test')
@@ -183,7 +182,7 @@ cluster
   .passThroughOptions()
   .helpOption(false)
   .action(async (jestArgs: string[]) => {
-    process.exitCode = await clusterTest(jestArgs);
+    process.exitCode = await (await import('./cluster')).clusterTest(jestArgs);
   });
 
 program
@@ -191,7 +190,7 @@ program
   .description('replay every running workflow with this code; list the broken and the stuck; --repair resets the nondeterministic ones')
   .option('--repair', 'reset each nondeterministic workflow to its last good workflow task, reapplying later Signals and Updates')
   .action(async (opts: { repair?: boolean }) => {
-    process.exitCode = await doctor(loadStackConfig(), { repair: opts.repair === true });
+    process.exitCode = await (await import('./doctor')).doctor(loadStackConfig(), { repair: opts.repair === true });
   });
 
 const audit = program.command('audit').description('the tamper-evident record of every real iSphere send');
@@ -200,14 +199,20 @@ audit
   .description('check every record of the audit chain and its anchors; exits 1 naming each edited, removed or reordered record')
   .option('--json', 'one JSON object instead of lines')
   .action(async (opts: { json?: boolean }) => {
-    process.exitCode = await auditVerify(loadStackConfig(), opts);
+    process.exitCode = await (await import('./audit')).auditVerify(loadStackConfig(), opts);
   });
 audit
   .command('list')
   .description('every audit record, oldest first, one JSON line each')
   .action(async () => {
-    process.exitCode = await auditList(loadStackConfig());
+    process.exitCode = await (await import('./audit')).auditList(loadStackConfig());
   });
+
+// `dipper ... | head` closes the pipe early: that is the reader being done, not an error worth a stack trace.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code === 'EPIPE') process.exit(0);
+  throw err;
+});
 
 program.parseAsync().catch((err: unknown) => {
   process.stderr.write(`dipper: ${err instanceof Error ? err.message : String(err)}\n`);

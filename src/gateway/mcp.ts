@@ -13,10 +13,10 @@ import { EnvelopeError, envelopeOf } from '../registry/isphere/envelope';
 import { toMcpTool } from '../registry/mcpTool';
 import type { ToolContext, ToolDef } from '../registry/types';
 import { safeMessage, type Logger } from '../log';
+import { SERVER_VERSION } from '../common/version';
 import { answerWithin } from './deadline';
 import { checkReviewGate, gateOf, recordGateDenied } from './reviewGate';
 
-export const SERVER_VERSION = '0.1.0';
 
 /** MCP wants an object for structuredContent; a bare-array result travels as { items }. */
 function structured(out: unknown): Record<string, unknown> {

@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { toMcpTool } from '../../src/registry/mcpTool';
-import { tools, toolsOf } from '../../src/registry';
+import { surfaces, tools, toolsOf } from '../../src/registry';
+import { SERVED_SURFACES } from '../../src/registry/surfaces';
 import { searchAttributeNames } from '../../workflows/searchAttributes';
 
 /** Names the model must never be able to fill in: Dipper injects them from the token. */
@@ -138,5 +139,11 @@ describe('search attributes', () => {
     const config = JSON.parse(fs.readFileSync(file, 'utf8')) as { searchAttributes: Record<string, string> };
     expect([...searchAttributeNames].sort()).toEqual(Object.keys(config.searchAttributes).sort());
     expect(new Set(searchAttributeNames).size).toBe(searchAttributeNames.length);
+  });
+});
+
+describe('the served surfaces', () => {
+  it('are the ones the CLI names without loading the registry, in the same order', () => {
+    expect(surfaces()).toEqual([...SERVED_SURFACES]);
   });
 });
