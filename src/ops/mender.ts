@@ -3,7 +3,7 @@ import { DeterminismViolationError } from '@temporalio/workflow';
 import { safeMessage, type Logger } from '../log';
 import type { Temporal } from '../temporal';
 import { repair, resetEventId } from './doctor';
-import { MEND_REASON } from './replayAll';
+import { MEND_REASON, replayOptions } from './replayAll';
 import { pinnedElsewhere } from '../versioning/pinned';
 
 /**
@@ -67,7 +67,7 @@ export async function mendOnce(o: MenderOptions): Promise<MendOutcome[]> {
 
 async function mendOne(o: MenderOptions, wf: { workflowId: string; runId: string }): Promise<MendOutcome> {
   const history = await o.temporal.handle(wf.workflowId, wf.runId).fetchHistory();
-  const verdict = await Worker.runReplayHistory({ workflowBundle: o.workflowBundle, replayName: 'mend' }, history).then(
+  const verdict = await Worker.runReplayHistory(replayOptions(o.workflowBundle, 'mend'), history).then(
     () => undefined,
     (err: unknown) => err,
   );

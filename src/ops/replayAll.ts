@@ -1,5 +1,5 @@
 import type { History, Temporal, WorkflowSummary as WorkflowExecutionInfo } from '../temporal';
-import { Worker } from '@temporalio/worker';
+import { Worker, type ReplayWorkerOptions } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { mapOrdered } from './ordered';
 
@@ -72,6 +72,22 @@ export interface ReplayReport {
  */
 export const HISTORY_CHANNEL_ARGS = { 'grpc.max_receive_message_length': 128 * 1024 * 1024 };
 
+/**
+ * The options of every replay Dipper makes: the workflow code runs in a
+ * worker thread, as in a worker. The SDK's replayer otherwise runs it on the
+ * calling thread (its debug mode) and installs there, for good, a promise
+ * hook that compiles a function for every promise the process creates from
+ * then on: after one replay, every promise of the worker (the mender
+ * replays) or of the in-band test run cost that. The CI run's end-of-run
+ * replay took 400 ms a history, and a file that takes 9 s alone took 42 s.
+ */
+export function replayOptions(workflowBundle: ReplayWorkerOptions['workflowBundle'], replayName: string): ReplayWorkerOptions {
+  // Typed out of ReplayWorkerOptions, yet read at run time (the replayer spreads these options over its defaults):
+  // test/upstream/replayThread.test.ts tells when an SDK upgrade changes either.
+  const options = { workflowBundle, replayName, debugMode: false };
+  return options as ReplayWorkerOptions;
+}
+
 interface Fetched {
   wf: WorkflowExecutionInfo;
   history?: History;
@@ -141,8 +157,7 @@ export async function* replayHistories(
       yield { workflowId: h.workflowId, history: h.history };
     }
   }
-  const replayOptions = { workflowBundle: { codePath: bundlePath }, replayName: 'replay-all' };
-  for await (const result of Worker.runReplayHistories(replayOptions, fed())) {
+  for await (const result of Worker.runReplayHistories(replayOptions({ codePath: bundlePath }, 'replay-all'), fed())) {
     const of = pending.shift()!;
     if (!result.error) yield { ...of, verdict: 'ok' };
     else yield { ...of, verdict: result.error instanceof DeterminismViolationError ? 'nondeterministic' : 'failed', message: firstLine(result.error) };

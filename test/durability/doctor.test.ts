@@ -4,7 +4,7 @@ import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import fs from 'node:fs';
 import { diagnose, repair } from '../../src/ops/doctor';
-import { replayAll } from '../../src/ops/replayAll';
+import { replayAll, replayOptions } from '../../src/ops/replayAll';
 import { Temporal } from '../../src/temporal';
 import { installQuietRuntime } from '../../src/ops/quietRuntime';
 import { deliverMessagesUpdate, inboxQuery } from '../../workflows/agent/messages';
@@ -95,7 +95,7 @@ async function deliver(s: Subject, content: string): Promise<void> {
 
 async function nondeterministic(s: Subject, runId?: string): Promise<boolean> {
   const history = await client.workflow.getHandle(s.handle.workflowId, runId).fetchHistory();
-  return Worker.runReplayHistory({ workflowBundle: { codePath: readTestEnv().bundlePath } }, history).then(
+  return Worker.runReplayHistory(replayOptions({ codePath: readTestEnv().bundlePath }, 'doctor-test'), history).then(
     () => false,
     () => true,
   );

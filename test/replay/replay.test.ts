@@ -8,6 +8,7 @@ import * as run from '../../workflows/run/messages';
 import * as workflows from '../../workflows';
 import { wakeSignal } from '../../workflows/interceptors';
 import { revokeSignal } from '../../workflows/tokens/messages';
+import { replayOptions } from '../../src/ops/replayAll';
 import { readTestEnv } from '../setup/env';
 
 /**
@@ -93,7 +94,7 @@ const replayed = new Map<string, unknown>();
 beforeAll(async () => {
   const inputs = files.map((file) => ({ workflowId: histories.get(file)!.events[0].workflowExecutionStartedEventAttributes.workflowId ?? file, history: histories.get(file)! }));
   let i = 0;
-  for await (const result of Worker.runReplayHistories({ workflowBundle: { codePath: readTestEnv().bundlePath }, replayName: 'recorded-set' }, inputs)) {
+  for await (const result of Worker.runReplayHistories(replayOptions({ codePath: readTestEnv().bundlePath }, 'recorded-set'), inputs)) {
     replayed.set(files[i++], result.error);
   }
 }, 300_000);

@@ -3,6 +3,7 @@ import { bundleWorkflowCode, NativeConnection, Worker, type WorkerOptions } from
 import fs from 'node:fs';
 import path from 'node:path';
 import { installQuietRuntime } from '../../src/ops/quietRuntime';
+import { replayOptions } from '../../src/ops/replayAll';
 import { readTestEnv, testDataRoot } from '../setup/env';
 import { skipReplayOf } from '../support/replaySkip';
 
@@ -63,7 +64,7 @@ export type History = Awaited<ReturnType<WorkflowHandle['fetchHistory']>>;
 
 /** Replays a history with the probe bundle: undefined when it replays, else the replayer's message. */
 export async function replayFailure(up: Upstream, history: History): Promise<string | undefined> {
-  return Worker.runReplayHistory({ workflowBundle: { codePath: up.bundlePath } }, history).then(
+  return Worker.runReplayHistory(replayOptions({ codePath: up.bundlePath }, 'upstream'), history).then(
     () => undefined,
     (err: unknown) => (err instanceof Error ? err.message : String(err)),
   );
