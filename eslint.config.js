@@ -65,9 +65,9 @@ const NO_ACTIVITIES = { regex: '^(\\.\\./)+activities(/|$)', message: ACTIVITIES
 const TEMPORAL_CLIENT = { group: ['@temporalio/client', '@temporalio/client/*'], message: TEMPORAL_CLIENT_MESSAGE };
 
 /** src/common is below every process: it imports none of the code that makes one (the gateway, the isphere tools, the worker). */
-const SHARED_MESSAGE = 'src/common/ is used by every process and imports none of them: not src/gateway, src/isphere, src/registry, src/temporal or src/worker.';
+const COMMON_MESSAGE = 'src/common/ is used by every process and imports none of them: not src/gateway, src/isphere, src/registry, src/temporal or src/worker.';
 /** @param {string} climb regex of the relative climb from the file's folder to src/ */
-const aboveShared = (climb) => ({ regex: `^${climb}(gateway|isphere|registry|temporal|worker)(/|$)`, message: SHARED_MESSAGE });
+const aboveCommon = (climb) => ({ regex: `^${climb}(gateway|isphere|registry|temporal|worker)(/|$)`, message: COMMON_MESSAGE });
 
 /** The gateway implements the registry's capabilities (src/registry/capabilities.ts) and wires them in; nothing it serves imports it back. */
 const GATEWAY_MESSAGE = 'src/registry, src/isphere and src/temporal import nothing from src/gateway: a tool uses the capabilities of its ToolContext (src/registry/capabilities.ts), which the gateway implements.';
@@ -135,9 +135,9 @@ module.exports = defineConfig(
   { files: ['src/**/*.ts'], ignores: ['src/worker/**', 'src/temporal/**'], rules: { 'no-restricted-imports': restrictedImports(TEMPORAL_CLIENT, NO_ACTIVITIES) } },
   { files: ['src/temporal/**/*.ts'], rules: { 'no-restricted-imports': restrictedImports(NO_ACTIVITIES, NO_GATEWAY) } },
   { files: ['src/{registry,isphere}/**/*.ts'], rules: { 'no-restricted-imports': restrictedImports(TEMPORAL_CLIENT, NO_ACTIVITIES, NO_GATEWAY) } },
-  { files: ['src/common/*.ts'], rules: { 'no-restricted-imports': restrictedImports(TEMPORAL_CLIENT, NO_ACTIVITIES, aboveShared('\\.\\./')) } },
-  { files: ['src/common/*/*.ts'], rules: { 'no-restricted-imports': restrictedImports(TEMPORAL_CLIENT, NO_ACTIVITIES, aboveShared('\\.\\./\\.\\./')) } },
-  { files: ['src/common/*/*/*.ts'], rules: { 'no-restricted-imports': restrictedImports(TEMPORAL_CLIENT, NO_ACTIVITIES, aboveShared('\\.\\./\\.\\./\\.\\./')) } },
+  { files: ['src/common/*.ts'], rules: { 'no-restricted-imports': restrictedImports(TEMPORAL_CLIENT, NO_ACTIVITIES, aboveCommon('\\.\\./')) } },
+  { files: ['src/common/*/*.ts'], rules: { 'no-restricted-imports': restrictedImports(TEMPORAL_CLIENT, NO_ACTIVITIES, aboveCommon('\\.\\./\\.\\./')) } },
+  { files: ['src/common/*/*/*.ts'], rules: { 'no-restricted-imports': restrictedImports(TEMPORAL_CLIENT, NO_ACTIVITIES, aboveCommon('\\.\\./\\.\\./\\.\\./')) } },
   { files: ['{src,activities,bench,workflows}/**/*.ts'], rules: { 'no-restricted-syntax': byName } },
   {
     files: ['test/**/*.ts'],

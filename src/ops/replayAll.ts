@@ -20,7 +20,7 @@ export interface ReplayAllOptions {
 }
 
 /** What replaying one history said. */
-export interface ReplayOutcome {
+interface ReplayOutcome {
   workflowId: string;
   runId: string;
   verdict: 'ok' | 'nondeterministic' | 'failed';
@@ -143,7 +143,7 @@ function count(report: ReplayReport, o: ReplayOutcome): void {
  * Replays histories one after another with one replay worker, for as long
  * as `histories` yields them, and says what each replay found, in order.
  */
-export async function* replayHistories(
+async function* replayHistories(
   bundlePath: string,
   histories: AsyncIterable<{ workflowId: string; runId: string; history: History }>,
 ): AsyncGenerator<ReplayOutcome> {
