@@ -157,7 +157,9 @@ async function crash(stack: Stack, make: () => Promise<Subject[]>): Promise<{ al
       await stack.restartWorker();
       dead = false;
       const [done] = await Promise.all([Promise.all(reads), Promise.all(lateDeliveries)]);
-      // Replay checks a task's commands once a later task exists: wait for the one that follows the event write.
+      // Replay checks a task's commands once a later task exists: wait for the one that follows the event write. An
+      // agent whose event write was running on the killed worker gets it back only when the activity's 30 s
+      // start-to-close timeout ends (once on a loaded CI machine), so this waits beyond that.
       await eventually(async () => {
         const histories = await Promise.all(all.map((s) => s.handle.fetchHistory()));
         const settled = histories.every((h) => {
@@ -166,7 +168,7 @@ async function crash(stack: Stack, make: () => Promise<Subject[]>): Promise<{ al
           return events.some((e) => e.workflowTaskCompletedEventAttributes && Number(e.eventId) > Number(accepted?.eventId));
         });
         return settled ? true : undefined;
-      }, 20_000);
+      }, 45_000);
       const broken: Subject[] = [];
       for (const s of all) if (await nondeterministic(s)) broken.push(s);
       return { all, broken, reads: done };

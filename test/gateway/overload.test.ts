@@ -125,8 +125,13 @@ describe('per-token rate limits', () => {
   it('answers calls over an agent token\'s burst with a retryable rate_limited tool error, leaving other tokens alone', async () => {
     const limited = await startRun();
     const other = await startRun();
-    // 200 calls at once against a burst of 100: invalid input, so none of them touches Temporal.
-    const answers = await Promise.all(Array.from({ length: 200 }, (_, i) => post(env.gatewayUrl, limited.root.token, call(i + 1, 'send_message', {}))));
+    // Waves of 200 at once against a bucket of 100 refilled at 50 a second, until one is refused: invalid input, so
+    // none of them touches Temporal. One wave of 200 was once served slower than the bucket refills on a loaded CI
+    // machine, and nothing was refused; any pace above 50 a second empties it.
+    const answers: Awaited<ReturnType<typeof post>>[] = [];
+    for (let wave = 0; wave < 15 && !answers.some((a) => toolError(a)?.code === 'rate_limited'); wave++) {
+      answers.push(...(await Promise.all(Array.from({ length: 200 }, (_, i) => post(env.gatewayUrl, limited.root.token, call(answers.length + i + 1, 'send_message', {}))))));
+    }
     const codes = answers.map((a) => toolError(a)?.code);
     const refused = answers.filter((_, i) => codes[i] === 'rate_limited');
     expect(codes.filter((c) => c === 'invalid_input').length).toBeGreaterThanOrEqual(100);
