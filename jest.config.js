@@ -7,4 +7,5 @@ module.exports = {
   globalTeardown: '<rootDir>/test/setup/globalTeardown.ts',
   testTimeout: 60_000,
   maxWorkers: 1,
+  reporters: ['default', '<rootDir>/test/setup/timingsReporter.js'],
 };

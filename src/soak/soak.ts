@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Operator } from '../client/operator';
 import { diagnose, repair } from '../ops/doctor';
-import { replayAll, type ReplayReport, HISTORY_CHANNEL_ARGS } from '../ops/replayAll';
+import { replayAll, replayersForMachine, type ReplayReport, HISTORY_CHANNEL_ARGS } from '../ops/replayAll';
 import { installQuietRuntime } from '../ops/quietRuntime';
 import { Rng } from './rng';
 import { ANCHOR_EVENT, verifyChain } from '../common/stores/audit';
@@ -173,7 +173,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     lap('deliveries, questions, task creates and sends drained');
     const temporal = await Temporal.connect({ address: stack.temporalAddress, namespace: stack.namespace, channelArgs: HISTORY_CHANNEL_ARGS });
     const doctorOpts = { temporal, bundlePath: stack.bundlePath };
-    let replay = await replayAll({ temporal, bundlePath: stack.bundlePath });
+    let replay = await replayAll({ temporal, bundlePath: stack.bundlePath, replayers: replayersForMachine() });
     lap(`${replay.replayed} histories replayed`);
     const brokenBeforeRepair = replay.nondeterministic.length;
     let repaired = 0;
@@ -188,7 +188,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       }
       say(`repaired ${repaired} of ${brokenBeforeRepair} nondeterministic workflows`);
       await team.drain(60_000);
-      replay = await replayAll({ temporal, bundlePath: stack.bundlePath, skip: (wf) => (wf.status.name === 'RUNNING' ? undefined : 'closed by a repair') });
+      replay = await replayAll({ temporal, bundlePath: stack.bundlePath, replayers: replayersForMachine(), skip: (wf) => (wf.status.name === 'RUNNING' ? undefined : 'closed by a repair') });
     }
     await keepHistories(temporal, replay, path.join(o.dataRoot, 'broken'));
     await keepUnsent(temporal, run.run_id, tally, path.join(o.dataRoot, 'unsent'), say);

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
-import { bundleWorkflowCode, Worker } from '@temporalio/worker';
+import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
 import fs from 'node:fs';
 import { diagnose, repair } from '../../src/ops/doctor';
 import { replayAll, replayOptions } from '../../src/ops/replayAll';
@@ -31,12 +31,17 @@ let mending: Stack;
 let today: Stack;
 let unbounded: string;
 let connection: Connection;
+let runtimeHold: NativeConnection;
 let client: Client;
 const agents: AgentClient[] = [];
 const sticky = { DIPPER_STICKY_TIMEOUT_MS: '2000' };
 
 beforeAll(async () => {
   installQuietRuntime();
+  // The SDK's Runtime shuts itself down when its last native object goes, and a replay worker being created in that
+  // moment gets the dead runtime ("failed to downcast any to … Runtime"): with the crash tests replaying side by side,
+  // a native connection held for the whole file keeps it alive.
+  runtimeHold = await NativeConnection.connect({ address: readTestEnv().temporalAddress });
   // The workflows as they were before the fix: the same code without its interceptor module.
   const oldBundle = path.join(testDataRoot, 'workflow-bundle-without-guard.js');
   const quiet = { trace: () => {}, debug: () => {}, info: () => {}, warn: () => {}, error: () => {}, log: () => {} };
@@ -56,6 +61,7 @@ afterAll(async () => {
   await Promise.all(agents.map((a) => a.close().catch(() => undefined)));
   await Promise.all([oldCode?.stop(), mending?.stop(), today?.stop()]);
   await connection?.close();
+  await runtimeHold?.close();
 });
 
 interface Subject {
@@ -188,7 +194,10 @@ async function inboxOf(s: Subject): Promise<string[]> {
 
 const some = (n: number, reader: Subject['reader']) => Array.from({ length: n }, () => subject(today, reader));
 
-it('today: no Query breaks an agent, whether it comes straight to Temporal without a deadline or through the gateway', async () => {
+// The three crashes run side by side, each on a stack of its own (its own worker to kill); the cold-Query test
+// after them restarts the `today` worker, so it runs once they are done (jest runs a file's sequential tests after
+// its concurrent group).
+it.concurrent('today: no Query breaks an agent, whether it comes straight to Temporal without a deadline or through the gateway', async () => {
   const { all, broken, reads } = await crash(today, () => Promise.all([...some(6, 'direct'), ...some(3, 'gateway'), ...some(3, 'unbounded')]));
   expect(broken).toEqual([]);
   for (const s of all) expect(await inboxOf(s)).toEqual(['before the crash', 'during the outage']);
@@ -204,12 +213,15 @@ it('today: no Query breaks an agent, whether it comes straight to Temporal witho
   for (const r of viaUnbounded) expect([r.outcome.slice(0, 9), r.outcome === 'answered' || r.outcome.startsWith('inbox 503')]).toEqual([r.outcome.slice(0, 9), true]);
 }, 240_000);
 
-it('before the fix the same crash broke agents, and doctor --repair mends them with their inboxes intact', async () => {
-  const { broken } = await crash(oldCode, () => Promise.all(Array.from({ length: 6 }, () => subject(oldCode, 'direct'))));
+it.concurrent('before the fix the same crash broke agents, and doctor --repair mends them with their inboxes intact', async () => {
+  const { all, broken } = await crash(oldCode, () => Promise.all(Array.from({ length: 6 }, () => subject(oldCode, 'direct'))));
   expect(broken.length).toBeGreaterThan(0);
 
   const opts = { temporal: Temporal.over(client), bundlePath: readTestEnv().bundlePath };
-  const findings = (await diagnose(opts)).findings.filter((f) => f.kind === 'nondeterministic');
+  // The doctor looks at the whole namespace, where the mending test's crash breaks agents at the same time: of this
+  // test's agents, it must name exactly the broken ones.
+  const ours = new Set(all.map((s) => s.handle.workflowId));
+  const findings = (await diagnose(opts)).findings.filter((f) => f.kind === 'nondeterministic' && ours.has(f.workflowId));
   expect(findings.map((f) => f.workflowId).sort()).toEqual(broken.map((s) => s.handle.workflowId).sort());
   for (const f of findings) {
     expect(f.resetEventId).toBeGreaterThan(0);
@@ -225,7 +237,7 @@ it('before the fix the same crash broke agents, and doctor --repair mends them w
   }
 }, 240_000);
 
-it('a worker mends the agents the same crash breaks, on its own, with their inboxes intact', async () => {
+it.concurrent('a worker mends the agents the same crash breaks, on its own, with their inboxes intact', async () => {
   const { all, broken } = await crash(mending, () => Promise.all(Array.from({ length: 6 }, () => subject(mending, 'direct'))));
   expect(broken.length).toBeGreaterThan(0);
   // The worker that wrote them runs them from its cache; a fresh one must replay them, and fails. Temporal flags each

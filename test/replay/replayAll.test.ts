@@ -119,6 +119,23 @@ describe('replayAll', () => {
     expect(report.stuck.map((p) => p.workflowId)).not.toContain(ids.abandoned);
   });
 
+  it('gives the same verdicts with replayers side by side, each history to exactly one of them', async () => {
+    // Three replayers for five histories, one of which (the changed one) fails: each replayer's verdicts must stay
+    // paired with the histories it was handed, and the runtime must outlive the first replayer to finish.
+    const [one, three] = await Promise.all([check(v2), check(v2, { replayers: 3 })]);
+    const verdicts = (r: ReplayReport) => ({
+      replayed: r.replayed,
+      nondeterministic: r.nondeterministic.map((p) => p.workflowId),
+      failed: r.failed.map((p) => p.workflowId),
+      stuck: r.stuck.map((p) => p.workflowId).sort(),
+    });
+    expect(verdicts(three)).toEqual(verdicts(one));
+    expect(verdicts(three)).toEqual({ replayed: 5, nondeterministic: [ids.changed], failed: [ids.gone], stuck: [ids.stuck] });
+    // More replayers than histories: the idle ones end without a history, the rest as before.
+    const many = await check(v1, { replayers: 8 });
+    expect([many.replayed, many.nondeterministic, many.failed]).toEqual([5, [], []]);
+  });
+
   it('leaves out what it is told to skip, with the reason', async () => {
     const report = await check(v2, { skip: (wf) => (wf.workflowId === ids.changed ? 'changed on purpose' : undefined) });
     expect(report.skipped).toEqual([{ workflowId: ids.changed, runId: expect.any(String), reason: 'changed on purpose' }]);

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { installQuietRuntime } from '../../src/ops/quietRuntime';
-import { replayAll, summarize, type ReplayReport, HISTORY_CHANNEL_ARGS } from '../../src/ops/replayAll';
+import { replayAll, replayersForMachine, summarize, type ReplayReport, HISTORY_CHANNEL_ARGS } from '../../src/ops/replayAll';
 import { Temporal } from '../../src/temporal';
 import { replaySkips } from '../support/replaySkip';
 import { readTestEnv } from './env';
@@ -23,7 +23,7 @@ export async function replayEverything(): Promise<string[]> {
   let report: ReplayReport;
   try {
     const client = new Client({ connection, namespace: env.namespace });
-    report = await replayAll({ temporal: Temporal.over(client), bundlePath: env.bundlePath, skip: replaySkips(root), concurrency: 8 });
+    report = await replayAll({ temporal: Temporal.over(client), bundlePath: env.bundlePath, skip: replaySkips(root), concurrency: 8, replayers: replayersForMachine() });
     await keepProblemHistories(client, report, path.join(root, 'problem-histories'));
   } finally {
     await connection.close();
