@@ -58,19 +58,19 @@ export class Approvals {
       if (isNotFound(err)) return undefined;
       throw err;
     });
-    if (before && before.status.name !== 'RUNNING') {
+    // Open: this request's own approval answers as it stands (a start would only attach to it).
+    if (before?.status.name === 'RUNNING') return planned(approvalId, await this.view(runId, approvalId));
+    if (before) {
       const ended = (await handle.result().catch(() => undefined)) as ApprovalView | undefined;
-      if (ended?.status === 'done') return { approval_id: approvalId, status: 'used', decide_by: iso(ended.decide_by), use_by: ended.use_by === null ? null : iso(ended.use_by) };
+      if (ended?.status === 'done') return { ...planned(approvalId, ended), status: 'used' };
     }
-    // A new approval (not one this request already has open) counts against the run's cap.
-    if (before?.status.name !== 'RUNNING') {
-      const count = await this.temporal.count(`${typeIs(isphereApprovalWorkflow)} AND ExecutionStatus = 'Running' AND DipperRunId = '${runId}'`);
-      if (count >= this.config.maxOpenApprovals) {
-        throw new ConnectorError('PERMISSION_DENIED', `This run has ${count} approvals waiting or unused, its limit; wait for people to decide them before asking for more.`, false, {
-          reason: 'approval_quota',
-          limit: this.config.maxOpenApprovals,
-        });
-      }
+    // A new approval counts against the run's cap.
+    const count = await this.temporal.count(`${typeIs(isphereApprovalWorkflow)} AND ExecutionStatus = 'Running' AND DipperRunId = '${runId}'`);
+    if (count >= this.config.maxOpenApprovals) {
+      throw new ConnectorError('PERMISSION_DENIED', `This run has ${count} approvals waiting or unused, its limit; wait for people to decide them before asking for more.`, false, {
+        reason: 'approval_quota',
+        limit: this.config.maxOpenApprovals,
+      });
     }
     const input: ApprovalInput = {
       runId,
@@ -103,8 +103,7 @@ export class Approvals {
         { key: statusKey, value: 'pending' },
       ],
     });
-    const view = await this.view(runId, approvalId);
-    return { approval_id: approvalId, status: view.status, decide_by: iso(view.decide_by), use_by: view.use_by === null ? null : iso(view.use_by) };
+    return planned(approvalId, await this.view(runId, approvalId));
   }
 
   async view(runId: string, approvalId: string): Promise<ApprovalView> {
@@ -167,6 +166,13 @@ export class Approvals {
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
+
+const planned = (approvalId: string, view: ApprovalView): Planned => ({
+  approval_id: approvalId,
+  status: view.status,
+  decide_by: iso(view.decide_by),
+  use_by: view.use_by === null ? null : iso(view.use_by),
+});
 
 /** The answer of an approval whose workflow has closed, from its final record. */
 function closedAnswer(approvalId: string, view: ApprovalView, requester: string, binding: Binding): SendOutcome & { replayed: boolean; approver: string } {

@@ -1,8 +1,6 @@
-import fs from 'node:fs';
+import { execFile } from 'node:child_process';
 import path from 'node:path';
-import { NativeConnection, Runtime, Worker } from '@temporalio/worker';
-import { installQuietRuntime } from '../../src/ops/quietRuntime';
-import { replayOptions } from '../../src/ops/replayAll';
+import { promisify } from 'node:util';
 import { readTestEnv } from '../setup/env';
 import { upstreamChanged } from './harness';
 
@@ -13,30 +11,25 @@ import { upstreamChanged } from './harness';
  * it starts being made, then loads the bundle and starts its workflow
  * threads before it asks that Runtime for its native worker: if the last
  * other native object closes in between, it asks a runtime that is gone and
- * fails with "failed to downcast any to … Runtime". Two replays side by side
- * hit it as soon as one ends while the other is starting.
+ * fails with "failed to downcast any to … Runtime", leaving its workflow
+ * threads running (a process that met it does not exit on its own). Two
+ * replays side by side hit it as soon as one ends while the other starts.
  *
  * Workaround it justifies: replayAll's replayers all stay open until every
  * one has run out of histories (`thenWait`, src/ops/replayAll.ts), and
  * test/durability/doctor.test.ts holds a connection while its crash tests
  * replay side by side.
  */
+const run = promisify(execFile);
 const history = path.join(__dirname, '..', 'replay', 'histories', 'run_run_c8c39faa9d1a_agent_ag_6013682e0c03_task_task_delete_92ecbb57-3539-40e4-8495-505365aa917a.json');
 
 it('a replay worker being made when the last other native object closes gets a runtime that is gone', async () => {
-  installQuietRuntime();
-  const hold = await NativeConnection.connect({ address: readTestEnv().temporalAddress });
-  const runtime = Runtime.instance();
-  // The replay takes the Runtime before its first await; the connection then closes while it loads the bundle.
-  const replayed = Worker.runReplayHistory(replayOptions({ codePath: readTestEnv().bundlePath }, 'idle-runtime'), JSON.parse(fs.readFileSync(history, 'utf8'))).then(
-    () => 'replayed',
-    (err: unknown) => String(err),
-  );
-  await hold.close();
-  const shutDown = (runtime as unknown as { native?: unknown }).native === undefined;
-  const outcome = await replayed;
+  const env = readTestEnv();
+  const probe = path.join(__dirname, 'idleRuntimeProbe.ts');
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', probe, env.temporalAddress, env.bundlePath, history], { timeout: 60_000 });
+  const { shutDown, outcome } = JSON.parse(stdout) as { shutDown: boolean; outcome: string };
   // The close must have shut the runtime down for the case to say anything; it did every time this was tried.
   expect(shutDown).toBe(true);
-  if (outcome === 'replayed') throw upstreamChanged('a replay worker started before the runtime shut down fails after it', 'replayAll\'s thenWait and the doctor test\'s held connection');
+  if (outcome === 'replayed') throw upstreamChanged('a replay worker started before the runtime shut down fails after it', "replayAll's thenWait and the doctor test's held connection");
   expect(outcome).toMatch(/failed to downcast any to .*Runtime/);
-}, 60_000);
+}, 90_000);
