@@ -19,4 +19,19 @@ export default async function globalTeardown(): Promise<void> {
   }
   const stray = strayRejections();
   if (stray.length > 0) throw new Error(`${stray.length} promises tests left behind rejected unhandled:\n${stray.join('\n')}`);
+  failIfStillRunning(60_000);
+}
+
+/**
+ * Jest waits for ever for a process that something keeps alive (a worker
+ * thread a failed replay left running kept a CI run waiting until its time
+ * ran out). Past `ms` after the end, the run fails naming what is still
+ * open; a process that exits on its own never gets there.
+ */
+function failIfStillRunning(ms: number): void {
+  setTimeout(() => {
+    const open = (process as unknown as { _getActiveHandles(): object[] })._getActiveHandles().map((h) => h.constructor.name);
+    process.stderr.write(`The test process was still running ${ms / 1000} s after the run ended, held by: ${open.join(', ') || 'nothing jest can name'}\n`);
+    process.exit(1);
+  }, ms).unref();
 }
