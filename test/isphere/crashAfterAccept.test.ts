@@ -8,6 +8,8 @@ import { auditKey } from '../../src/auth/secrets';
 import { loadConfig } from '../../src/config';
 import { paths } from '../../src/paths';
 import { approvalWorkflowId } from '../../workflows/ids';
+import { approvalQuery, decideUpdate, requestSendUpdate } from '../../workflows/isphere/messages';
+import { temporal } from '@temporalio/proto';
 import { AgentClient, eventually } from '../support/clients';
 import { startStack, type Stack } from '../support/stack';
 import { env } from '../support/team';
@@ -157,4 +159,67 @@ it('an approval no worker has run since a restart: its send wakes it and is answ
   expect(answers.filter((a) => a.startsWith('INTERNAL_ERROR'))).toEqual([]);
   expect(answers.at(-1)).toBe('sent');
   expect(await deliveriesOf(id)).toHaveLength(1);
+});
+
+it('a decision and a send that waited out a dead worker together, in one workflow task: the send is made once and answered', async () => {
+  // Seen in the crash soak on a loaded machine: the webhook's approval and the agent's send both reached the approval
+  // while its worker was dead, the fresh worker applied both in one task, and the workflow closed "sending" with the
+  // send never made and the call never answered.
+  const res = await stack.operator.request('POST', '/runs', { task: 'Send one message.' });
+  const run = res.json as { run_id: string; root: { agent_token: string } };
+  const isphere = await AgentClient.connect(stack.gatewayUrl, run.root.agent_token, 'isphere');
+  opened.push(isphere);
+  const args = { target_type: 'contact', target_id: 'c_0003', content_text: 'Both at once.', idempotency_key: 'both-at-once' };
+  const id = (await isphere.ok('isphere_send_message', args)).approval.approval_id as string;
+  const connection = await Connection.connect({ address: env.temporalAddress });
+  try {
+    const client = new Client({ connection, namespace: env.namespace });
+    const handle = client.workflow.getHandle(approvalWorkflowId(run.run_id, id));
+    const view = await handle.query(approvalQuery);
+    await stack.worker.kill('SIGKILL');
+    // Each Update is admitted (held by the server for the next workflow task) before the next is sent, so the decision
+    // comes first in the task, as it did in the soak. Admitted shows as a poll for it that waits (this server cannot
+    // be asked to answer at admission) rather than one refused for an unknown update.
+    const admitted = (updateId: string) =>
+      eventually(async () => {
+        try {
+          await connection.withDeadline(Date.now() + 300, () =>
+            client.workflowService.pollWorkflowExecutionUpdate({
+              namespace: env.namespace,
+              updateRef: { workflowExecution: { workflowId: handle.workflowId }, updateId },
+              waitPolicy: { lifecycleStage: temporal.api.enums.v1.UpdateWorkflowExecutionLifecycleStage.UPDATE_WORKFLOW_EXECUTION_LIFECYCLE_STAGE_ACCEPTED },
+              identity: 'crashAfterAccept.test.ts',
+            }),
+          );
+          return true;
+        } catch (err) {
+          const code = (err as { code?: number }).code;
+          if (code === 4) return true; // DEADLINE_EXCEEDED: admitted, waiting for a worker
+          if (code === 5) return undefined; // NOT_FOUND: not admitted yet
+          throw err;
+        }
+      }, 20_000, 100);
+    const decided = handle.executeUpdate(decideUpdate, { args: [{ approver: 'operator', via: 'api', decision: 'approve' }], updateId: 'decide-both' });
+    await admitted('decide-both');
+    const sending = handle.executeUpdate(requestSendUpdate, { args: [{ requester: view.requester.agent_id, binding: view.binding }], updateId: 'send-both' });
+    await admitted('send-both');
+    await stack.restartWorker();
+    // The decision is answered with the status its task left: already sending, as in the soak.
+    expect(await decided).toEqual({ status: 'sending', already: false });
+    expect((await sending).result).toBe('sent');
+    expect(await deliveriesOf(id)).toHaveLength(1);
+    // Both were accepted in one workflow task: the case this test is about happened.
+    const events = (await handle.fetchHistory()).events ?? [];
+    const taskOf = (updateId: string) => {
+      const at = events.findIndex((e) => e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.meta?.updateId === updateId);
+      return events.slice(0, at).filter((e) => e.workflowTaskCompletedEventAttributes).length;
+    };
+    expect(taskOf('send-both')).toBe(taskOf('decide-both'));
+    // The agent's own call with the approval is answered from the send already made.
+    const again = await isphere.call('isphere_send_message', { ...args, dry_run: false, approval_id: id });
+    expect(again.data).toMatchObject({ send_status: 'sent' });
+    expect(await deliveriesOf(id)).toHaveLength(1);
+  } finally {
+    await connection.close();
+  }
 });

@@ -80,8 +80,10 @@ export async function isphereApprovalWorkflow(input: m.ApprovalInput): Promise<m
   }
   // Handlers move the status while the workflow waits: read it through now(), not a narrowed local.
   const now = (): m.ApprovalStatus => a.status;
-  while (now() === 'approved') {
-    await condition(() => a.status !== 'approved', Math.max(0, a.useBy! - Date.now()));
+  // A decision and a send call can land in one workflow task (both waited out a worker restart): the approval is then
+  // already sending when the wait for a decision ends, and that send must be made, not dropped with its caller waiting.
+  while (now() === 'approved' || now() === 'sending') {
+    if (now() === 'approved') await condition(() => a.status !== 'approved', Math.max(0, a.useBy! - Date.now()));
     if (now() === 'approved') {
       a.expire();
       events.emit('isphere.approval_expired', { approval_id: approvalId, stage: 'use' });
