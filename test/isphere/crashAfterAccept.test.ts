@@ -9,10 +9,10 @@ import { loadConfig } from '../../src/config';
 import { paths } from '../../src/paths';
 import { approvalWorkflowId } from '../../workflows/ids';
 import { approvalQuery, decideUpdate, requestSendUpdate } from '../../workflows/isphere/messages';
-import { temporal } from '@temporalio/proto';
 import { AgentClient, eventually } from '../support/clients';
 import { startStack, type Stack } from '../support/stack';
 import { env } from '../support/team';
+import { updateAdmitted } from '../support/temporal';
 import { testDataRoot } from '../setup/env';
 import { sim } from './support';
 
@@ -177,28 +177,8 @@ it('a decision and a send that waited out a dead worker together, in one workflo
     const handle = client.workflow.getHandle(approvalWorkflowId(run.run_id, id));
     const view = await handle.query(approvalQuery);
     await stack.worker.kill('SIGKILL');
-    // Each Update is admitted (held by the server for the next workflow task) before the next is sent, so the decision
-    // comes first in the task, as it did in the soak. Admitted shows as a poll for it that waits (this server cannot
-    // be asked to answer at admission) rather than one refused for an unknown update.
-    const admitted = (updateId: string) =>
-      eventually(async () => {
-        try {
-          await connection.withDeadline(Date.now() + 300, () =>
-            client.workflowService.pollWorkflowExecutionUpdate({
-              namespace: env.namespace,
-              updateRef: { workflowExecution: { workflowId: handle.workflowId }, updateId },
-              waitPolicy: { lifecycleStage: temporal.api.enums.v1.UpdateWorkflowExecutionLifecycleStage.UPDATE_WORKFLOW_EXECUTION_LIFECYCLE_STAGE_ACCEPTED },
-              identity: 'crashAfterAccept.test.ts',
-            }),
-          );
-          return true;
-        } catch (err) {
-          const code = (err as { code?: number }).code;
-          if (code === 4) return true; // DEADLINE_EXCEEDED: admitted, waiting for a worker
-          if (code === 5) return undefined; // NOT_FOUND: not admitted yet
-          throw err;
-        }
-      }, 20_000, 100);
+    // Each Update is admitted before the next is sent, so the decision comes first in the task, as it did in the soak.
+    const admitted = (updateId: string) => updateAdmitted(client, handle.workflowId, updateId);
     const decided = handle.executeUpdate(decideUpdate, { args: [{ approver: 'operator', via: 'api', decision: 'approve' }], updateId: 'decide-both' });
     await admitted('decide-both');
     const sending = handle.executeUpdate(requestSendUpdate, { args: [{ requester: view.requester.agent_id, binding: view.binding }], updateId: 'send-both' });

@@ -24,10 +24,13 @@ import { HISTORY_CHANNEL_ARGS } from '../../src/ops/replayAll';
 import { projectRoot } from '../../src/devstack/dipperProcess';
 import { sign, SIGNATURE_HEADER } from '../../src/common/isphere/signature';
 import { startSoakStack, type SoakStack } from '../../src/soak/stack';
+import { approvalWorkflowId } from '../../workflows/ids';
+import { approvalQuery, decideUpdate, requestSendUpdate } from '../../workflows/isphere/messages';
 import { runIdKey } from '../../workflows/searchAttributes';
 import { taskMutationWorkflow } from '../../workflows/taskOp/workflow';
 import { tokenRegistryId } from '../../workflows/tokens/messages';
 import { AgentClient, eventually, Operator } from '../support/clients';
+import { updateAdmitted } from '../support/temporal';
 
 /** How long a person has to decide an approval, and to use one, while recording: the expiry timers fire within the run. */
 const APPROVAL_SECONDS = 20;
@@ -266,7 +269,7 @@ async function record(stack: SoakStack, out: string): Promise<number> {
   say('sixth run');
   // A sixth run (since v16, with a bridge: DIPPER_ISPHERE_* set on the stack): iSphere approvals. One approved through
   // the operator API and sent, then sent again (answered from its outcome); one rejected; a download and a file send
-  // (their host workflows); and one left pending when the run is cancelled.
+  // (their host workflows); one decided and sent in one workflow task; and one left pending when the run is cancelled.
   const sixth = (await operator.request('POST', '/runs', { task: 'Record iSphere approvals.' })).json;
   const isphere = await AgentClient.connect(gatewayUrl, sixth.root.agent_token, 'isphere');
   const words = { target_type: 'contact', target_id: 'c_0003', content_text: long('Recorded words.'), idempotency_key: 'recorded' };
@@ -285,6 +288,19 @@ async function record(stack: SoakStack, out: string): Promise<number> {
   const fileApproval = (await isphere.ok('isphere_send_file', fileArgs)).approval.approval_id;
   await operator.request('POST', `/runs/${sixth.run_id}/isphere/approvals/${fileApproval}/approve`, {});
   await isphere.ok('isphere_send_file', { ...fileArgs, dry_run: false, approval_id: fileApproval });
+  say('decided and sent in one task');
+  // A decision and a send that both waited out a dead worker, applied in one workflow task: the send is still made.
+  const both = (await isphere.ok('isphere_send_message', { ...words, content_text: 'Both at once.', idempotency_key: 'recorded-both' })).approval;
+  const bothHandle = client.workflow.getHandle(approvalWorkflowId(sixth.run_id, both.approval_id));
+  const bothView = await bothHandle.query(approvalQuery);
+  await stack.killWorker();
+  const decided = bothHandle.executeUpdate(decideUpdate, { args: [{ approver: 'operator', via: 'api', decision: 'approve' }], updateId: 'decide-both' });
+  await updateAdmitted(client, bothHandle.workflowId, 'decide-both');
+  const sentBoth = bothHandle.executeUpdate(requestSendUpdate, { args: [{ requester: bothView.requester.agent_id, binding: bothView.binding }], updateId: 'send-both' });
+  await updateAdmitted(client, bothHandle.workflowId, 'send-both');
+  stack.startWorker();
+  await decided;
+  if ((await sentBoth).result !== 'sent') throw new Error('the send applied with its decision was not made');
   say('webhook approval');
   // Decided by the approval system's signed webhook, the same delivery twice (the second is answered as a repeat).
   const hookWords = { ...words, content_text: 'By webhook.', idempotency_key: 'recorded-webhook' };
@@ -326,7 +342,7 @@ async function record(stack: SoakStack, out: string): Promise<number> {
     ...(await closed(second.run_id, 4)),
     ...(await closed(fourth.run_id, 6)),
     ...(await closed(fifth.run_id, 3)),
-    ...(await closed(sixth.run_id, 11)),
+    ...(await closed(sixth.run_id, 12)),
   ];
   for (const id of ids) {
     const history = await client.workflow.getHandle(id).fetchHistory();

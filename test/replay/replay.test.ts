@@ -23,13 +23,19 @@ const files = fs.readdirSync(root).filter((f) => f.endsWith('.json'));
 type Json = Record<string, any>;
 const histories = new Map<string, Json>(files.map((f) => [f, JSON.parse(fs.readFileSync(path.join(root, f), 'utf8'))]));
 
-/** What a set of histories reaches: workflow types, Signal and Update names, timers and continue-as-new per type. */
+/**
+ * What a set of histories reaches: workflow types, Signal and Update names, and per type timers, continue-as-new and
+ * two Updates accepted by one workflow task (what a worker that comes back to Updates held for it does).
+ */
 function reached(set: Iterable<Json>) {
-  const out = { types: new Set<string>(), signals: new Set<string>(), updates: new Set<string>(), timers: new Set<string>(), continued: new Set<string>() };
+  const out = { types: new Set<string>(), signals: new Set<string>(), updates: new Set<string>(), timers: new Set<string>(), continued: new Set<string>(), together: new Set<string>() };
   for (const h of set) {
     const type = h.events[0].workflowExecutionStartedEventAttributes.workflowType.name as string;
     out.types.add(type);
+    let acceptedInTask = 0;
     for (const e of h.events as Json[]) {
+      if (e.workflowTaskCompletedEventAttributes) acceptedInTask = 0;
+      if (e.workflowExecutionUpdateAcceptedEventAttributes && ++acceptedInTask === 2) out.together.add(type);
       if (e.workflowExecutionSignaledEventAttributes) out.signals.add(e.workflowExecutionSignaledEventAttributes.signalName);
       if (e.workflowExecutionUpdateAcceptedEventAttributes) out.updates.add(e.workflowExecutionUpdateAcceptedEventAttributes.acceptedRequest.input.name);
       if (e.timerFiredEventAttributes) out.timers.add(type);
@@ -71,6 +77,10 @@ describe('the recorded set', () => {
   it('fires timers and continues as new', () => {
     for (const type of ['agentWorkflow', 'runWorkflow', 'questionWorkflow', 'isphereApprovalWorkflow']) expect([type, got.timers.has(type)]).toEqual([type, true]);
     expect(got.continued.has('agentWorkflow')).toBe(true);
+  });
+
+  it('accepts an approval\'s decision and its send in one workflow task', () => {
+    expect(got.together.has('isphereApprovalWorkflow')).toBe(true);
   });
 
   it('would notice a type, a Signal or an Update that no history reaches', () => {

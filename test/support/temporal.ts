@@ -1,4 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
 import { HISTORY_CHANNEL_ARGS } from '../../src/ops/replayAll';
 import { readTestEnv } from '../setup/env';
 
@@ -7,4 +8,33 @@ export async function connectTemporal(): Promise<{ client: Client; close: () => 
   const env = readTestEnv();
   const connection = await Connection.connect({ address: env.temporalAddress, channelArgs: HISTORY_CHANNEL_ARGS });
   return { client: new Client({ connection, namespace: env.namespace }), close: () => connection.close() };
+}
+
+/**
+ * Waits until the server holds Update `updateId` for the workflow's next task (admitted), with no worker to take it.
+ * Admitted shows as a poll for the Update that waits out its deadline (this dev server cannot be asked to answer at
+ * admission) rather than one refused for an unknown update. Sending a second Update only after the first is admitted
+ * puts both, in that order, in one workflow task when a worker comes back.
+ */
+export async function updateAdmitted(client: Client, workflowId: string, updateId: string, within = 20_000): Promise<void> {
+  const until = Date.now() + within;
+  for (;;) {
+    try {
+      await client.connection.withDeadline(Date.now() + 300, () =>
+        client.workflowService.pollWorkflowExecutionUpdate({
+          namespace: client.options.namespace,
+          updateRef: { workflowExecution: { workflowId }, updateId },
+          waitPolicy: { lifecycleStage: temporal.api.enums.v1.UpdateWorkflowExecutionLifecycleStage.UPDATE_WORKFLOW_EXECUTION_LIFECYCLE_STAGE_ACCEPTED },
+          identity: 'dipper-tests',
+        }),
+      );
+      return;
+    } catch (err) {
+      const code = (err as { code?: number }).code;
+      if (code === 4) return; // DEADLINE_EXCEEDED: admitted, waiting for a worker
+      if (code !== 5) throw err; // NOT_FOUND: not admitted yet
+    }
+    if (Date.now() > until) throw new Error(`update ${updateId} was never admitted`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }
