@@ -131,8 +131,8 @@ async function read(s: Subject): Promise<Read> {
  * times out after 30 s), and then nothing reproduces the crash: that attempt is set aside and tried again on fresh
  * agents. The worker is running again whenever this returns or throws.
  */
-async function crash(stack: Stack, make: () => Promise<Subject[]>): Promise<{ all: Subject[]; broken: Subject[]; reads: Read[] }> {
-  const ATTEMPTS = 3;
+async function crash(stack: Stack, make: () => Promise<Subject[]>, wantBroken = false): Promise<{ all: Subject[]; broken: Subject[]; reads: Read[] }> {
+  const ATTEMPTS = 4;
   for (let attempt = 1; ; attempt++) {
     const all = await make();
     // Each delivery starts the agent's 300 ms event-write window; the worker dies inside it.
@@ -177,6 +177,12 @@ async function crash(stack: Stack, make: () => Promise<Subject[]>): Promise<{ al
       }, 45_000);
       const broken: Subject[] = [];
       for (const s of all) if (await nondeterministic(s)) broken.push(s);
+      // The old code breaks an agent only when a Query meets it at the wrong moment, which a loaded machine can miss
+      // for all six (seen once in CI): the tests that repair what broke try again on fresh agents.
+      if (wantBroken && broken.length === 0 && attempt < ATTEMPTS) {
+        process.stdout.write(`doctor: attempt ${attempt}: the crash broke no agent; again on fresh agents\n`);
+        continue;
+      }
       return { all, broken, reads: done };
     } finally {
       if (dead) await stack.restartWorker();
@@ -214,7 +220,7 @@ it.concurrent('today: no Query breaks an agent, whether it comes straight to Tem
 }, 240_000);
 
 it.concurrent('before the fix the same crash broke agents, and doctor --repair mends them with their inboxes intact', async () => {
-  const { all, broken } = await crash(oldCode, () => Promise.all(Array.from({ length: 6 }, () => subject(oldCode, 'direct'))));
+  const { all, broken } = await crash(oldCode, () => Promise.all(Array.from({ length: 6 }, () => subject(oldCode, 'direct'))), true);
   expect(broken.length).toBeGreaterThan(0);
 
   const opts = { temporal: Temporal.over(client), bundlePath: readTestEnv().bundlePath };
@@ -235,10 +241,10 @@ it.concurrent('before the fix the same crash broke agents, and doctor --repair m
     expect(await inboxOf(s)).toEqual(['before the crash', 'during the outage']);
     expect(Array.isArray((await peersOf(s)).peers)).toBe(true);
   }
-}, 240_000);
+}, 400_000);
 
 it.concurrent('a worker mends the agents the same crash breaks, on its own, with their inboxes intact', async () => {
-  const { all, broken } = await crash(mending, () => Promise.all(Array.from({ length: 6 }, () => subject(mending, 'direct'))));
+  const { all, broken } = await crash(mending, () => Promise.all(Array.from({ length: 6 }, () => subject(mending, 'direct'))), true);
   expect(broken.length).toBeGreaterThan(0);
   // The worker that wrote them runs them from its cache; a fresh one must replay them, and fails. Temporal flags each
   // after its task fails twice; the fresh worker's mender then resets it to its last good task.
@@ -265,7 +271,7 @@ it.concurrent('a worker mends the agents the same crash breaks, on its own, with
   const report = await replayAll({ temporal: Temporal.over(client), bundlePath: readTestEnv().bundlePath, query: `TaskQueue = "dipper-doctor-mend"` });
   expect(report.mended.map((p) => p.workflowId).sort()).toEqual(broken.map((s) => s.handle.workflowId).sort());
   expect(report.nondeterministic).toEqual([]);
-}, 240_000);
+}, 400_000);
 
 it('today: a Query reaching a workflow no worker has run since a restart is refused, and the gateway wakes it and answers', async () => {
   const s = await subject(today, 'gateway');
