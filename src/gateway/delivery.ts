@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { deliverMessagesUpdate, MAX_DELIVERY_BATCH, type DeliverInput, type DeliveryOutcome } from '../../workflows/agent/messages';
 import { stateBytes } from '../../workflows/content';
 import { callDeadline, underDeadline } from './deadline';
-import { unavailable } from '../registry/serviceErrors';
+import { notSent } from '../registry/serviceErrors';
 import type { MessageDelivery } from '../registry/capabilities';
 import type { TeamClient } from './teamClient';
 import type { Wakeups } from './wakeups';
@@ -80,7 +80,7 @@ function dropAbandoned(queue: Pending[]): void {
     const p = queue[i];
     if (p.deadline !== undefined && p.deadline <= now) {
       queue.splice(i, 1);
-      p.reject(unavailable());
+      p.reject(notSent());
     }
   }
 }

@@ -14,6 +14,7 @@ import { toMcpTool } from '../registry/mcpTool';
 import type { ToolContext, ToolDef } from '../registry/types';
 import { safeMessage, type Logger } from '../log';
 import { SERVER_VERSION } from '../common/version';
+import { NothingDone, notSent, outcomeUnknown } from '../registry/serviceErrors';
 import { answerWithin } from './deadline';
 import { checkReviewGate, gateOf, recordGateDenied } from './reviewGate';
 
@@ -88,13 +89,28 @@ function contractError(err: ToolError): Record<string, unknown> {
  */
 async function gateThen<T>(def: ToolDef, ctx: ToolContext, call: () => Promise<T>): Promise<T> {
   if (!def.readOnly) {
-    await checkReviewGate(def, ctx);
+    // A gate that could not be asked stopped the change before it was sent.
+    await checkReviewGate(def, ctx).catch((err: unknown) => {
+      throw err instanceof ToolError && err.code === 'unavailable' ? notSent() : err;
+    });
     return call();
   }
   const [gate, out] = await Promise.allSettled([checkReviewGate(def, ctx), call()]);
   if (gate.status === 'rejected') throw gate.reason;
   if (out.status === 'rejected') throw out.reason;
   return out.value;
+}
+
+/**
+ * No answer in time means different things for a read and a change: a read changed nothing (`unavailable`, ask
+ * again), while a beidou change may have been made (its Update can reach the workflow later) and is answered
+ * `outcome_unknown`, retryable only when the tool makes a repeat safe. The other surfaces have their own codes for it
+ * (agentteam `task_outcome_unknown`, isphere's envelope).
+ */
+function truthful(def: ToolDef, raw: Record<string, unknown>, err: ToolError): ToolError {
+  if (def.surface !== 'beidou' || def.readOnly || err.code !== 'unavailable' || err instanceof NothingDone) return err;
+  const keyed = def.idempotency === 'idempotency_key' && typeof raw.idempotency_key === 'string' && raw.idempotency_key.trim() !== '';
+  return outcomeUnknown(keyed || def.idempotency === 'call_receipt' || def.idempotency === 'desired_state');
 }
 
 export async function callTool(def: ToolDef, raw: Record<string, unknown>, ctx: ToolContext, log: Logger): Promise<CallToolResult> {
@@ -118,7 +134,7 @@ export async function callTool(def: ToolDef, raw: Record<string, unknown>, ctx: 
     const hint = def.deprecated ? { _meta: { deprecated: { replacement: def.deprecated.replacement } } } : {};
     return { content: [{ type: 'text', text: JSON.stringify(out) }], structuredContent: structured(out), ...hint };
   } catch (err) {
-    const known = err instanceof ToolError ? err : internalError();
+    const known = truthful(def, raw, err instanceof ToolError ? err : internalError());
     // The gate refused, here or in the leader's workflow: recorded either way.
     if (known.code === 'review_gate_denied') recordGateDenied(ctx, def.name, known.extra);
     if (!(err instanceof ToolError)) log.error({ tool: def.name, err: safeMessage(err) }, 'tool failed');

@@ -8,9 +8,9 @@ import {
 import { ActivityFailure, ApplicationFailure, TimeoutFailure, TimeoutType } from '@temporalio/common';
 import { ConnectorError, type IsphereCode } from '../common/isphere/errors';
 import { QUERY_COLD, QUERY_REFUSED } from '../../workflows/interceptors';
-import { needsRepair, stepFailed, unavailable } from '../registry/serviceErrors';
+import { needsRepair, NothingDone, stepFailed, unavailable } from '../registry/serviceErrors';
 import { safeMessage, type Logger } from '../log';
-import { internalError, ToolError } from '../registry/errors';
+import { internalError } from '../registry/errors';
 import { keepsFailing } from './health';
 import type { Temporal } from './temporal';
 
@@ -25,7 +25,7 @@ import type { Temporal } from './temporal';
 export class NotFound extends Error {}
 
 /** The owning workflow refused the call: it changed nothing. `unavailable` refusals (retry shortly) are retryable. */
-export class WorkflowRefusal extends ToolError {}
+export class WorkflowRefusal extends NothingDone {}
 
 export const isNotFound = (err: unknown): boolean => err instanceof WorkflowNotFoundError;
 export const isAlreadyStarted = (err: unknown): boolean => err instanceof WorkflowExecutionAlreadyStartedError;

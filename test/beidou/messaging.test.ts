@@ -42,6 +42,29 @@ describe('send_message', () => {
     expect(got.next_cursor).toBe(got.messages[0].seq);
   });
 
+  it('with an idempotency_key, delivers once: a repeat answers the first message, other words under the key are refused', async () => {
+    const { root, rootId, child } = await rootAndChild();
+    const long = 'long words '.padEnd(3000, '.');
+    const first = await child.client.ok('send_message', { to: rootId, content: long, idempotency_key: 'report-1' });
+    expect(first).toEqual({ delivered: true, message_id: expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/), reused: false });
+    // A repeat, and the key trimmed as the schema trims it: the same message.
+    expect(await child.client.ok('send_message', { to: rootId, content: long, idempotency_key: 'report-1' })).toEqual({ ...first, reused: true });
+    expect(await child.client.ok('send_message', { to: rootId, content: long, idempotency_key: ' report-1 ' })).toEqual({ ...first, reused: true });
+    expect(await child.client.fail('send_message', { to: rootId, content: 'other words', idempotency_key: 'report-1' })).toMatchObject({
+      code: 'idempotency_conflict',
+      field: 'idempotency_key',
+    });
+    // The key is the sender's own for one recipient: another sender's, or another recipient, is a new message.
+    const fromRoot = await root.ok('send_message', { to: child.agentId, content: 'hi', idempotency_key: 'report-1' });
+    expect(fromRoot.message_id).not.toBe(first.message_id);
+    expect(fromRoot.reused).toBe(false);
+    const inbox = (await root.inbox(0, 0)).messages.filter((m) => m.from === child.agentId);
+    expect(inbox.map((m) => [m.message_id, m.content])).toEqual([[first.message_id, long]]);
+    for (const key of ['', '   ', 'k'.repeat(129)]) {
+      expect(await child.client.fail('send_message', { to: rootId, content: 'x', idempotency_key: key })).toMatchObject({ code: 'invalid_input', field: 'idempotency_key' });
+    }
+  });
+
   it('refuses unknown recipients and recipients of another task', async () => {
     const { child } = await rootAndChild();
     expect(await child.client.fail('send_message', { to: 'ag_000000000000', content: 'x' })).toMatchObject({

@@ -58,4 +58,46 @@ describe('killing the worker', () => {
     expect(children.map((p: any) => p.agent_id).sort()).toEqual([spawned.agent_id, late.data.agent_id].sort());
     expect((await root.fail('spawn_agent', { task_id: 'late' })).code).toBe('task_not_pending');
   }, 120_000);
+
+  it('a change answered outcome_unknown while the worker was down is made when it returns; repeated with its key it is delivered once', async () => {
+    // A replica that gives up after 2.5 s: the calls below outlast it while the worker is down.
+    const quick = await stack.addGateway(28736, { DIPPER_CALL_TIMEOUT_MS: '2500' });
+    const run = (await stack.operator.request('POST', '/runs', { task: 'be told the truth' })).json;
+    const root = await connect(run.root.agent_token);
+    const rootQuick = await AgentClient.connect(quick, run.root.agent_token);
+    clients.push(rootQuick);
+    await root.ok('declare_plan', { tasks: [{ id: 'r', role: 'r', skill: 'worker', task: 'Receive.' }] });
+    const recipient = (await root.ok('spawn_agent', { task_id: 'r' })).agent_id as string;
+
+    await stack.worker.kill('SIGKILL');
+    const keyed = { to: recipient, content: 'exactly once', idempotency_key: 'truth-1' };
+    const [first, unkeyed, review] = await Promise.all([
+      rootQuick.call('send_message', keyed),
+      rootQuick.call('send_message', { to: run.root.agent_id, content: 'to myself' }),
+      rootQuick.call('signal_review', { detail: '[REVIEW REQUIRED] done?' }),
+    ]);
+    // Not `unavailable`: each Update reached Temporal, which holds it for the next worker.
+    expect(first.error).toMatchObject({ code: 'outcome_unknown', retryable: true });
+    expect(unkeyed.error).toMatchObject({ code: 'outcome_unknown', retryable: false });
+    expect(review.error).toMatchObject({ code: 'outcome_unknown', retryable: false });
+    await stack.restartWorker();
+
+    // The repeat the answer invited: the first call's message, delivered once.
+    const again = await eventually(async () => {
+      const out = await root.call('send_message', keyed);
+      return out.isError && out.error?.retryable ? undefined : out;
+    }, 60_000);
+    expect(again.data).toMatchObject({ delivered: true, reused: true });
+    const view = await eventually(async () => {
+      const inbox = await root.inbox(0, 0);
+      return inbox.messages.some((m: { content: string }) => m.content === 'to myself') ? inbox : undefined;
+    }, 30_000);
+    // The unkeyed message was in fact delivered, and the review reported: both answers told the truth.
+    expect(view.messages.filter((m: { content: string }) => m.content === 'to myself')).toHaveLength(1);
+    const statusOfRoot = async () => (await root.ok('list_peers', { scope: 'all' })).peers.find((p: { agent_id: string }) => p.agent_id === run.root.agent_id).status;
+    expect(await eventually(async () => ((await statusOfRoot()) === 'review_pending' ? true : undefined), 30_000).catch(() => statusOfRoot())).toBe(true);
+    const recipientClient = await connect((await stack.operator.launch(run.run_id, recipient)).token);
+    const got = (await recipientClient.inbox(0, 0)).messages.filter((m: { content: string }) => m.content === 'exactly once');
+    expect(got.map((m: { message_id: string }) => m.message_id)).toEqual([again.data.message_id]);
+  }, 120_000);
 });

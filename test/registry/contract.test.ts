@@ -332,6 +332,8 @@ interface Contract {
   lists_every_field?: boolean;
   /** isphere: the keys of "Common audit fields". */
   audit?: string[];
+  /** Optional fields Dipper adds where the spec is silent, per tool, each with why. */
+  added_by_dipper?: Record<string, Record<string, string>>;
   tools: Record<string, SpecTool>;
 }
 
@@ -365,7 +367,9 @@ function specProblems(contract: Contract, defs: ToolDef[]): string[] {
       const fields = new Map([...spec.required.map((f) => [f, true] as const), ...spec.optional.map((f) => [f, false] as const)]);
       const where = list ? `${def.name} ${list}[i]` : def.name;
       for (const [f, required] of fields) if (ours.get(f) !== required) problems.push(`${where}.${f}: spec ${required ? 'required' : 'optional'}, registry ${ours.has(f) ? (ours.get(f) ? 'required' : 'optional') : 'absent'}`);
-      if (contract.lists_every_field !== false) for (const f of ours.keys()) if (!fields.has(f)) problems.push(`${where}.${f} is not in the spec`);
+      const added = list ? {} : (contract.added_by_dipper?.[def.name] ?? {});
+      for (const f of Object.keys(added)) if (ours.get(f) !== false) problems.push(`${where}.${f}: added by Dipper as optional, registry ${ours.has(f) ? 'required' : 'absent'}`);
+      if (contract.lists_every_field !== false) for (const f of ours.keys()) if (!fields.has(f) && !Object.hasOwn(added, f)) problems.push(`${where}.${f} is not in the spec`);
     }
   }
   return problems;

@@ -87,6 +87,18 @@ describe('Inbox', () => {
     expect(inbox.data.recent_ids).toHaveLength(4096);
     expect(new Inbox(inbox.data).has('id-0')).toBe(false);
   });
+
+  it("keeps a keyed message's fingerprint as long as its id, and no longer", () => {
+    const inbox = new Inbox(emptyInbox());
+    inbox.push('message', 'ag_a', 'first', 'keyed-0', 0, 'fp-0');
+    for (let i = 1; i < 4096; i++) inbox.push('message', 'ag_a', '', `id-${i}`, i);
+    expect(new Inbox(inbox.data).fingerprintOf('keyed-0')).toBe('fp-0');
+    expect(inbox.fingerprintOf('id-1')).toBeUndefined();
+    inbox.push('message', 'ag_a', '', 'id-4096', 4096);
+    expect(inbox.has('keyed-0')).toBe(false);
+    expect(inbox.fingerprintOf('keyed-0')).toBeUndefined();
+    expect(inbox.data.keyed).toEqual({});
+  });
 });
 
 describe('Inbox under random pushes and acknowledgements', () => {

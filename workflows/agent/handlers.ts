@@ -66,6 +66,7 @@ export function installHandlers(s: AgentState, runTask: Text): void {
           const extra = (failure.details?.[0] ?? {}) as Record<string, unknown>;
           return { message_id: msg.message_id, delivered: false, code: failure.type ?? 'internal', message: failure.message, extra };
         }
+        if (s.inbox.has(msg.message_id)) return { message_id: msg.message_id, delivered: true, reused: true };
         cleared = s.deliver(msg) || cleared;
         return { message_id: msg.message_id, delivered: true };
       });

@@ -7,6 +7,8 @@ export interface InboxData {
   acked_through: number;
   /** Recently accepted message ids, so a retried delivery is not queued twice. */
   recent_ids: string[];
+  /** Of those, the ones a sender's idempotency key named, with their content's fingerprint: a key reused for other words is refused. */
+  keyed?: Record<string, string>;
   /** Bytes pending content takes in workflow state (a stored text counts as its reference); absent in older runs, then counted on load. */
   pending_bytes?: number;
 }
@@ -62,11 +64,17 @@ export class Inbox {
     return this.recent.has(messageId);
   }
 
-  push(kind: InboxKind, from: string | null, content: Text, messageId: string, ts: number): InboxItem {
+  /** The fingerprint a keyed message was accepted with, while its id is remembered. */
+  fingerprintOf(messageId: string): string | undefined {
+    return this.data.keyed?.[messageId];
+  }
+
+  push(kind: InboxKind, from: string | null, content: Text, messageId: string, ts: number, fingerprint?: string): InboxItem {
     const item: InboxItem = { seq: this.data.next_seq++, message_id: messageId, kind, from, content, ts };
     this.data.items.push(item);
     this.data.pending_bytes = this.pendingBytes + stateBytes(content);
     this.remember(messageId);
+    if (fingerprint !== undefined) (this.data.keyed ??= {})[messageId] = fingerprint;
     this.onPush();
     return item;
   }
@@ -101,7 +109,10 @@ export class Inbox {
     this.data.recent_ids.push(id);
     if (this.data.recent_ids.length > RECENT_IDS) {
       const old = this.data.recent_ids.shift();
-      if (old !== undefined) this.recent.delete(old);
+      if (old !== undefined) {
+        this.recent.delete(old);
+        if (this.data.keyed) delete this.data.keyed[old];
+      }
     }
   }
 }

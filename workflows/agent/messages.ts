@@ -10,10 +10,15 @@ export interface DeliverInput {
   from_run_id: string;
   /** Inline, or a reference the gateway stored (workflows/content.ts). */
   content: Text;
+  /**
+   * Set when the sender gave an idempotency key (the message id is then derived from it): a digest of the words,
+   * so the key used again for other words is refused rather than answered as the first message.
+   */
+  fingerprint?: string;
 }
-/** One message's fate inside a batch: delivered, or the spec's refusal for it. */
+/** One message's fate inside a batch: delivered (`reused` when the id was delivered before), or the spec's refusal for it. */
 export type DeliveryOutcome =
-  | { message_id: string; delivered: true }
+  | { message_id: string; delivered: true; reused?: true }
   | { message_id: string; delivered: false; code: string; message: string; extra: Record<string, unknown> };
 
 /**

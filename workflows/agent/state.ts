@@ -167,7 +167,15 @@ export class AgentState {
     if (input.from_run_id !== this.id.runId) {
       throw refuse('task_mismatch', `Agent "${this.id.agentId}" belongs to a different task.`, { field: 'to' });
     }
-    if (this.inbox.has(input.message_id)) return;
+    if (this.inbox.has(input.message_id)) {
+      const first = this.inbox.fingerprintOf(input.message_id);
+      if (input.fingerprint !== undefined && first !== undefined && first !== input.fingerprint) {
+        throw refuse('idempotency_conflict', 'This idempotency_key was already used for a message with other content; use a new key for a new message.', {
+          field: 'idempotency_key',
+        });
+      }
+      return;
+    }
     if (this.status === 'terminated') {
       throw refuse(
         'recipient_terminated',
@@ -194,7 +202,7 @@ export class AgentState {
   /** Returns true when the message came from this agent's leader and cleared a pending review or request. */
   deliver(input: DeliverInput): boolean {
     if (this.inbox.has(input.message_id)) return false;
-    this.inbox.push('message', input.from_agent_id, input.content, input.message_id, Date.now());
+    this.inbox.push('message', input.from_agent_id, input.content, input.message_id, Date.now(), input.fingerprint);
     this.events.emit(
       'send_message',
       { message_id: input.message_id, to: this.id.agentId, bytes: textBytes(input.content) },
