@@ -1,5 +1,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
+import fs from 'node:fs';
+import path from 'node:path';
 import { HISTORY_CHANNEL_ARGS } from '../../src/ops/replayAll';
 import { readTestEnv } from '../setup/env';
 
@@ -37,4 +39,12 @@ export async function updateAdmitted(client: Client, workflowId: string, updateI
     if (Date.now() > until) throw new Error(`update ${updateId} was never admitted`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+}
+
+/** A history of the recorded set (test/replay/histories) whose file name contains `part`; the set is recorded again whenever workflows change, so names carry new ids. */
+export function recordedHistory(part: string): string {
+  const dir = path.join(__dirname, '..', 'replay', 'histories');
+  const found = fs.readdirSync(dir).filter((f) => f.includes(part)).sort()[0];
+  if (!found) throw new Error(`no recorded history named like ${part}`);
+  return path.join(dir, found);
 }

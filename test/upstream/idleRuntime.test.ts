@@ -3,6 +3,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { readTestEnv } from '../setup/env';
 import { upstreamChanged } from './harness';
+import { recordedHistory } from '../support/temporal';
 
 /**
  * Upstream behaviour: the SDK's Runtime shuts its native core down as soon
@@ -21,7 +22,8 @@ import { upstreamChanged } from './harness';
  * replay side by side.
  */
 const run = promisify(execFile);
-const history = path.join(__dirname, '..', 'replay', 'histories', 'run_run_c8c39faa9d1a_agent_ag_6013682e0c03_task_task_delete_92ecbb57-3539-40e4-8495-505365aa917a.json');
+// A short one: a task board change.
+const history = recordedHistory('_task_task_delete_');
 
 it('a replay worker being made when the last other native object closes gets a runtime that is gone', async () => {
   const env = readTestEnv();

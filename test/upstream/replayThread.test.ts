@@ -3,6 +3,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { readTestEnv } from '../setup/env';
 import { upstreamChanged } from './harness';
+import { recordedHistory } from '../support/temporal';
 
 /**
  * Upstream behaviour: `Worker.runReplayHistory` and `runReplayHistories`
@@ -19,7 +20,8 @@ import { upstreamChanged } from './harness';
  * the replay.
  */
 const run = promisify(execFile);
-const history = path.join(__dirname, '..', 'replay', 'histories', 'run_run_c8c39faa9d1a_agent_ag_6013682e0c03_task_task_delete_92ecbb57-3539-40e4-8495-505365aa917a.json');
+// A short one: a task board change.
+const history = recordedHistory('_task_task_delete_');
 
 async function lookupsAfterReplay(mode: 'sdk-default' | 'dipper'): Promise<number> {
   const probe = path.join(__dirname, 'replayThreadProbe.ts');
