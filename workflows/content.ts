@@ -18,6 +18,13 @@ export interface StoredText {
  */
 export type Text = string | StoredText;
 
+/**
+ * A team's rules: the list itself, or, when long, the list as JSON in the content store. A team's rules go to each of
+ * up to 100 members in their start: 64 KiB of them, inline, made one workflow task's commands larger than the server
+ * takes (issue 20: the leader terminated with GrpcMessageTooLarge).
+ */
+export type Rules = string[] | StoredText;
+
 /** UTF-8 size of a string, counted in the workflow so no caller has to be trusted for it. */
 export function utf8Length(text: string): number {
   let bytes = 0;

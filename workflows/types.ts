@@ -1,5 +1,5 @@
 import type { Limits } from '../src/config';
-import type { Text } from './content';
+import type { Rules, Text } from './content';
 
 export type { Limits };
 
@@ -91,7 +91,7 @@ export interface AgentIdentity {
 export interface LaunchSpec {
   firstMessage: Text;
   roleDescription: Text;
-  rules: string[];
+  rules: Rules;
 }
 
 export interface ChildRecord {
@@ -115,6 +115,6 @@ export interface TeamRecord {
   team_id: string;
   name: string;
   task?: Text;
-  rules: string[];
+  rules: Rules;
   members: string[];
 }

@@ -39,8 +39,13 @@ export interface PayloadDeps {
   taskBoards: boolean;
 }
 
-/** A launch spec whose stored texts have been read back (ContentStore.resolve). */
-export type ReadLaunch = { [K in keyof LaunchSpec]: K extends 'rules' ? string[] : string };
+/** A launch spec whose stored texts have been read back (ContentStore.resolve): long rules come back as their JSON. */
+export type ReadLaunch = { [K in keyof LaunchSpec]: K extends 'rules' ? string[] | string : string };
+
+/** The rules of a read launch, whichever way they were kept (workflows/content.ts, Rules). */
+function rulesOf(rules: string[] | string): string[] {
+  return typeof rules === 'string' ? (JSON.parse(rules) as string[]) : rules;
+}
 
 export function buildPayload(
   deps: PayloadDeps,
@@ -75,7 +80,7 @@ export function buildPayload(
     skill_body: skillBody.split('{role_description}').join(launch.roleDescription),
     first_message: firstMessage,
     skills,
-    rules: launch.rules,
+    rules: rulesOf(launch.rules),
     workspace_path: id.workspacePath,
     artifacts_path: id.artifactsPath ?? null,
     mode,

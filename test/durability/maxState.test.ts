@@ -26,6 +26,33 @@ async function failedTasks(runId: string, agentId: string): Promise<string[]> {
   return (history.events ?? []).filter((e) => e.workflowTaskFailedEventAttributes).map((e) => e.workflowTaskFailedEventAttributes?.failure?.message ?? '');
 }
 
+it('creates a team at its maxima (100 members, 64 KiB of rules, the longest charter and descriptions): the leader lives and every member gets the rules', async () => {
+  const { root, runId, rootId } = await startRun();
+  // 100 rules of 600 characters: 60 KiB as JSON, under the 64 KiB limit. Inline in each member's start, they made
+  // the leader's task 6 MiB of commands, and the server terminated it (issue 20).
+  const rules = Array.from({ length: 100 }, (_, i) => `Rule ${i}: `.padEnd(600, 'r'));
+  const roles = Array.from({ length: 100 }, (_, i) => ({ role: `member-${i}`, skill: 'worker', description: `Part ${i}. `.padEnd(5000, 'd') }));
+  const args = { name: 'largest', task: 'Coordinate. '.padEnd(256 * 1024 - 16, 'c'), roles, rules };
+  // A hundred member starts can outlast the call's deadline on a loaded machine: repeated as the answer says (its receipt makes that safe).
+  const made = await eventually(async () => {
+    const out = await root.call('create_team', args);
+    if (out.isError && out.error?.retryable) return undefined;
+    if (out.isError) throw new Error(`create_team: ${out.text}`);
+    return out.data;
+  }, 90_000, 500);
+  expect(made.members).toHaveLength(100);
+  const history = await client.workflow.getHandle(agentWorkflowId(runId, rootId)).fetchHistory();
+  expect((history.events ?? []).filter((e) => e.workflowTaskFailedEventAttributes || e.workflowExecutionTerminatedEventAttributes)).toEqual([]);
+  expect((await client.workflow.getHandle(agentWorkflowId(runId, rootId)).describe()).status.name).toBe('RUNNING');
+  // Every member's launch carries the rules in full, whichever member asks.
+  for (const i of [0, 57, 99]) {
+    const launch = await operator.launch(runId, made.members[i].agent_id);
+    expect(launch.rules).toEqual(rules);
+  }
+  // The leader goes on answering.
+  expect((await root.ok('list_peers', { scope: 'children' })).peers).toHaveLength(100);
+}, 120_000);
+
 it('takes fifteen review reports of the largest size in a burst, and records every one', async () => {
   const { root, runId, rootId } = await startRun();
   const max = 256 * 1024;

@@ -2,7 +2,7 @@ import { CALL_STEP, onHost } from '../host';
 import { setUpdateOnce } from '../appliedUpdates';
 import type { Text } from '../content';
 import type { PlanTaskSpec } from '../types';
-import { ApplicationFailure, proxyLocalActivities, setHandler } from '@temporalio/workflow';
+import { ApplicationFailure, condition, proxyLocalActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import { refuse } from '../errors';
 import { agentWorkflowId } from '../ids';
@@ -14,6 +14,13 @@ import { launchMember, newTeam, releaseSpawns, reserveSpawns, undoTeam } from '.
 import { callKey, Receipts } from '../receipts';
 import { newId, type AgentState } from './state';
 import { statusToDirectory } from './statusReport';
+
+/**
+ * Members started together. Each start brings two events back (the child started, its registration signalled), and
+ * the server fails a workflow task that more than 100 events arrive during (history.maximumBufferedEventsBatch,
+ * FORCE_CLOSE_COMMAND): a team of 100 started at once lost a task to that on a loaded machine.
+ */
+const MEMBERS_AT_ONCE = 25;
 
 // Inside a tool call: five attempts within about 3 s, so a failing step answers well inside the call's deadline.
 const local = proxyLocalActivities<Activities>({ startToCloseTimeout: '15s', retry: { maximumAttempts: 5, initialInterval: '200ms' } });
@@ -140,9 +147,18 @@ export function installLeaderHandlers(s: AgentState, runTask: Text): void {
       // The same call sent again (its answer was lost) gets the same team, not a second one.
       const receipts = receiptsOf(s);
       const key = input.call_key ?? callKey('create_team', input);
+      // The same call while the first is still starting members (its answer ran late, and the caller repeated it as
+      // told): it gets the first call's answer when there is one.
+      if (s.createTeamBusy && s.createTeamKey === key) {
+        await condition(() => !s.createTeamBusy);
+        const first = receipts.find(key, Date.now());
+        if (first !== undefined) return first as m.CreateTeamResult;
+        throw refuse('unavailable', 'The same create_team, sent before, created nothing. Retry shortly.', { retry_after_ms: 1000 });
+      }
       const kept = receipts.find(key, Date.now());
       if (kept !== undefined) return kept as m.CreateTeamResult;
       s.createTeamBusy = true;
+      s.createTeamKey = key;
       let reservation: string | null = null;
       let spawned = 0;
       try {
@@ -157,17 +173,20 @@ export function installLeaderHandlers(s: AgentState, runTask: Text): void {
         // All or nothing: every member is checked just before it starts; if any cannot start, the ones that did
         // are ended and the team is taken back, so a retry never finds half a team.
         const ids = input.roles.map(() => newId('ag'));
-        const outcomes = await Promise.allSettled(
-          input.roles.map(async (r, i) => {
+        const outcomes: PromiseSettledResult<void>[] = [];
+        for (let at = 0; at < input.roles.length && !outcomes.some((o) => o.status === 'rejected'); at += MEMBERS_AT_ONCE) {
+          const group = input.roles.slice(at, at + MEMBERS_AT_ONCE).map(async (r, k) => {
+            const i = at + k;
             if (!(await memberCheck.skillExists({ skill: r.skill }))) {
               throw refuse('unknown_skill', `Skill "${r.skill}" could not be loaded.`, { field: `roles[${i}].skill`, skill: r.skill });
             }
             await launchMember(s, team, member(r), runTask, ids[i]);
-          }),
-        );
+          });
+          outcomes.push(...(await Promise.allSettled(group)));
+        }
         const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
         if (failed) {
-          await undoTeam(s, team, ids.filter((_, i) => outcomes[i].status === 'fulfilled'), failed.reason);
+          await undoTeam(s, team, ids.filter((_, i) => outcomes[i]?.status === 'fulfilled'), failed.reason);
           // A member's own refusal (unknown_skill) says why; anything else is a failure a retry may get past.
           if (failed.reason instanceof ApplicationFailure && failed.reason.nonRetryable) throw failed.reason;
           throw refuse('unavailable', 'Not every member could be started, so the team was taken back and nothing was created. Retry shortly.', {
@@ -180,12 +199,14 @@ export function installLeaderHandlers(s: AgentState, runTask: Text): void {
         return answer;
       } finally {
         s.createTeamBusy = false;
+        s.createTeamKey = null;
         await releaseSpawns(s, reservation, spawned);
       }
     },
     {
       validator: (input) => {
-        if (answered(s, input.call_key ?? callKey('create_team', input))) return;
+        const key = input.call_key ?? callKey('create_team', input);
+        if (answered(s, key) || (s.createTeamBusy && s.createTeamKey === key)) return;
         leader.checkReviewGate(s, 'create_team');
         leader.checkCreateTeam(s, input);
         leader.checkChildrenRoom(s, input.roles.length);

@@ -1,5 +1,5 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { Text } from '../content';
+import type { Rules, Text } from '../content';
 import type { AgentIdentity, AgentStatus, ChildRecord, InboxItem, LaunchSpec, PlanTaskSpec } from '../types';
 
 // Updates: the caller needs an answer, and validators keep refused input out of history.
@@ -69,7 +69,7 @@ export interface CreateTeamInput {
   name: string;
   task: Text;
   roles: { role: string; skill: string; model?: string; description: Text }[];
-  rules?: string[];
+  rules?: Rules;
   consensus?: boolean;
   /**
    * What makes two calls the same call, worked out by the gateway from the

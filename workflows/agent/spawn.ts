@@ -1,4 +1,4 @@
-import { prefixed, type Text } from '../content';
+import { prefixed, type Rules, type Text } from '../content';
 import { ActivityFailure, ApplicationFailure, ParentClosePolicy, proxyLocalActivities, startChild } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import { agentWorkflowId, runWorkflowId } from '../ids';
@@ -74,10 +74,10 @@ export interface MemberSpec {
   planTaskId?: string;
   /** The task text; for plan tasks it follows the [TASK ASSIGNMENT] block. */
   task: Text;
-  rules: string[];
+  rules: Rules;
 }
 
-export async function newTeam(s: AgentState, name: string, rules: string[], task?: Text): Promise<TeamRec> {
+export async function newTeam(s: AgentState, name: string, rules: Rules, task?: Text): Promise<TeamRec> {
   const teamId = newId('tm');
   const workspacePath = await onHost(s.id.host, local, CALL_STEP).provisionTeamWorkspace({ runId: s.id.runId, teamId, leaderId: s.id.agentId });
   const team: TeamRec = { team_id: teamId, name, rules, members: [], workspace_path: workspacePath, ...(task ? { task } : {}) };

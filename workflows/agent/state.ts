@@ -99,6 +99,8 @@ export class AgentState {
   readonly applied: AppliedUpdates;
   spawnBusy = false;
   createTeamBusy = false;
+  /** The call key of the create_team in flight: the same call repeated waits for its answer. */
+  createTeamKey: string | null = null;
   planBusy = false;
   /** Set while the watchdog writes to this inbox: its own reminders are no sign of the agent's life. */
   quietPush = false;

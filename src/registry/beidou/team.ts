@@ -1,4 +1,5 @@
 import { callKey } from '../../../workflows/receipts';
+import { isStored } from '../../../workflows/content';
 import { z } from 'zod';
 import { createTeamUpdate, spawnAgentUpdate, terminateChildUpdate } from '../../../workflows/agent/messages';
 import { peerQuery } from '../../../workflows/run/messages';
@@ -77,7 +78,10 @@ export const createTeam = beidouTool({
     const task = await call.keep(input.task);
     const roles = [];
     for (const r of input.roles) roles.push({ ...r, description: await call.keep(r.description) });
-    const stored = { ...input, task, roles, call_key: key };
+    // Long rules go to the store as one list: each member's start then carries a reference, not the rules.
+    const keptRules = input.rules && (await call.keep(JSON.stringify(input.rules)));
+    const rules = isStored(keptRules) ? keptRules : input.rules;
+    const stored = { ...input, task, roles, ...(rules === undefined ? {} : { rules }), call_key: key };
     return ctx.content.around(call.kept, () => ctx.team.update(callerHandle(ctx), createTeamUpdate, [stored]));
   },
 });
