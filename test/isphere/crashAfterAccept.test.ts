@@ -180,8 +180,11 @@ it('a decision and a send that waited out a dead worker together, in one workflo
     // Each Update is admitted before the next is sent, so the decision comes first in the task, as it did in the soak.
     const admitted = (updateId: string) => updateAdmitted(client, handle.workflowId, updateId);
     const decided = handle.executeUpdate(decideUpdate, { args: [{ approver: 'operator', via: 'api', decision: 'approve' }], updateId: 'decide-both' });
+    // Awaited below; until then a failure must not surface as an unhandled rejection in whichever file runs next.
+    decided.catch(() => undefined);
     await admitted('decide-both');
     const sending = handle.executeUpdate(requestSendUpdate, { args: [{ requester: view.requester.agent_id, binding: view.binding }], updateId: 'send-both' });
+    sending.catch(() => undefined);
     await admitted('send-both');
     await stack.restartWorker();
     // The decision is answered with the status its task left: already sending, as in the soak.

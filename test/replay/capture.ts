@@ -295,8 +295,10 @@ async function record(stack: SoakStack, out: string): Promise<number> {
   const bothView = await bothHandle.query(approvalQuery);
   await stack.killWorker();
   const decided = bothHandle.executeUpdate(decideUpdate, { args: [{ approver: 'operator', via: 'api', decision: 'approve' }], updateId: 'decide-both' });
+  decided.catch(() => undefined);
   await updateAdmitted(client, bothHandle.workflowId, 'decide-both');
   const sentBoth = bothHandle.executeUpdate(requestSendUpdate, { args: [{ requester: bothView.requester.agent_id, binding: bothView.binding }], updateId: 'send-both' });
+  sentBoth.catch(() => undefined);
   await updateAdmitted(client, bothHandle.workflowId, 'send-both');
   stack.startWorker();
   await decided;

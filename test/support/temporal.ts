@@ -34,7 +34,9 @@ export async function updateAdmitted(client: Client, workflowId: string, updateI
     } catch (err) {
       const code = (err as { code?: number }).code;
       if (code === 4) return; // DEADLINE_EXCEEDED: admitted, waiting for a worker
-      if (code !== 5) throw err; // NOT_FOUND: not admitted yet
+      // NOT_FOUND: not admitted yet. CANCELLED: the client gave the call up at its deadline before the server said
+      // either (seen on a loaded machine); ask again.
+      if (code !== 5 && code !== 1) throw err;
     }
     if (Date.now() > until) throw new Error(`update ${updateId} was never admitted`);
     await new Promise((resolve) => setTimeout(resolve, 100));
