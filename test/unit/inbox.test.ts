@@ -99,6 +99,15 @@ describe('Inbox', () => {
     expect(inbox.fingerprintOf('keyed-0')).toBeUndefined();
     expect(inbox.data.keyed).toEqual({});
   });
+
+  it('checks the words of the newest 1,024 keyed messages only, and still knows every remembered id', () => {
+    const inbox = new Inbox(emptyInbox());
+    for (let i = 0; i < 1025; i++) inbox.push('message', 'ag_a', '', `keyed-${i}`, i, `fp-${i}`);
+    expect(Object.keys(inbox.data.keyed ?? {})).toHaveLength(1024);
+    expect(inbox.fingerprintOf('keyed-0')).toBeUndefined();
+    expect(inbox.has('keyed-0')).toBe(true);
+    expect(new Inbox(inbox.data).fingerprintOf('keyed-1024')).toBe('fp-1024');
+  });
 });
 
 describe('Inbox under random pushes and acknowledgements', () => {

@@ -15,6 +15,11 @@ export interface InboxData {
 
 /** Remembered ids; a retry arrives within seconds, so a few thousand is plenty. */
 const RECENT_IDS = 4096;
+/**
+ * Keyed ids whose words are remembered too (a reused key with other words is refused): about 60 bytes each in state,
+ * so fewer than all remembered ids. An older keyed id is still delivered once; its key is no longer checked.
+ */
+const KEYED_IDS = 1024;
 /** One read hands over at most this much content (always at least one item). */
 const READ_BYTES = 512 * 1024;
 
@@ -74,7 +79,7 @@ export class Inbox {
     this.data.items.push(item);
     this.data.pending_bytes = this.pendingBytes + stateBytes(content);
     this.remember(messageId);
-    if (fingerprint !== undefined) (this.data.keyed ??= {})[messageId] = fingerprint;
+    if (fingerprint !== undefined) this.rememberKeyed(messageId, fingerprint);
     this.onPush();
     return item;
   }
@@ -102,6 +107,14 @@ export class Inbox {
     this.data.acked_through = through;
     this.data.pending_bytes = this.pendingBytes - done.reduce((sum, item) => sum + stateBytes(item.content), 0);
     return done;
+  }
+
+  /** The newest keyed ids' fingerprints (insertion order is kept: message ids are never integer-like keys). */
+  private rememberKeyed(id: string, fingerprint: string): void {
+    const keyed = (this.data.keyed ??= {});
+    keyed[id] = fingerprint;
+    const ids = Object.keys(keyed);
+    for (let i = 0; i < ids.length - KEYED_IDS; i++) delete keyed[ids[i]];
   }
 
   private remember(id: string): void {
