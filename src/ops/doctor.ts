@@ -61,6 +61,8 @@ async function resetPoint(client: Temporal, p: ReplayProblem): Promise<number | 
 type HistoryEvent = {
   eventId?: unknown;
   workflowTaskCompletedEventAttributes?: unknown;
+  workflowExecutionUpdateAcceptedEventAttributes?: unknown;
+  workflowExecutionUpdateCompletedEventAttributes?: { acceptedEventId?: unknown } | null;
   markerRecordedEventAttributes?: { markerName?: string | null; details?: Record<string, { payloads?: { data?: Uint8Array | null }[] | null }> | null } | null;
 };
 
@@ -86,14 +88,25 @@ function divergingEvent(events: HistoryEvent[], message: string): number {
   return marker ? Number(marker.eventId) : Number.NaN;
 }
 
+/**
+ * The workflow task to reset to: the last one completed before replay parted from history at which no Update was in
+ * flight (accepted, not yet completed). A reset keeps the events before that task's completion, and one that kept an
+ * Update's acceptance without its completion left the new run failing every task for good
+ * ("BAD_UPDATE_WORKFLOW_EXECUTION_MESSAGE ... absent message ID .../request/complete", the kill matrix of issue 20:
+ * the mender made four such agents). An Update accepted after the point is reapplied by the reset, like a Signal.
+ */
 export function resetEventId(events: HistoryEvent[], message: string): number | undefined {
   const diverging = divergingEvent(events, message);
   if (!Number.isFinite(diverging)) return undefined;
+  const inFlight = new Set<number>();
   let found: number | undefined;
   for (const e of events) {
     const id = Number(e.eventId);
     if (id >= diverging) break;
-    if (e.workflowTaskCompletedEventAttributes) found = id;
+    if (e.workflowTaskCompletedEventAttributes && inFlight.size === 0) found = id;
+    if (e.workflowExecutionUpdateAcceptedEventAttributes) inFlight.add(id);
+    const completed = e.workflowExecutionUpdateCompletedEventAttributes;
+    if (completed) inFlight.delete(Number(completed.acceptedEventId));
   }
   return found;
 }

@@ -24,3 +24,35 @@ it('gives the doctor the task that produced those commands as the reset point', 
   expect(resetEventId(history.events, message)).toBe(939);
   expect(resetEventId(history.events, 'some other failure')).toBeUndefined();
 });
+
+/**
+ * An agent of the kill matrix of issue 20 (main at cf7a76e; copied from shared/evidence/kill-matrix/hist-ag_e01f9ac577d5.json,
+ * described in that folder's README). The worker's mender reset it to the workflow task completed at 145, after
+ * declarePlan was accepted (138) and before it completed: the new run kept the acceptance, every later task failed with
+ * "ProtocolMessageCommand referenced absent message ID …/request/complete" (from 163 on), and the agent never answered
+ * again. The file is that new run; its events before 145 are the old run's.
+ */
+describe('a reset between an Update\'s acceptance and its completion (kill matrix, issue 20)', () => {
+  const stuck = JSON.parse(fs.readFileSync(path.join(projectRoot, 'test', 'fixtures', 'histories', 'kill-matrix-reset-mid-update.history.json'), 'utf8'));
+  const events: { eventId: string; eventType: string; [k: string]: unknown }[] = stuck.events;
+  const before = events.filter((e) => Number(e.eventId) < 145);
+  // The old run as the mender read it: its task completed at 145, and replay parting from it at the next event.
+  const oldRun = [...before, { eventId: '145', eventType: 'EVENT_TYPE_WORKFLOW_TASK_COMPLETED', workflowTaskCompletedEventAttributes: {} }];
+  const parted = 'Nondeterminism error: Update machine does not handle this event: HistoryEvent(id: 146, WorkflowPropertiesModified)';
+
+  it('is what the evidence shows: the run kept an accepted declarePlan with no completion, and failed every task after', () => {
+    const accepted = before.find((e) => e.eventId === '138') as { workflowExecutionUpdateAcceptedEventAttributes: { acceptedRequest: { input: { name: string } } } };
+    expect(accepted.workflowExecutionUpdateAcceptedEventAttributes.acceptedRequest.input.name).toBe('declarePlan');
+    expect(events.some((e) => (e.workflowExecutionUpdateCompletedEventAttributes as { acceptedEventId?: string } | undefined)?.acceptedEventId === '138')).toBe(false);
+    const failures = events.filter((e) => e.workflowTaskFailedEventAttributes).map((e) => (e.workflowTaskFailedEventAttributes as { cause: string }).cause);
+    expect(failures.filter((c) => c === 'WORKFLOW_TASK_FAILED_CAUSE_BAD_UPDATE_WORKFLOW_EXECUTION_MESSAGE').length).toBeGreaterThanOrEqual(10);
+  });
+
+  it('now resets to the last task with no Update in flight, before the acceptance', () => {
+    expect(resetEventId(oldRun, parted)).toBe(136);
+    // With the Update completed before the point, the point is the last task again.
+    const completed = { eventId: '139.5', eventType: 'EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED', workflowExecutionUpdateCompletedEventAttributes: { acceptedEventId: '138' } };
+    const done = [...before.filter((e) => Number(e.eventId) <= 139), completed, ...oldRun.filter((e) => Number(e.eventId) > 139)];
+    expect(resetEventId(done, parted)).toBe(145);
+  });
+});
