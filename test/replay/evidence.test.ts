@@ -41,7 +41,7 @@ describe('a reset between an Update\'s acceptance and its completion (kill matri
   const parted = 'Nondeterminism error: Update machine does not handle this event: HistoryEvent(id: 146, WorkflowPropertiesModified)';
 
   it('is what the evidence shows: the run kept an accepted declarePlan with no completion, and failed every task after', () => {
-    const accepted = before.find((e) => e.eventId === '138') as { workflowExecutionUpdateAcceptedEventAttributes: { acceptedRequest: { input: { name: string } } } };
+    const accepted = before.find((e) => e.eventId === '138') as unknown as { workflowExecutionUpdateAcceptedEventAttributes: { acceptedRequest: { input: { name: string } } } };
     expect(accepted.workflowExecutionUpdateAcceptedEventAttributes.acceptedRequest.input.name).toBe('declarePlan');
     expect(events.some((e) => (e.workflowExecutionUpdateCompletedEventAttributes as { acceptedEventId?: string } | undefined)?.acceptedEventId === '138')).toBe(false);
     const failures = events.filter((e) => e.workflowTaskFailedEventAttributes).map((e) => (e.workflowTaskFailedEventAttributes as { cause: string }).cause);
