@@ -15,7 +15,7 @@ import { buildIdOf } from '../versioning/buildId';
  * resets each nondeterministic one to its last good workflow task.
  * Exit 0 when nothing is wrong (or everything found was repaired).
  */
-export async function doctor(config: DipperConfig, opts: { repair: boolean }): Promise<number> {
+export async function doctor(config: DipperConfig, opts: { repair: boolean; runId?: string }): Promise<number> {
   installQuietRuntime();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dipper-doctor-'));
   const temporal = await Temporal.connect({ address: temporalAddress(config), namespace: config.temporal.namespace, channelArgs: HISTORY_CHANNEL_ARGS });
@@ -23,7 +23,7 @@ export async function doctor(config: DipperConfig, opts: { repair: boolean }): P
     const bundlePath = path.join(dir, 'workflow-bundle.js');
     await writeWorkflowBundle(bundlePath);
     const buildId = config.versioning.buildId ?? buildIdOf(fs.readFileSync(bundlePath));
-    const o = { temporal, bundlePath, buildId };
+    const o = { temporal, bundlePath, buildId, runId: opts.runId };
     const { findings, replay } = await diagnose(o);
     const out = (line: string) => process.stdout.write(`${line}\n`);
     out(`Replayed ${replay.replayed} running workflows in ${(replay.ms / 1000).toFixed(1)} s: ${findings.length} need attention.`);

@@ -189,8 +189,9 @@ program
   .command('doctor')
   .description('replay every running workflow with this code; list the broken and the stuck; --repair resets the nondeterministic ones')
   .option('--repair', 'reset each nondeterministic workflow to its last good workflow task, reapplying later Signals and Updates')
-  .action(async (opts: { repair?: boolean }) => {
-    process.exitCode = await (await import('./doctor')).doctor(loadStackConfig(), { repair: opts.repair === true });
+  .option('--run <run_id>', 'only the workflows of this run')
+  .action(async (opts: { repair?: boolean; run?: string }) => {
+    process.exitCode = await (await import('./doctor')).doctor(loadStackConfig(), { repair: opts.repair === true, runId: opts.run });
   });
 
 const audit = program.command('audit').description('the tamper-evident record of every real iSphere send');

@@ -1,14 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { temporal } from '@temporalio/proto';
 import Long from 'long';
-import type { Temporal, WorkflowSummary } from '../temporal';
+import { agentWorkflow, runWorkflow } from '../../workflows';
+import { typeIs, type Temporal, type WorkflowSummary } from '../temporal';
 import { replayAll, type ReplayProblem, type ReplayReport } from './replayAll';
 import { pinnedElsewhere } from '../versioning/pinned';
 
 export interface Finding {
   workflowId: string;
   runId: string;
-  kind: 'nondeterministic' | 'stuck' | 'failed';
+  /** `ended`: the server closed the workflow (terminated it, say for a task over its size limits) while its run goes on. */
+  kind: 'nondeterministic' | 'stuck' | 'failed' | 'ended';
   message: string;
   /** The WorkflowTaskCompleted event a repair resets to: the task whose commands replay disowns. */
   resetEventId?: number;
@@ -24,6 +26,8 @@ export interface DoctorOptions {
   bundlePath: string;
   /** The bundle's build: workflows pinned to another build are skipped (their own workers run them). */
   buildId?: string;
+  /** Only the workflows of this run (`dipper doctor --run`). */
+  runId?: string;
 }
 
 const EVENT_ID = /HistoryEvent\(id: (\d+)/;
@@ -36,7 +40,9 @@ const EVENT_ID = /HistoryEvent\(id: (\d+)/;
  */
 export async function diagnose(o: DoctorOptions): Promise<Diagnosis> {
   const skip = (wf: WorkflowSummary) => ((b) => (b ? `pinned to build ${b}` : undefined))(pinnedElsewhere(wf, o.buildId));
-  const replay = await replayAll({ temporal: o.temporal, bundlePath: o.bundlePath, query: 'ExecutionStatus = "Running"', skip });
+  if (o.runId !== undefined && !/^[A-Za-z0-9_-]+$/.test(o.runId)) throw new Error(`not a run id: ${JSON.stringify(o.runId)}`);
+  const scope = o.runId ? ` AND DipperRunId = "${o.runId}"` : '';
+  const replay = await replayAll({ temporal: o.temporal, bundlePath: o.bundlePath, query: `ExecutionStatus = "Running"${scope}`, skip });
   const findings: Finding[] = [];
   for (const p of replay.nondeterministic) {
     findings.push({ ...p, kind: 'nondeterministic', resetEventId: await resetPoint(o.temporal, p) });
@@ -44,7 +50,40 @@ export async function diagnose(o: DoctorOptions): Promise<Diagnosis> {
   const seen = new Set(findings.map((f) => f.runId));
   for (const p of replay.stuck) if (!seen.has(p.runId)) findings.push({ ...p, kind: 'stuck' });
   for (const p of replay.failed) findings.push({ ...p, kind: 'failed' });
+  findings.push(...(await endedByServer(o, scope)));
   return { findings, replay };
+}
+
+const runIdOf = (wf: WorkflowSummary): string | undefined => {
+  const value = wf.searchAttributes?.DipperRunId;
+  return Array.isArray(value) && typeof value[0] === 'string' ? value[0] : undefined;
+};
+
+/**
+ * Agents of a live run whose workflow the server closed: terminated (a task completion over its size limits ends so:
+ * GrpcMessageTooLarge, issue 20) or timed out. Nothing of Dipper's hears of it, so the run's directory still shows the
+ * agent as it was, and its calls fail. The closed run of a reset (the doctor's and mender's repairs terminate it) is
+ * not one: its workflow id has a newer run.
+ */
+async function endedByServer(o: DoctorOptions, scope: string): Promise<Finding[]> {
+  const live = new Set<string>();
+  for await (const wf of o.temporal.list(`${typeIs(runWorkflow)} AND ExecutionStatus = "Running"${scope}`)) {
+    const runId = runIdOf(wf);
+    if (runId) live.add(runId);
+  }
+  const out: Finding[] = [];
+  if (live.size === 0) return out;
+  for await (const wf of o.temporal.list(`${typeIs(agentWorkflow)} AND (ExecutionStatus = "Terminated" OR ExecutionStatus = "TimedOut")${scope}`)) {
+    const runId = runIdOf(wf);
+    if (!runId || !live.has(runId)) continue;
+    const latest = await o.temporal.handle(wf.workflowId).describe();
+    if (latest.runId !== wf.runId) continue;
+    const last = (await o.temporal.handle(wf.workflowId, wf.runId).fetchHistory()).events?.at(-1);
+    const terminated = last?.workflowExecutionTerminatedEventAttributes;
+    const message = terminated ? `terminated by ${terminated.identity || 'the server'}: ${terminated.reason || 'no reason given'}` : 'timed out';
+    out.push({ workflowId: wf.workflowId, runId: wf.runId, kind: 'ended', message });
+  }
+  return out;
 }
 
 async function resetPoint(client: Temporal, p: ReplayProblem): Promise<number | undefined> {

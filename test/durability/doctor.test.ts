@@ -14,6 +14,7 @@ import { readTestEnv, testDataRoot } from '../setup/env';
 import { AgentClient, eventually } from '../support/clients';
 import { skipReplayOf } from '../support/replaySkip';
 import { startStack, type Stack } from '../support/stack';
+import { task } from '../support/team';
 
 /**
  * The kill -9 nondeterminism, reproduced on purpose, then repaired by
@@ -300,6 +301,39 @@ it('today: a Query reaching a workflow no worker has run since a restart is refu
   const signals = (await s.handle.fetchHistory()).events!.filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'dipperWake');
   expect(signals.length).toBeGreaterThanOrEqual(1);
   expect((await read({ ...s, reader: 'direct' })).outcome).toBe('answered');
+}, 90_000);
+
+it('today: names an agent the server ended while its run goes on, and not the closed run a repair left behind', async () => {
+  const run = await today.operator.startRun('Lose a child to the server.');
+  const root = await AgentClient.connect(today.gatewayUrl, run.root.agent_token);
+  agents.push(root);
+  await root.ok('declare_plan', { tasks: [task('lost'), task('repaired')] });
+  const handleOf = async (taskId: string) => client.workflow.getHandle(agentWorkflowId(run.run_id, (await root.ok('spawn_agent', { task_id: taskId })).agent_id));
+  const lost = await handleOf('lost');
+  const repaired = await handleOf('repaired');
+  // What the server does to a workflow whose task completion is over its size limits.
+  await lost.terminate('GrpcMessageTooLarge: workflow task completion over the server\'s limit');
+  // A repair ends the repaired agent's first run (terminated, like the lost one) and goes on in a new run.
+  const opts = { temporal: Temporal.over(client), bundlePath: readTestEnv().bundlePath, runId: run.run_id };
+  const firstRun = (await repaired.describe()).runId;
+  const resetEventId = await eventually(async () => {
+    const completed = (await repaired.fetchHistory()).events?.find((e) => e.workflowTaskCompletedEventAttributes);
+    return completed ? Number(completed.eventId) : undefined;
+  });
+  await repair(opts, { workflowId: repaired.workflowId, runId: firstRun, kind: 'nondeterministic', message: 'a test repair', resetEventId });
+  // Visibility lags: wait until it lists both closed runs, so the repaired one's absence below is the doctor's choice.
+  const closed = `WorkflowId = "${lost.workflowId}" OR WorkflowId = "${repaired.workflowId}"`;
+  await eventually(async () => {
+    let n = 0;
+    for await (const wf of client.workflow.list({ query: `(${closed}) AND ExecutionStatus = "Terminated"` })) n += wf.workflowId ? 1 : 0;
+    return n === 2 ? true : undefined;
+  }, 30_000, 250);
+  const { findings } = await diagnose(opts);
+  expect(findings.map((f) => [f.kind, f.workflowId])).toEqual([['ended', lost.workflowId]]);
+  expect(findings[0].message).toMatch(/^terminated by .+: GrpcMessageTooLarge: workflow task completion over/);
+  // The scope holds: another run's workflows are not looked at.
+  expect((await diagnose({ ...opts, runId: 'run_elsewhere' })).findings).toEqual([]);
+  await expect(diagnose({ ...opts, runId: 'x" OR WorkflowId != "' })).rejects.toThrow('not a run id');
 }, 90_000);
 
 /** list_peers, made again while the gateway says to retry, as a runtime does (a worker just restarted: 503 unavailable). */
