@@ -24,7 +24,8 @@ export const QUERY_COLD = 'dipper: not run by this worker yet; wake it and ask a
 export const wakeSignal = defineSignal<[]>('dipperWake');
 
 /**
- * Refuses to let a Query move the workflow forward.
+ * Refuses to let a Query move the workflow forward, without ever failing a
+ * workflow task.
  *
  * A Query that comes as a task of its own, after the history grew without a
  * workflow task (a worker died while a timer ran, or an activity finished),
@@ -36,10 +37,15 @@ export const wakeSignal = defineSignal<[]>('dipperWake');
  *
  * Core's sign of it: an activation whose history grew but whose history
  * size did not. Every workflow task carries the size of the history at its
- * start, so a real one always brings a new size; the events a Query brings
- * come without one. Failing that activation makes core drop the run from
- * its cache, and the commands with it; the Query fails, the caller asks
- * again, and the next workflow task replays the history in order.
+ * start, and the events a Query brings come without one. But a real task
+ * can carry an unchanged size too (the kill matrix's evidence: a task
+ * started right after one that accepted an Update reported the same size),
+ * and failing a real task with an Update in flight strands the workflow for
+ * good (BAD_UPDATE_WORKFLOW_EXECUTION_MESSAGE, issue 20). So the sign only
+ * makes the instance suspect; the Query that follows is refused, which
+ * fails only that Query and makes core drop the run from its cache, and the
+ * commands with it. The caller asks again, and the next workflow task
+ * replays the history in order. A real task with a new size clears it.
  */
 /** The token registry, which runs with no workflow cache (its own worker; workflows/tokens/registry.ts). */
 function uncached(): boolean {
@@ -50,8 +56,10 @@ function uncached(): boolean {
   }
 }
 
-class QueryCannotAdvance implements WorkflowInternalsInterceptor {
+export class QueryCannotAdvance implements WorkflowInternalsInterceptor {
   private last: { length: number; size: string } | undefined;
+  /** History came without a workflow task's new size: a Query now could answer from (and keep) events no task has. */
+  private suspect = false;
   /** This instance has run a workflow task live (not only replayed history). */
   private live = false;
   /** Its history ends the workflow (completed, continued as new, failed): no workflow task will follow. */
@@ -70,11 +78,13 @@ class QueryCannotAdvance implements WorkflowInternalsInterceptor {
     // the crash soak: an activity's completion applied together with a later Update). Refused, the
     // run is evicted, and the next workflow task replays it whole.
     if (isQuery && !this.live && !this.finished) throw new Error(QUERY_COLD);
+    if (isQuery && this.suspect && !this.finished) throw new Error(QUERY_REFUSED);
     if (jobs.length > 0 && !isQuery && !activation.isReplaying) this.live = true;
     if (jobs.length > 0 && !isQuery) {
       const now = { length: activation.historyLength ?? 0, size: String(activation.historySizeBytes ?? 0) };
       const grewWithoutTask = this.last !== undefined && now.size !== '0' && now.length !== this.last.length && now.size === this.last.size;
-      if (grewWithoutTask) throw new Error(QUERY_REFUSED);
+      if (grewWithoutTask) this.suspect = true;
+      else if (this.last === undefined || now.size !== this.last.size) this.suspect = false;
       this.last = now;
     }
     next(input);

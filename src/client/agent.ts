@@ -48,6 +48,24 @@ export class AgentClient {
     return out.data;
   }
 
+  /**
+   * Calls a tool that must succeed, as a careful runtime does on a busy machine: a refusal Dipper marks retryable
+   * (`unavailable`; `outcome_unknown` of a keyed call) is made again after the pause it asks for, for up to `withinMs`.
+   * Only a call that is safe to repeat should come here (give send_message an idempotency_key).
+   */
+  async persist(name: string, args: Record<string, unknown> = {}, withinMs = 60_000): Promise<any> {
+    const until = Date.now() + withinMs;
+    for (;;) {
+      const out = await this.call(name, args);
+      if (!out.isError) return out.data;
+      const retryable = out.error?.retryable === true;
+      if (!retryable || Date.now() > until) throw new Error(`${name} failed: ${out.text}`);
+      const details = out.error?.details as { retry_after_ms?: number } | undefined;
+      const pause = Number(out.error?.retry_after_ms ?? details?.retry_after_ms ?? 500);
+      await new Promise((r) => setTimeout(r, Math.min(Math.max(pause, 100), 5_000)));
+    }
+  }
+
   /** Calls a tool that must fail and returns its error object. */
   async fail(name: string, args: Record<string, unknown> = {}): Promise<NonNullable<ToolOutcome['error']>> {
     const out = await this.call(name, args);

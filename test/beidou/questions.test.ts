@@ -164,14 +164,15 @@ describe('ask_user', () => {
 
   it("outlasts the client's request timeout: with progress it keeps waiting, without it a re-issued call attaches", async () => {
     const { runId, root } = await startRun();
-    // Progress resets the client's 2 s timeout for as long as the question waits (a progress notification a second).
+    // Progress resets the client's 6 s timeout for as long as the question waits (a progress notification a second; a
+    // loaded machine can space two of them by more than 2 s, which a 2 s timeout did not survive).
     let progressed = 0;
-    const patient = ask(root, { questions: [choose] }, { timeout: 2000, onprogress: () => progressed++ });
+    const patient = ask(root, { questions: [choose] }, { timeout: 6000, onprogress: () => progressed++ });
     const [q] = await waitForQuestion(runId);
     await waitUntil(() => progressed >= 3);
 
     // A client that sends no progress token times out, and asks again with the very same words.
-    const impatient = ask(root, { questions: [why] }, { timeout: 2000 });
+    const impatient = ask(root, { questions: [why] }, { timeout: 6000 });
     await expect(impatient).rejects.toMatchObject({ code: ErrorCode.RequestTimeout } satisfies Partial<McpError>);
     const again = ask(root, { questions: [why] });
     const both = await waitForQuestion(runId, 2);
@@ -208,6 +209,33 @@ describe('limits', () => {
     expect((await first).structuredContent.answer_text).toBe('Because.');
     expect((await again).structuredContent.answer_text).toBe('Because.');
     expect((await second).structuredContent.answer_text).toBe('Database: SQLite');
+  });
+
+  it("holds the limit against calls side by side: of 16 asked at once with room for 4, exactly 12 are refused", async () => {
+    const { runId, root } = await startRun({ max_open_questions: 4 });
+    const refused: unknown[] = [];
+    // Each asked again while Dipper says a repeat is safe (sixteen calls at once can outlast a lookup's deadline on a
+    // loaded machine); the refusals that remain are the limit's.
+    const askSurely = async (i: number) => {
+      for (;;) {
+        const res = await ask(root, { questions: [{ ...why, question: `Why ${i}?` }] });
+        if (!res.isError || !errorOf(res).retryable) return res;
+        await new Promise((r) => setTimeout(r, errorOf(res).retry_after_ms ?? 500));
+      }
+    };
+    const calls = Array.from({ length: 16 }, (_, i) =>
+      askSurely(i).then((res) => {
+        if (res.isError) refused.push(errorOf(res));
+        return res;
+      }),
+    );
+    await waitUntil(() => refused.length >= 12, 60_000);
+    expect(refused).toEqual(Array(12).fill(expect.objectContaining({ code: 'quota_exceeded', quota: 'open_questions', limit: 4 })));
+    const open = await waitForQuestion(runId, 4);
+    expect(open).toHaveLength(4);
+    for (const q of open) await operator.request('POST', `/runs/${runId}/questions/${q.qid}/answer`, { answers: [{ selected_labels: [], text: 'Because.' }] });
+    const answered = (await Promise.all(calls)).filter((res) => !res.isError);
+    expect(answered.map((res) => res.structuredContent.answer_text)).toEqual(Array(4).fill('Because.'));
   });
 
   it("reaches a holder's inbox whole when long, kept out of the holder's workflow state", async () => {

@@ -153,7 +153,8 @@ it('moves short texts out of a state too large to carry before it continues as n
   // 800 messages of 1000 bytes: each short enough to stay inline, together far past what the root should carry.
   const body = (who: number, i: number) => `message ${who}.${i} `.padEnd(1000, String.fromCharCode(97 + who));
   await Promise.all(senders.map(async (m, who) => {
-    for (let i = 0; i < 200; i++) await m.client.ok('send_message', { to: rootId, content: body(who, i) });
+    // Keyed, and made again while Dipper says to (a loaded machine can outlast a call's deadline): each is delivered once.
+    for (let i = 0; i < 200; i++) await m.client.persist('send_message', { to: rootId, content: body(who, i), idempotency_key: `${who}.${i}` });
   }));
   for (let i = 0; (await executions(agentWorkflowId(runId, rootId))) < 2; i++) {
     if (i > 100) throw new Error('the root never continued as new');
@@ -240,7 +241,8 @@ it('holds a run\'s 100 open iSphere approvals of the longest words: each keeps i
   const ids: string[] = [];
   for (let batch = 0; batch < 10; batch++) {
     const made = await Promise.all(
-      Array.from({ length: 10 }, (_, i) => isphere.ok('isphere_send_message', { target_type: 'contact', target_id: 'c_0003', content_text: words(batch * 10 + i) })),
+      // Made again while Dipper says it changed nothing and to retry (a loaded machine can outlast a call's deadline).
+      Array.from({ length: 10 }, (_, i) => isphere.persist('isphere_send_message', { target_type: 'contact', target_id: 'c_0003', content_text: words(batch * 10 + i), idempotency_key: `max-${batch * 10 + i}` })),
     );
     ids.push(...made.map((m) => m.approval.approval_id as string));
   }

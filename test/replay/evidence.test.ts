@@ -1,6 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import Long from 'long';
 import { resetEventId } from '../../src/ops/doctor';
+import { QUERY_REFUSED, QueryCannotAdvance } from '../../workflows/interceptors';
 import { projectRoot } from '../support/processes';
 
 /**
@@ -54,5 +56,47 @@ describe('a reset between an Update\'s acceptance and its completion (kill matri
     const completed = { eventId: '139.5', eventType: 'EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED', workflowExecutionUpdateCompletedEventAttributes: { acceptedEventId: '138' } };
     const done = [...before.filter((e) => Number(e.eventId) <= 139), completed, ...oldRun.filter((e) => Number(e.eventId) > 139)];
     expect(resetEventId(done, parted)).toBe(145);
+  });
+});
+
+/**
+ * Another agent of the same kill matrix (copied from shared/evidence/kill-matrix/broken-ag_f6aaaf8b5195.json). Its
+ * workflow task started at 365, right after the one that accepted an Update (363), reported the same history size as
+ * the task before (107872 bytes at 361 and at 365): the Query guard took it for events a Query had brought and failed
+ * a real task with the Update in flight (366), and the workflow went on to fail replay at 384. The guard now only
+ * marks such an instance suspect and refuses the Query that would follow; a real task is never failed.
+ */
+describe('the Query guard on a real task with an unchanged history size (kill matrix, issue 20)', () => {
+  const h = JSON.parse(fs.readFileSync(path.join(projectRoot, 'test', 'fixtures', 'histories', 'kill-matrix-guard-misfire.history.json'), 'utf8'));
+  const events: { eventId: string; workflowTaskStartedEventAttributes?: { historySizeBytes?: string } }[] = h.events;
+  const started = events.filter((e) => e.workflowTaskStartedEventAttributes && Number(e.eventId) <= 365);
+  const task = (e: (typeof started)[number]) => ({ jobs: [{ signalWorkflow: {} }], historyLength: Number(e.eventId), historySizeBytes: Long.fromString(e.workflowTaskStartedEventAttributes!.historySizeBytes ?? '0'), isReplaying: false });
+  const query = { jobs: [{ queryWorkflow: {} }], isReplaying: false };
+  const activate = (guard: QueryCannotAdvance, activation: object) => guard.activate({ activation, batch: 0 } as never, () => undefined);
+
+  it('is what the evidence shows: two workflow tasks with one size, and the guard failing the second', () => {
+    const [a, b] = started.slice(-2);
+    expect([a.eventId, b.eventId]).toEqual(['361', '365']);
+    expect(a.workflowTaskStartedEventAttributes!.historySizeBytes).toBe(b.workflowTaskStartedEventAttributes!.historySizeBytes);
+    const failed = events.find((e) => e.eventId === '366') as unknown as { workflowTaskFailedEventAttributes: { failure: { message: string } } };
+    expect(failed.workflowTaskFailedEventAttributes.failure.message).toBe(QUERY_REFUSED);
+  });
+
+  it('runs every one of those tasks, and refuses a Query after the suspect one until a task brings a new size', () => {
+    const guard = new QueryCannotAdvance();
+    for (const e of started) expect(() => activate(guard, task(e))).not.toThrow();
+    expect(() => activate(guard, query)).toThrow(QUERY_REFUSED);
+    activate(guard, { ...task(started.at(-1)!), historyLength: 369, historySizeBytes: Long.fromNumber(109557) });
+    expect(() => activate(guard, query)).not.toThrow();
+  });
+
+  it('still refuses the Query whose own task brought the events (the hazard the guard is for)', () => {
+    const guard = new QueryCannotAdvance();
+    const first = started[started.length - 2];
+    activate(guard, task(first));
+    expect(() => activate(guard, query)).not.toThrow();
+    // A timer fired and an activity finished while no task ran: the Query's task brings them, with the last task's size.
+    activate(guard, { ...task(first), jobs: [{ fireTimer: {} }], historyLength: Number(first.eventId) + 4 });
+    expect(() => activate(guard, query)).toThrow(QUERY_REFUSED);
   });
 });

@@ -19,6 +19,7 @@ export function installHandlers(s: RunState): void {
   setHandler(m.rootDecisionUpdate, (decision) => s.decideByOperator(decision), { validator: (decision) => s.checkDecision(decision) });
   setHandler(m.reserveSpawnsUpdate, (request) => s.reserve(request), { validator: (request) => s.checkReservation(request) });
   setHandler(m.cancelRunUpdate, (cancel) => s.cancel(cancel));
+  setHandler(m.openQuestionUpdate, (q) => s.openQuestion(q), { validator: (q) => s.checkOpenQuestion(q) });
 
   setHandler(m.peersQuery, (args) => s.peers(args), {
     description: "The run's directory as list_peers sees it: { caller_id?: agent (the root), scope?: team | children | all (all) }.",

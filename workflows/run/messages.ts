@@ -65,6 +65,11 @@ export const peersQuery = defineQuery<PeerRow[], [{ caller_id?: string; scope?: 
 export const peerQuery = defineQuery<PeerEntry | null, [{ agent_id?: string }?]>('peer');
 /** How many questions of the run are open, and whether `qid` is one of them (ask_user's cap; a re-issued call attaches past it). */
 export const openQuestionsQuery = defineQuery<{ open: number; includes: boolean; limit: number | null }, [{ qid?: string }?]>('openQuestions');
+/**
+ * ask_user's room: counts `qid` as open before its question workflow starts, so calls side by side cannot all pass
+ * the run's limit. Refused with `quota_exceeded` when the run is full; a qid already open is let through whatever the count.
+ */
+export const openQuestionUpdate = defineUpdate<{ open: number }, [{ qid: string }]>('openQuestion');
 /** Every agent's whole directory entry (leader, depth): the operator API's agent tree. */
 export const agentsQuery = defineQuery<PeerEntry[], []>('agents');
 

@@ -44,6 +44,8 @@ export interface RunData {
   host?: string;
   /** Questions of the run still open (workflows/question), ended with the run. */
   questions?: string[];
+  /** Of those, the ones ask_user made room for whose workflow has not said it started yet, with when (workflow time). */
+  question_holds?: Record<string, number>;
   /** iSphere approvals of the run still open (workflows/isphere), ended with the run. */
   approvals?: string[];
   /** System questions to start (root reviews, watchdog escalations), and the keys of the last ones asked, so a signal sent twice asks once. */
@@ -53,6 +55,9 @@ export interface RunData {
   pending_root: m.RootReport[];
   events: DipperEvent[];
 }
+
+/** Room ask_user made for a question is given back if its workflow has not said it started in this long. */
+const QUESTION_HOLD_MS = 10 * 60_000;
 
 /**
  * Everything a run holds, with one method per message: `check*` refuses
@@ -96,6 +101,36 @@ export class RunState {
 
   agents(): PeerEntry[] {
     return Object.values(this.data.entries);
+  }
+
+  /** The open questions, without room held for a start that never came (the gateway died between the two, and no retry followed). */
+  private liveQuestions(now: number): string[] {
+    const holds = this.data.question_holds ?? {};
+    return (this.data.questions ?? []).filter((q) => holds[q] === undefined || now - holds[q] < QUESTION_HOLD_MS);
+  }
+
+  checkOpenQuestion({ qid }: { qid: string }): void {
+    const cap = this.input.limits.maxOpenQuestions;
+    // A run from before the limit has none.
+    if (cap === undefined) return;
+    const open = this.liveQuestions(Date.now());
+    if (!open.includes(qid) && open.length >= cap) {
+      throw refuse('quota_exceeded', `This run already has ${open.length} open questions, its limit; wait for answers before asking more.`, {
+        quota: 'open_questions',
+        limit: cap,
+      });
+    }
+  }
+
+  openQuestion({ qid }: { qid: string }): { open: number } {
+    const open = (this.data.questions = this.liveQuestions(Date.now()));
+    const holds = (this.data.question_holds ??= {});
+    for (const q of Object.keys(holds)) if (!open.includes(q)) delete holds[q];
+    if (!open.includes(qid)) {
+      open.push(qid);
+      holds[qid] = Date.now();
+    }
+    return { open: open.length };
   }
 
   openQuestions(args?: { qid?: string }): { open: number; includes: boolean; limit: number | null } {
@@ -215,10 +250,12 @@ export class RunState {
   questionOpened({ qid }: { qid: string }): void {
     const open = (this.data.questions ??= []);
     if (!open.includes(qid)) open.push(qid);
+    if (this.data.question_holds) delete this.data.question_holds[qid];
   }
 
   questionClosed({ qid }: { qid: string }): void {
     this.data.questions = (this.data.questions ?? []).filter((q) => q !== qid);
+    if (this.data.question_holds) delete this.data.question_holds[qid];
   }
 
   approvalOpened({ approval_id }: { approval_id: string }): void {

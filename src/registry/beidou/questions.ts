@@ -3,10 +3,11 @@ import { z } from 'zod';
 import { isQid, questionWorkflowId } from '../../../workflows/ids';
 import { questionWorkflow } from '../../../workflows/question/workflow';
 import { answerQuestionUpdate, escalateQuestionUpdate, questionQuery, type QuestionInput, type QuestionView } from '../../../workflows/question/messages';
-import { openQuestionsQuery, peerQuery } from '../../../workflows/run/messages';
+import { openQuestionUpdate, peerQuery } from '../../../workflows/run/messages';
 import { agentIdKey, runIdKey, statusKey } from '../../../workflows/searchAttributes';
 import { NotFound, underDeadline, type WorkflowRef } from '../../temporal';
 import { ToolError } from '../errors';
+import { beforeChange } from '../serviceErrors';
 import type { ToolContext } from '../types';
 import { beidouTool, checkBytes } from './common';
 
@@ -59,21 +60,13 @@ async function ancestorsOf(ctx: ToolContext): Promise<{ role: string; ancestors:
 }
 
 /**
- * A run holds at most its limits.maxOpenQuestions open questions (the run's
- * workflow lists them). A re-issued call for one already open attaches to
- * it whatever the count.
+ * A run holds at most its limits.maxOpenQuestions open questions. The run's
+ * workflow counts this one as open before its workflow starts, so calls
+ * side by side cannot all pass the limit. A re-issued call for one already
+ * open attaches to it whatever the count.
  */
-async function checkOpenQuestions(ctx: ToolContext, id: string): Promise<void> {
-  const open = await ctx.team.query(ctx.team.run(ctx.caller.runId), openQuestionsQuery, { qid: id });
-  // The run's own limit (set when it started); runs from before it have none.
-  const cap = open.limit;
-  if (cap === null) return;
-  if (!open.includes && open.open >= cap) {
-    throw new ToolError('quota_exceeded', `This run already has ${open.open} open questions, its limit; wait for answers before asking more.`, {
-      quota: 'open_questions',
-      limit: cap,
-    });
-  }
+async function openQuestion(ctx: ToolContext, id: string): Promise<void> {
+  await ctx.team.update(ctx.team.run(ctx.caller.runId), openQuestionUpdate, [{ qid: id }]);
 }
 
 /**
@@ -108,7 +101,9 @@ export const askUser = beidouTool({
     const step = <T>(fn: () => Promise<T>) => underDeadline(Date.now() + ctx.team.callTimeoutMs, fn);
     const watch = ctx.wakeups.watch(ctx.caller.runId, id);
     try {
-      const [{ role, ancestors }] = await Promise.all([step(() => ancestorsOf(ctx)), step(() => checkOpenQuestions(ctx, id))]);
+      const { role, ancestors } = await beforeChange(() => step(() => ancestorsOf(ctx)));
+      // After the lookups, so a call that fails them holds no room; the start follows at once.
+      await step(() => openQuestion(ctx, id));
       const args: QuestionInput = {
         runId: ctx.caller.runId,
         qid: id,
