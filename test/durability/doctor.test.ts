@@ -133,7 +133,7 @@ async function read(s: Subject): Promise<Read> {
  * agents. The worker is running again whenever this returns or throws.
  */
 async function crash(stack: Stack, make: () => Promise<Subject[]>, wantBroken = false): Promise<{ all: Subject[]; broken: Subject[]; reads: Read[] }> {
-  const ATTEMPTS = 4;
+  const ATTEMPTS = 6;
   for (let attempt = 1; ; attempt++) {
     const all = await make();
     // Each delivery starts the agent's 300 ms event-write window; the worker dies inside it.
@@ -242,7 +242,7 @@ it.concurrent('before the fix the same crash broke agents, and doctor --repair m
     expect(await inboxOf(s)).toEqual(['before the crash', 'during the outage']);
     expect(Array.isArray((await peersOf(s)).peers)).toBe(true);
   }
-}, 400_000);
+}, 600_000);
 
 it.concurrent('a worker mends the agents the same crash breaks, on its own, with their inboxes intact', async () => {
   const { all, broken } = await crash(mending, () => Promise.all(Array.from({ length: 6 }, () => subject(mending, 'direct'))), true);
@@ -257,7 +257,7 @@ it.concurrent('a worker mends the agents the same crash breaks, on its own, with
     const mended = await eventually(async () => {
       const d = await s.handle.describe();
       return d.runId !== brokenRun ? d.runId : undefined;
-    }, 60_000, 250);
+    }, 120_000, 250);
     expect(await nondeterministic(s, mended)).toBe(false);
     const ended = (await client.workflow.getHandle(s.handle.workflowId, brokenRun).fetchHistory()).events!.at(-1);
     expect(ended?.workflowExecutionTerminatedEventAttributes?.reason).toMatch(/^dipper mend: replay disagrees with the workflow task completed at event \d+$/);
@@ -272,7 +272,7 @@ it.concurrent('a worker mends the agents the same crash breaks, on its own, with
   const report = await replayAll({ temporal: Temporal.over(client), bundlePath: readTestEnv().bundlePath, query: `TaskQueue = "dipper-doctor-mend"` });
   expect(report.mended.map((p) => p.workflowId).sort()).toEqual(broken.map((s) => s.handle.workflowId).sort());
   expect(report.nondeterministic).toEqual([]);
-}, 400_000);
+}, 600_000);
 
 it('today: a Query reaching a workflow no worker has run since a restart is refused, and the gateway wakes it and answers', async () => {
   const s = await subject(today, 'gateway');
