@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { temporal } from '@temporalio/proto';
 import Long from 'long';
-import { agentWorkflow, runWorkflow } from '../../workflows';
+import { runWorkflow } from '../../workflows';
 import { typeIs, type Temporal, type WorkflowSummary } from '../temporal';
+import { endedAgents, runIdOf } from './endedAgents';
 import { replayAll, type ReplayProblem, type ReplayReport } from './replayAll';
 import { pinnedElsewhere } from '../versioning/pinned';
 
@@ -54,36 +55,18 @@ export async function diagnose(o: DoctorOptions): Promise<Diagnosis> {
   return { findings, replay };
 }
 
-const runIdOf = (wf: WorkflowSummary): string | undefined => {
-  const value = wf.searchAttributes?.DipperRunId;
-  return Array.isArray(value) && typeof value[0] === 'string' ? value[0] : undefined;
-};
-
-/**
- * Agents of a live run whose workflow the server closed: terminated (a task completion over its size limits ends so:
- * GrpcMessageTooLarge, issue 20) or timed out. Nothing of Dipper's hears of it, so the run's directory still shows the
- * agent as it was, and its calls fail. The closed run of a reset (the doctor's and mender's repairs terminate it) is
- * not one: its workflow id has a newer run.
- */
+/** Agents of a live run whose workflow the server closed (endedAgents): its directory still shows them as they were. */
 async function endedByServer(o: DoctorOptions, scope: string): Promise<Finding[]> {
   const live = new Set<string>();
   for await (const wf of o.temporal.list(`${typeIs(runWorkflow)} AND ExecutionStatus = "Running"${scope}`)) {
     const runId = runIdOf(wf);
     if (runId) live.add(runId);
   }
-  const out: Finding[] = [];
-  if (live.size === 0) return out;
-  for await (const wf of o.temporal.list(`${typeIs(agentWorkflow)} AND (ExecutionStatus = "Terminated" OR ExecutionStatus = "TimedOut")${scope}`)) {
-    const runId = runIdOf(wf);
-    if (!runId || !live.has(runId)) continue;
-    const latest = await o.temporal.handle(wf.workflowId).describe();
-    if (latest.runId !== wf.runId) continue;
-    const last = (await o.temporal.handle(wf.workflowId, wf.runId).fetchHistory()).events?.at(-1);
-    const terminated = last?.workflowExecutionTerminatedEventAttributes;
-    const message = terminated ? `terminated by ${terminated.identity || 'the server'}: ${terminated.reason || 'no reason given'}` : 'timed out';
-    out.push({ workflowId: wf.workflowId, runId: wf.runId, kind: 'ended', message });
-  }
-  return out;
+  if (live.size === 0) return [];
+  const ended = await endedAgents(o.temporal, scope);
+  return ended
+    .filter((a) => a.dipperRunId !== undefined && live.has(a.dipperRunId))
+    .map((a) => ({ workflowId: a.workflowId, runId: a.runId, kind: 'ended' as const, message: a.message }));
 }
 
 async function resetPoint(client: Temporal, p: ReplayProblem): Promise<number | undefined> {

@@ -330,6 +330,11 @@ it('today: names an agent the server ended while its run goes on, and not the cl
   }, 30_000, 250);
   const { findings } = await diagnose(opts);
   expect(findings.map((f) => [f.kind, f.workflowId])).toEqual([['ended', lost.workflowId]]);
+  // The operator's agent tree says so too, where the run's directory still has it active.
+  const rows = (await today.operator.request('GET', `/runs/${run.run_id}/agents`)).json.agents as { agent_id: string; status: string; ended_by_server?: string }[];
+  const lostId = lost.workflowId.split('/').at(-1);
+  expect(rows.filter((r) => r.ended_by_server).map((r) => [r.agent_id, r.status])).toEqual([[lostId, 'terminated']]);
+  expect(rows.find((r) => r.agent_id === lostId)?.ended_by_server).toMatch(/GrpcMessageTooLarge/);
   expect(findings[0].message).toMatch(/^terminated by .+: GrpcMessageTooLarge: workflow task completion over/);
   // The scope holds: another run's workflows are not looked at.
   expect((await diagnose({ ...opts, runId: 'run_elsewhere' })).findings).toEqual([]);
