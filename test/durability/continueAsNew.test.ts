@@ -57,7 +57,7 @@ describe('continue-as-new', () => {
     } finally {
       await connection.close();
     }
-  });
+  }, 150_000);
 });
 
 describe('an Update sent again after continue-as-new', () => {

@@ -48,7 +48,7 @@ async function livePid(runId: string, agentId: string, not?: number): Promise<nu
   return eventually(async () => {
     const pid = fs.existsSync(pidFile(runId, agentId)) ? Number(fs.readFileSync(pidFile(runId, agentId), 'utf8').split(' ')[0]) : 0;
     return pid && pid !== not && processesOf(agentId).includes(pid) ? pid : undefined;
-  }, 30_000);
+  }, 60_000);
 }
 
 describe('command runtime supervision', () => {
