@@ -29,15 +29,6 @@ export function notSent(): ToolError {
   return new NothingDone('unavailable', 'Dipper could not get an answer in time, and this change was not made. Retry shortly.', { retry_after_ms: OUTAGE_RETRY_MS }, true);
 }
 
-/** The lookups a change makes before it sends anything: an outage there changed nothing, and the answer says so. */
-export async function beforeChange<T>(lookup: () => Promise<T>): Promise<T> {
-  try {
-    return await lookup();
-  } catch (err) {
-    throw err instanceof ToolError && err.code === 'unavailable' && !(err instanceof NothingDone) ? notSent() : err;
-  }
-}
-
 /**
  * A change that got no answer in time and may or may not have been made: the Update may have reached the workflow
  * (it is applied when a worker takes it). `repeatable` when the tool's own idempotency makes a repeat safe (a key

@@ -67,9 +67,11 @@ export const peerQuery = defineQuery<PeerEntry | null, [{ agent_id?: string }?]>
 export const openQuestionsQuery = defineQuery<{ open: number; includes: boolean; limit: number | null }, [{ qid?: string }?]>('openQuestions');
 /**
  * ask_user's room: counts `qid` as open before its question workflow starts, so calls side by side cannot all pass
- * the run's limit. Refused with `quota_exceeded` when the run is full; a qid already open is let through whatever the count.
+ * the run's limit. Refused with `quota_exceeded` when the run is full (a qid already open is let through whatever the
+ * count), `unknown_agent` when the asker is not in the directory. Answers the asker's role and its chain of leaders
+ * up to the root, which the question climbs.
  */
-export const openQuestionUpdate = defineUpdate<{ open: number }, [{ qid: string }]>('openQuestion');
+export const openQuestionUpdate = defineUpdate<{ open: number; role: string; ancestors: string[] }, [{ qid: string; agent_id: string }]>('openQuestion');
 /** Every agent's whole directory entry (leader, depth): the operator API's agent tree. */
 export const agentsQuery = defineQuery<PeerEntry[], []>('agents');
 

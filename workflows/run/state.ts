@@ -109,7 +109,8 @@ export class RunState {
     return (this.data.questions ?? []).filter((q) => holds[q] === undefined || now - holds[q] < QUESTION_HOLD_MS);
   }
 
-  checkOpenQuestion({ qid }: { qid: string }): void {
+  checkOpenQuestion({ qid, agent_id }: { qid: string; agent_id: string }): void {
+    if (!this.dir.get(agent_id)) throw refuse('unknown_agent', 'This agent is not in its run’s directory.');
     const cap = this.input.limits.maxOpenQuestions;
     // A run from before the limit has none.
     if (cap === undefined) return;
@@ -122,7 +123,7 @@ export class RunState {
     }
   }
 
-  openQuestion({ qid }: { qid: string }): { open: number } {
+  openQuestion({ qid, agent_id }: { qid: string; agent_id: string }): { open: number; role: string; ancestors: string[] } {
     const open = (this.data.questions = this.liveQuestions(Date.now()));
     const holds = (this.data.question_holds ??= {});
     for (const q of Object.keys(holds)) if (!open.includes(q)) delete holds[q];
@@ -130,7 +131,11 @@ export class RunState {
       open.push(qid);
       holds[qid] = Date.now();
     }
-    return { open: open.length };
+    // The asker's leader, its leader, ... up to the root.
+    const me = this.dir.get(agent_id)!;
+    const ancestors: string[] = [];
+    for (let next = me.leader_id; next && !ancestors.includes(next); next = this.dir.get(next)?.leader_id ?? null) ancestors.push(next);
+    return { open: open.length, role: me.role, ancestors };
   }
 
   openQuestions(args?: { qid?: string }): { open: number; includes: boolean; limit: number | null } {

@@ -3,11 +3,10 @@ import { z } from 'zod';
 import { isQid, questionWorkflowId } from '../../../workflows/ids';
 import { questionWorkflow } from '../../../workflows/question/workflow';
 import { answerQuestionUpdate, escalateQuestionUpdate, questionQuery, type QuestionInput, type QuestionView } from '../../../workflows/question/messages';
-import { openQuestionUpdate, peerQuery } from '../../../workflows/run/messages';
+import { openQuestionUpdate } from '../../../workflows/run/messages';
 import { agentIdKey, runIdKey, statusKey } from '../../../workflows/searchAttributes';
 import { NotFound, underDeadline, type WorkflowRef } from '../../temporal';
 import { ToolError } from '../errors';
-import { beforeChange } from '../serviceErrors';
 import type { ToolContext } from '../types';
 import { beidouTool, checkBytes } from './common';
 
@@ -46,27 +45,15 @@ function questionHandle(ctx: ToolContext, id: string): WorkflowRef {
   return ctx.team.handle(questionWorkflowId(ctx.caller.runId, id));
 }
 
-/** The asker's leader, its leader, ... up to the root, from the run's directory. */
-async function ancestorsOf(ctx: ToolContext): Promise<{ role: string; ancestors: string[] }> {
-  const run = ctx.team.run(ctx.caller.runId);
-  const me = await ctx.team.query(run, peerQuery, { agent_id: ctx.caller.agentId });
-  if (!me) throw new ToolError('unknown_agent', 'This agent is not in its run’s directory.');
-  const ancestors: string[] = [];
-  for (let next = me.leader_id; next && !ancestors.includes(next); ) {
-    ancestors.push(next);
-    next = (await ctx.team.query(run, peerQuery, { agent_id: next }))?.leader_id ?? null;
-  }
-  return { role: me.role, ancestors };
-}
-
 /**
  * A run holds at most its limits.maxOpenQuestions open questions. The run's
  * workflow counts this one as open before its workflow starts, so calls
- * side by side cannot all pass the limit. A re-issued call for one already
- * open attaches to it whatever the count.
+ * side by side cannot all pass the limit (a re-issued call for one already
+ * open attaches to it whatever the count), and answers the asker's role and
+ * chain of leaders in the same round trip.
  */
-async function openQuestion(ctx: ToolContext, id: string): Promise<void> {
-  await ctx.team.update(ctx.team.run(ctx.caller.runId), openQuestionUpdate, [{ qid: id }]);
+function openQuestion(ctx: ToolContext, id: string): Promise<{ role: string; ancestors: string[] }> {
+  return ctx.team.update(ctx.team.run(ctx.caller.runId), openQuestionUpdate, [{ qid: id, agent_id: ctx.caller.agentId }]);
 }
 
 /**
@@ -101,9 +88,7 @@ export const askUser = beidouTool({
     const step = <T>(fn: () => Promise<T>) => underDeadline(Date.now() + ctx.team.callTimeoutMs, fn);
     const watch = ctx.wakeups.watch(ctx.caller.runId, id);
     try {
-      const { role, ancestors } = await beforeChange(() => step(() => ancestorsOf(ctx)));
-      // After the lookups, so a call that fails them holds no room; the start follows at once.
-      await step(() => openQuestion(ctx, id));
+      const { role, ancestors } = await step(() => openQuestion(ctx, id));
       const args: QuestionInput = {
         runId: ctx.caller.runId,
         qid: id,
