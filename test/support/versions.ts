@@ -57,7 +57,8 @@ export async function failedTasks(client: Client, workflowId: string, runId: str
     // race, after which it schedules a fresh task at once; nothing in the workflow failed.
     .filter((f) => f.cause !== UNHANDLED_COMMAND && f.failure?.message !== 'UnhandledCommand')
     .map((f) => f.failure?.message ?? String(f.cause))
-    // The Query guard's refusal fails a task on purpose (workflows/interceptors.ts): the run is evicted and replayed whole.
+    // A Query the guard refuses (workflows/interceptors.ts) fails its activation on purpose: the run is evicted and replayed
+    // whole. The guard never fails a task's own work, but a Query that rides along a task may take that task with it.
     .filter((message) => !message.includes(QUERY_REFUSED) && !message.includes(QUERY_COLD));
 }
 
