@@ -1,5 +1,8 @@
+import { agentWorkflowId } from '../../workflows/ids';
 import { AgentClient, eventually } from '../support/clients';
 import { startStack, type Stack } from '../support/stack';
+import { connectTemporal } from '../support/temporal';
+import { failedTasks } from '../support/versions';
 
 /**
  * Watchdog passes A and B on the real dev server, with intervals of one to
@@ -50,11 +53,36 @@ async function team(limits: Record<string, number>, ids: string[], joined: (id: 
   return { ...run, kids };
 }
 
-async function events(runId: string, type: string, pred: (e: any) => boolean = () => true, min = 1, timeoutMs = 20_000): Promise<any[]> {
-  return eventually(async () => {
-    const found = (await stack.operator.events(runId, type)).filter(pred);
-    return found.length >= min ? found : undefined;
-  }, timeoutMs);
+async function events(runId: string, type: string, pred: (e: any) => boolean = () => true, min = 1, timeoutMs = 30_000): Promise<any[]> {
+  try {
+    return await eventually(async () => {
+      const found = (await stack.operator.events(runId, type)).filter(pred);
+      return found.length >= min ? found : undefined;
+    }, timeoutMs);
+  } catch {
+    throw new Error(`no ${min} '${type}' event(s) in ${timeoutMs} ms; ${await whyNot(runId)}`);
+  }
+}
+
+/** What a failed wait reports: every agent of the run, its workflow's status and failed tasks. */
+async function whyNot(runId: string): Promise<string> {
+  const { client, close } = await connectTemporal();
+  try {
+    const agents = (await stack.operator.request('GET', `/runs/${runId}/agents`)).json.agents ?? [];
+    const lines = await Promise.all(
+      agents.map(async (a: any) => {
+        const handle = client.workflow.getHandle(agentWorkflowId(runId, a.agent_id));
+        const d = await handle.describe();
+        const failed = await failedTasks(client, handle.workflowId, d.runId);
+        return `${a.agent_id} ${a.status} workflow ${d.status.name}, ${d.raw.pendingActivities?.length ?? 0} activities pending, failed tasks: ${JSON.stringify(failed)}`;
+      }),
+    );
+    return lines.join('; ');
+  } catch (err) {
+    return `(could not read the run: ${(err as Error).message})`;
+  } finally {
+    await close();
+  }
 }
 
 /** A promise each of `n` callers gets, settled once all `n` have called. */
@@ -225,10 +253,10 @@ describe('watchdog passes A and C across a worker restart', () => {
     await kids.a.client.ok('signal_review', { detail: '[REVIEW REQUIRED] a is done' });
     await restart();
     const reviewedAt = await reportedAt(runId, kids.a.agentId);
-    const [ping] = await events(runId, 'completion.reping', (e) => e.data.child_id === kids.a.agentId, 1, 40_000);
+    const [ping] = await events(runId, 'completion.reping', (e) => e.data.child_id === kids.a.agentId, 1, 60_000);
     expect(ping.agent_id).toBe(rootId);
     expect(tsOf(ping) - reviewedAt).toBeGreaterThanOrEqual(2900);
-  }, 60_000);
+  }, 120_000);
 
   it.concurrent('pass C: forces the runtime down after the grace period, across a worker restart', async () => {
     const { runId, root, kids } = await team({ terminate_grace_seconds: 2, review_watchdog_seconds: 0, idle_watchdog_seconds: 0 }, ['a']);
@@ -239,10 +267,10 @@ describe('watchdog passes A and C across a worker restart', () => {
     await restart();
     const [approved] = await events(runId, 'completion.approved', (e) => e.data.target === kids.a.agentId);
     const postedAt = tsOf(approved);
-    const [forced] = await events(runId, 'terminate.forced', (e) => e.agent_id === kids.a.agentId && e.data.reason === 'watchdog_grace', 1, 40_000);
+    const [forced] = await events(runId, 'terminate.forced', (e) => e.agent_id === kids.a.agentId && e.data.reason === 'watchdog_grace', 1, 60_000);
     expect(tsOf(forced) - postedAt).toBeGreaterThanOrEqual(1900);
     const [completed] = await events(runId, 'agent_completed', (e) => e.agent_id === kids.a.agentId);
     expect(completed.data.stop_reason).toBe('cancelled');
-  }, 60_000);
+  }, 120_000);
 });
 
