@@ -100,3 +100,57 @@ describe('the Query guard on a real task with an unchanged history size (kill ma
     expect(() => activate(guard, query)).toThrow(QUERY_REFUSED);
   });
 });
+
+type HistoryEvent = { eventId: string; eventType: string; [k: string]: any };
+
+/** Each Update a history accepted, with the events between its acceptance and its completion (none if it never completed). */
+function updateWindows(events: HistoryEvent[]): { name: string; window: HistoryEvent[] }[] {
+  return events
+    .filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes)
+    .map((accepted) => {
+      const done = events.find((e) => e.workflowExecutionUpdateCompletedEventAttributes?.acceptedEventId === accepted.eventId);
+      const window = done ? events.filter((e) => Number(e.eventId) > Number(accepted.eventId) && Number(e.eventId) < Number(done.eventId)) : [];
+      return { name: accepted.workflowExecutionUpdateAcceptedEventAttributes.acceptedRequest.input.name as string, window };
+    });
+}
+
+/**
+ * One more agent of the kill matrix (copied from shared/evidence/kill-matrix/hist-ag_80b0b3729fe9-run1.json), on a
+ * worker nobody killed: declarePlan awaited a local activity (the plan file). The task that accepted it (80) recorded
+ * the activity's marker (82), yet the handler went on only in the next task (87), after the event writer's memo upsert
+ * (88). Replay resolves a marker in the task that recorded it, so it completes the Update earlier, and failed with
+ * `Update machine does not handle this event: HistoryEvent(id: 88, WorkflowPropertiesModified)`. Plan files are now
+ * written by regular activities, whose results are events of their own and resume a handler at the same point live
+ * and in replay.
+ */
+describe('an Update that awaits a local activity (kill matrix, issue 20)', () => {
+  it('is what the evidence shows: the marker in the accepting task, the completion a task later, after a memo upsert', () => {
+    const h = JSON.parse(fs.readFileSync(path.join(projectRoot, 'test', 'fixtures', 'histories', 'kill-matrix-local-activity-in-update.history.json'), 'utf8'));
+    const plan = updateWindows(h.events).find((u) => u.name === 'declarePlan')!;
+    expect(plan.window.map((e) => `${e.eventId} ${e.eventType.replace('EVENT_TYPE_', '')}`)).toEqual([
+      '82 MARKER_RECORDED',
+      '83 ACTIVITY_TASK_STARTED',
+      '84 ACTIVITY_TASK_COMPLETED',
+      '85 WORKFLOW_TASK_SCHEDULED',
+      '86 WORKFLOW_TASK_STARTED',
+      '87 WORKFLOW_TASK_COMPLETED',
+      '88 WORKFLOW_PROPERTIES_MODIFIED',
+    ]);
+    expect(plan.window[0].markerRecordedEventAttributes.markerName).toBe('core_local_activity');
+  });
+
+  it('no longer happens: in every recorded history, declarePlan and removePlan await a regular activity and no local one', () => {
+    const dir = path.join(projectRoot, 'test', 'replay', 'histories');
+    const windows = fs
+      .readdirSync(dir)
+      .filter((f) => f.endsWith('.json'))
+      .flatMap((f) => updateWindows(JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')).events))
+      .filter((u) => u.name === 'declarePlan' || u.name === 'removePlan');
+    expect(new Set(windows.map((u) => u.name))).toEqual(new Set(['declarePlan', 'removePlan']));
+    for (const { name, window } of windows) {
+      const scheduled = window.filter((e) => e.activityTaskScheduledEventAttributes).map((e) => e.activityTaskScheduledEventAttributes.activityType.name);
+      expect({ name, scheduled }).toEqual({ name, scheduled: expect.arrayContaining([name === 'declarePlan' ? 'writePlanFile' : 'retirePlanFile']) });
+      expect({ name, markers: window.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity').length }).toEqual({ name, markers: 0 });
+    }
+  });
+});
