@@ -11,7 +11,7 @@ import { deliverMessagesUpdate, inboxQuery } from '../../workflows/agent/message
 import { agentWorkflowId } from '../../workflows/ids';
 import { QUERY_COLD, QUERY_REFUSED, wakeSignal } from '../../workflows/interceptors';
 import { readTestEnv, testDataRoot } from '../setup/env';
-import { AgentClient, eventually } from '../support/clients';
+import { AgentClient, eventually, inboxUnlessRetry } from '../support/clients';
 import { skipReplayOf } from '../support/replaySkip';
 import { startStack, type Stack } from '../support/stack';
 import { task } from '../support/team';
@@ -363,14 +363,6 @@ async function peersOf(s: Subject): Promise<{ peers: unknown }> {
 
 /** The agent's inbox, read again while the gateway says to retry (after a worker restart it may not yet confirm tokens: 503 unavailable). */
 async function inboxOfOne(s: Subject): Promise<string[]> {
-  const view = await eventually(
-    () =>
-      s.agent.inbox(0, 0).catch((err: unknown) => {
-        if (/\b503\b.*"retryable":true/.test(String(err))) return undefined;
-        throw err;
-      }),
-    30_000,
-    250,
-  );
+  const view = await eventually(() => inboxUnlessRetry(s.agent), 30_000, 250);
   return view.messages.map((m: { content: string }) => m.content);
 }

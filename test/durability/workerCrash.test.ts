@@ -1,4 +1,4 @@
-import { AgentClient, eventually } from '../support/clients';
+import { AgentClient, eventually, inboxUnlessRetry } from '../support/clients';
 import { startStack, type Stack } from '../support/stack';
 
 let stack: Stack;
@@ -46,7 +46,7 @@ describe('killing the worker', () => {
     expect(late.data).toMatchObject({ task_id: 'late', team_created: false });
 
     const delivered = await eventually(async () => {
-      const view = await readInbox(recipient);
+      const view = await inboxUnlessRetry(recipient);
       return view && view.messages.length >= 30 ? view.messages : undefined;
     }, 60_000);
     const ids = delivered.map((m: any) => m.message_id);
@@ -89,7 +89,7 @@ describe('killing the worker', () => {
     }, 60_000);
     expect(again.data).toMatchObject({ delivered: true, reused: true });
     const view = await eventually(async () => {
-      const inbox = await readInbox(root);
+      const inbox = await inboxUnlessRetry(root);
       return inbox?.messages.some((m: { content: string }) => m.content === 'to myself') ? inbox : undefined;
     }, 30_000);
     // The unkeyed message was in fact delivered, and the review reported: both answers told the truth.
@@ -102,10 +102,3 @@ describe('killing the worker', () => {
   }, 120_000);
 });
 
-/** The whole inbox, or undefined while it is answered 503 `unavailable` (retryable: just after a restart, on a busy machine). */
-async function readInbox(client: AgentClient) {
-  return client.inbox(0, 0).catch((err: Error) => {
-    if (err.message.startsWith('inbox 503')) return undefined;
-    throw err;
-  });
-}
