@@ -171,7 +171,9 @@ export function historyFull(input: { limits: { continueAsNewEvents?: number } })
 
 // Retried for ever (events are never dropped), but at least every 5 s: after an outage of the event log the backlog
 // goes out within seconds of its return, not up to the default 100 s later, and the calls it held back are taken again.
-const background = proxyActivities<Activities>({ startToCloseTimeout: '30s', retry: { maximumInterval: '5s' } });
+// A write takes milliseconds and may run twice (its rows are keyed): one lost with a killed worker is sent again after
+// 10 s, not 30, and the events behind it (a review approved, a termination forced) wait that much less.
+const background = proxyActivities<Activities>({ startToCloseTimeout: '10s', retry: { maximumInterval: '5s' } });
 
 /** Writes a batch, then closes the write with a memo upsert (markWritten); `wake` names the keys whose waiters look again. */
 async function recordEvents(batch: DipperEvent[], wake: string[] | undefined): Promise<void> {

@@ -20,6 +20,7 @@ import type { Logger } from '../log';
 import { SkillCatalog } from '../skills';
 import { startMender } from '../ops/mender';
 import { startContentSweeper } from './contentSweeper';
+import { startStallWatch } from './stallWatch';
 import { Temporal, TemporalAdmin } from '../temporal';
 import { startPromotion } from '../versioning/promote';
 import { workerVersioning } from '../versioning/worker';
@@ -129,7 +130,17 @@ export async function createDipperWorker(
           opts.log && config.mendEveryMs > 0
             ? startMender({ temporal, taskQueue: config.temporal.taskQueue, workflowBundle, everyMs: config.mendEveryMs, buildId: versioning.version?.buildId }, opts.log)
             : undefined;
+        const stopWatching = opts.log
+          ? startStallWatch(
+              [
+                { queue: config.temporal.taskQueue, status: () => worker.getStatus() },
+                { queue: tokenRegistryQueue(config.temporal.taskQueue), status: () => registryWorker.getStatus() },
+              ],
+              opts.log,
+            )
+          : undefined;
         await Promise.all([worker.run(), registryWorker.run(), hostWorker?.run()]).finally(() => {
+          stopWatching?.();
           stopSweeping?.();
           stopMending?.();
           promotion?.stop();

@@ -129,7 +129,7 @@ async function read(s: Subject): Promise<Read> {
  * The crash, step by step, on subjects `make` gives; returns them, those whose history no longer replays, and how
  * the reads during it ended. The worker must die inside at least one agent's event-write window. On a loaded machine
  * every agent may have written its events before the kill (or be writing them on the dead worker: an activity that only
- * times out after 30 s), and then nothing reproduces the crash: that attempt is set aside and tried again on fresh
+ * times out after 10 s), and then nothing reproduces the crash: that attempt is set aside and tried again on fresh
  * agents. The worker is running again whenever this returns or throws.
  */
 async function crash(stack: Stack, make: () => Promise<Subject[]>, wantBroken = false): Promise<{ all: Subject[]; broken: Subject[]; reads: Read[] }> {
@@ -165,7 +165,7 @@ async function crash(stack: Stack, make: () => Promise<Subject[]>, wantBroken = 
       dead = false;
       const [done] = await Promise.all([Promise.all(reads), Promise.all(lateDeliveries)]);
       // Replay checks a task's commands once a later task exists: wait for the one that follows the event write. An
-      // agent whose event write was running on the killed worker gets it back only when the activity's 30 s
+      // agent whose event write was running on the killed worker gets it back only when the activity's 10 s
       // start-to-close timeout ends (once on a loaded CI machine), so this waits beyond that.
       await eventually(async () => {
         const histories = await Promise.all(all.map((s) => s.handle.fetchHistory()));

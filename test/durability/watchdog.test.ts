@@ -265,7 +265,8 @@ describe('watchdog passes A and C across a worker restart', () => {
     await root.ok('terminate_child', { agent_id: kids.a.agentId });
     // The child never reads its inbox, so never acknowledges the sentinel; the worker dies meanwhile.
     await restart();
-    const [approved] = await events(runId, 'completion.approved', (e) => e.data.target === kids.a.agentId);
+    // Written by an activity the killed worker may have held: it runs again once its 10 s timeout passes.
+    const [approved] = await events(runId, 'completion.approved', (e) => e.data.target === kids.a.agentId, 1, 60_000);
     const postedAt = tsOf(approved);
     const [forced] = await events(runId, 'terminate.forced', (e) => e.agent_id === kids.a.agentId && e.data.reason === 'watchdog_grace', 1, 60_000);
     expect(tsOf(forced) - postedAt).toBeGreaterThanOrEqual(1900);

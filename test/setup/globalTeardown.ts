@@ -1,4 +1,5 @@
 import type { Started } from './globalSetup';
+import { logDigest } from './logDigest';
 import { replayEverything } from './replayEverything';
 import { strayRejections } from './strayRejections';
 
@@ -13,6 +14,8 @@ export default async function globalTeardown(): Promise<void> {
     problems = await replayEverything();
   } finally {
     await (globalThis as { __dipperStack?: Started }).__dipperStack?.stop();
+    const digest = process.env.DIPPER_TEST_DATA ? logDigest(process.env.DIPPER_TEST_DATA) : '';
+    if (digest) process.stdout.write(`the shared stack warned:\n${digest}\n`);
   }
   if (problems.length > 0) {
     throw new Error(`${problems.length} workflow histories do not replay with this code:\n${problems.join('\n')}`);
