@@ -3,13 +3,11 @@ import { ApplicationFailure } from '@temporalio/common';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { DipperConfig, RuntimeChoice } from '../src/config';
-import { isTaskId, paths, TASK_ID, UnsafePathSegment } from '../src/paths';
+import { paths, UnsafePathSegment } from '../src/paths';
 import type { SkillCatalog } from '../src/skills';
-import { runWorkflowId } from '../workflows/ids';
-import { reserveSpawnsUpdate, type SpawnRelease } from '../workflows/run/messages';
 import type { Revocation } from '../workflows/tokens/messages';
 import { recordRevocation } from '../src/auth/revoke';
-import { updateFailureOf, type Temporal } from '../src/temporal';
+import type { Temporal } from '../src/temporal';
 import type { AgentIdentity, DipperEvent, LaunchSpec, PlanTask } from '../workflows/types';
 import { diskFailure, onDisk } from './diskFailure';
 import { withFaults } from './faults';
@@ -23,6 +21,7 @@ import { buildPayload, type LaunchPayload, type ReadLaunch } from '../src/common
 import { resolveTexts, type ContentStore } from '../src/common/stores/contentStore';
 import type { StoredText } from '../workflows/content';
 import { launchBody, postWebhook, stopBody } from './runtimes/webhook';
+import { spawnPreparation } from './spawn';
 
 export interface ActivityDeps {
   config: DipperConfig;
@@ -75,20 +74,6 @@ export function createActivities(deps: ActivityDeps) {
       await recordRevocation(deps.temporal, config, revocation);
     },
 
-    /** Asks the run for room to spawn `count` agents; the run's refusal (quota_exceeded, run_ended) comes back as it is, never retried. */
-    async reserveSpawns({ runId, count, releases }: { runId: string; count: number; releases?: SpawnRelease[] }): Promise<{ reservation_id: string }> {
-      try {
-        const args = releases && releases.length > 0 ? { count, releases } : { count };
-        return await deps.temporal.handle(runWorkflowId(runId)).update(reserveSpawnsUpdate, [args]);
-      } catch (err) {
-        const refused = updateFailureOf(err);
-        if (refused?.type) {
-          throw ApplicationFailure.create({ type: refused.type, message: refused.message, details: refused.details ?? undefined, nonRetryable: true });
-        }
-        throw err;
-      }
-    },
-
     /** Texts an agent moves out of its state before it continues as new (workflows/agent/spill.ts). */
     async keepTexts({ runId, texts }: { runId: string; texts: string[] }): Promise<StoredText[]> {
       const stored: StoredText[] = [];
@@ -111,34 +96,8 @@ export function createActivities(deps: ActivityDeps) {
       return { host: config.hostId ?? null, workspacePath };
     },
 
-    /** `leaderId` (absent in histories from before accounts) lets the team's leader into the folder when agents run as another user. */
-    async provisionTeamWorkspace({ runId, teamId, leaderId }: { runId: string; teamId: string; leaderId?: string }): Promise<string> {
-      return onDisk('provision team workspace', async () => {
-        const dir = paths.teamWorkspace(config.dataDir, runId, teamId);
-        await fs.mkdir(dir, { recursive: true });
-        // Shared before anything is made inside, so what is made inherits the folder's group and ACL.
-        deps.accounts?.shareWorkspace(dir, leaderId ? { runId, agentId: leaderId } : undefined);
-        await fs.mkdir(path.join(dir, 'artifacts'), { recursive: true });
-        return dir;
-      });
-    },
-
-    async provisionArtifacts({ workspacePath, taskId }: { workspacePath: string; taskId: string }): Promise<string> {
-      // declare_plan checks ids at the gateway; a plan that reached the workflow another way is refused here.
-      if (!isTaskId(taskId)) {
-        throw ApplicationFailure.create({
-          type: 'invalid_input',
-          message: `This task's id cannot name its artifacts folder (it must match ${TASK_ID.source} without ".."); remove_plan and declare the plan again.`,
-          details: [{ field: 'task_id' }],
-          nonRetryable: true,
-        });
-      }
-      return onDisk('provision artifacts', async () => {
-        const dir = paths.artifacts(workspacePath, taskId);
-        await fs.mkdir(dir, { recursive: true });
-        return dir;
-      });
-    },
+    /** Skills checked, room reserved, folders made, in one step (activities/spawn.ts). */
+    prepareSpawn: spawnPreparation(deps),
 
     /**
      * Bytes under a workspace folder; a file that vanishes while counting

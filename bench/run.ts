@@ -14,6 +14,7 @@ import { listPeersScenario } from './scenarios/listPeers';
 import { noopScenario } from './scenarios/noop';
 import { sendLongMessageScenario, sendMessageScenario } from './scenarios/sendMessage';
 import { spawnAgentScenario } from './scenarios/spawnAgent';
+import { planScenario } from './scenarios/plan';
 import { askUserScenario } from './scenarios/askUser';
 import { taskBoardScenario } from './scenarios/taskBoard';
 import { temporalQueryScenario } from './scenarios/temporalQuery';
@@ -92,6 +93,7 @@ async function main(argv: string[]): Promise<number> {
     await scenario('send_message, long', () => sendLongMessageScenario(ctx));
     await scenario('list_peers, 10 agents', async () => void (await listPeersScenario(ctx, 10)));
     await scenario('spawn_agent', () => spawnAgentScenario(ctx));
+    await scenario('declare_plan and remove_plan', () => planScenario(ctx));
     await scenario('fan-in', () => fanInScenario(ctx));
     await scenario('ask_user, 1 hop', () => askUserScenario(ctx, 1));
     await scenario('ask_user, 3 hops', () => askUserScenario(ctx, 3));

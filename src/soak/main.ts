@@ -15,7 +15,8 @@ const program = new Command('soak')
   .option('--sticky <ms>', 'sticky queue timeout of the worker (DIPPER_STICKY_TIMEOUT_MS)', '5000')
   .option('--unbounded-queries', 'let the gateway\'s Queries outlive the sticky timeout, as before the fix (the workflows\' guard must hold alone)')
   .option('--repair', 'repair what the replay finds (dipper doctor --repair), then check again')
-  .action(async (opts: { seed?: string; runs: string; kills: string; agents: string; warmup: string; sticky: string; unboundedQueries?: boolean; repair?: boolean }) => {
+  .option('--matrix', 'the crash matrix: of the kills, 2 are the gateway\'s and 1 the Temporal server\'s (at least 9 kills, 10 agents)')
+  .action(async (opts: { seed?: string; runs: string; kills: string; agents: string; warmup: string; sticky: string; unboundedQueries?: boolean; repair?: boolean; matrix?: boolean }) => {
     const first = opts.seed === undefined ? crypto.randomInt(1, 1_000_000) : Number(opts.seed);
     let failed = 0;
     for (let i = 0; i < Number(opts.runs); i++) {
@@ -23,8 +24,9 @@ const program = new Command('soak')
       process.stdout.write(`soak seed ${seed}\n`);
       const report = await runSoak({
         seed,
-        kills: Number(opts.kills),
-        agents: Number(opts.agents),
+        kills: opts.matrix ? Math.max(9, Number(opts.kills)) : Number(opts.kills),
+        agents: opts.matrix ? Math.max(10, Number(opts.agents)) : Number(opts.agents),
+        ...(opts.matrix ? { matrix: { gateway: 2, temporal: 1 } } : {}),
         warmupSeconds: Number(opts.warmup),
         killEverySeconds: [2, 8],
         maxDownSeconds: 3,

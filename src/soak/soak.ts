@@ -40,6 +40,11 @@ export interface SoakOptions {
   bundlePath?: string;
   /** Repair what the first replay finds (dipper doctor's reset), then drain and check again. */
   repair?: boolean;
+  /**
+   * The crash matrix: of the `kills`, this many kill the gateway and the Temporal server instead of the worker
+   * (in a seeded order). Absent: every kill is the worker's.
+   */
+  matrix?: { gateway: number; temporal: number };
   progress?: (line: string) => void;
 }
 
@@ -48,6 +53,8 @@ export interface SoakReport {
   kills: number;
   /** Seconds from each kill to the first successful tool call after it. */
   recoverySeconds: number[];
+  /** What each kill killed, in order (beside recoverySeconds). */
+  killed: Victim[];
   agents: number;
   calls: number;
   failedCalls: number;
@@ -87,6 +94,36 @@ export interface SoakReport {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+export type Victim = 'worker' | 'gateway' | 'temporal';
+
+/** The processes the soak kills, in a seeded order: the matrix's gateway and server kills among the worker's. */
+export function victims(o: Pick<SoakOptions, 'kills' | 'matrix'>, rng: Rng): Victim[] {
+  const others: Victim[] = [...Array<Victim>(o.matrix?.gateway ?? 0).fill('gateway'), ...Array<Victim>(o.matrix?.temporal ?? 0).fill('temporal')];
+  const all: Victim[] = [...Array<Victim>(Math.max(0, o.kills - others.length)).fill('worker'), ...others];
+  for (let i = all.length - 1; i > 0; i--) {
+    const j = Math.floor(rng.next() * (i + 1));
+    [all[i], all[j]] = [all[j], all[i]];
+  }
+  return all;
+}
+
+/** One crash: SIGKILL, down for `downMs`, then the same process started again. */
+async function kill(stack: SoakStack, victim: Victim, downMs: number): Promise<void> {
+  if (victim === 'worker') {
+    await stack.killWorker();
+    await sleep(downMs);
+    stack.startWorker();
+  } else if (victim === 'gateway') {
+    await stack.killGateway();
+    await sleep(downMs);
+    await stack.startGateway();
+  } else {
+    await stack.killTemporal();
+    await sleep(downMs);
+    await stack.startTemporal();
+  }
+}
+
 /**
  * A read the agent's workflow answered. The review gate's refusal counts: a
  * leader with members' reviews pending is refused list_peers, and only its
@@ -108,7 +145,14 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
   const rng = new Rng(o.seed);
   const began = Date.now();
   installQuietRuntime();
-  const stack = await startSoakStack({ dataRoot: o.dataRoot, basePort: o.basePort, env: o.env, gatewayEnv: o.gatewayEnv, bundlePath: o.bundlePath });
+  const stack = await startSoakStack({
+    dataRoot: o.dataRoot,
+    basePort: o.basePort,
+    env: o.env,
+    gatewayEnv: o.gatewayEnv,
+    bundlePath: o.bundlePath,
+    temporalOnFile: (o.matrix?.temporal ?? 0) > 0,
+  });
   const operator = new Operator({ gatewayUrl: stack.gatewayUrl, operatorToken: stack.operatorToken });
   const tally = newTally();
   let team: SoakTeam | undefined;
@@ -147,17 +191,16 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     await team.rootReview();
 
     const recoverySeconds: number[] = [];
-    for (let k = 0; k < o.kills; k++) {
-      if (k === Math.floor(o.kills / 2)) await team.spawnWave(Math.max(1, Math.floor(o.agents / 2)));
+    const killed = victims(o, rng);
+    for (let k = 0; k < killed.length; k++) {
+      if (k === Math.floor(killed.length / 2)) await team.spawnWave(Math.max(1, Math.floor(o.agents / 2)));
       const killedAt = Date.now();
-      await stack.killWorker();
-      await sleep(rng.next() * o.maxDownSeconds * 1000);
-      stack.startWorker();
-      // A probe read started after the kill: an answer already on its way when the worker died does not count.
+      await kill(stack, killed[k], rng.next() * o.maxDownSeconds * 1000);
+      // A probe read started after the kill: an answer already on its way when the process died does not count.
       const probe = team.members[0].client;
       while (!(await probe.call('list_peers', {}).then(answered, () => false))) await sleep(50);
       recoverySeconds.push((Date.now() - killedAt) / 1000);
-      say(`kill ${k + 1}/${o.kills}: recovered in ${recoverySeconds.at(-1)!.toFixed(1)} s`);
+      say(`kill ${k + 1}/${killed.length} (${killed[k]}): recovered in ${recoverySeconds.at(-1)!.toFixed(1)} s`);
       await sleep(1000 * (o.killEverySeconds[0] + rng.next() * (o.killEverySeconds[1] - o.killEverySeconds[0])));
     }
 
@@ -244,8 +287,9 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       sends.chainOk;
     return {
       seed: o.seed,
-      kills: o.kills,
+      kills: killed.length,
       recoverySeconds,
+      killed,
       agents: team.members.length,
       calls: tally.calls,
       failedCalls: tally.failedCalls,
@@ -341,12 +385,22 @@ async function sendsReport(stack: SoakStack, tally: Tally): Promise<Omit<SoakRep
 }
 
 /** The report as a few lines for a person. */
+function killCounts(killed: Victim[]): string {
+  const n = (v: Victim) => killed.filter((k) => k === v).length;
+  return [`${n('worker')} worker kills`, ...(n('gateway') > 0 ? [`${n('gateway')} gateway`] : []), ...(n('temporal') > 0 ? [`${n('temporal')} Temporal server`] : [])].join(', ');
+}
+
+function secondsAfter(r: SoakReport, victim: Victim): string {
+  return r.recoverySeconds.filter((_, i) => r.killed[i] === victim).map((s) => `${s.toFixed(1)} s`).join(', ');
+}
+
 export function describeSoak(r: SoakReport): string {
   const rec = [...r.recoverySeconds].sort((a, b) => a - b);
   const median = rec.length ? rec[Math.floor(rec.length / 2)] : 0;
   return [
     `seed ${r.seed}: ${r.passed ? 'PASSED' : 'FAILED'}`,
-    `  ${r.kills} worker kills; recovery (kill to first successful tool call) median ${median.toFixed(1)} s, max ${(rec.at(-1) ?? 0).toFixed(1)} s`,
+    `  ${killCounts(r.killed)}; recovery (kill to first successful tool call) median ${median.toFixed(1)} s, max ${(rec.at(-1) ?? 0).toFixed(1)} s`,
+    ...(['gateway', 'temporal'] as const).filter((v) => r.killed.includes(v)).map((v) => `  after a ${v === 'temporal' ? 'Temporal server' : v} kill: ${secondsAfter(r, v)}`),
     `  ${r.agents} agents, ${r.calls} tool calls (${r.failedCalls} failed during outages), ${r.acknowledgedSends} acknowledged sends: ${r.lost} lost, ${r.duplicated} duplicated`,
     ...(r.brokenBeforeRepair > 0 ? [`  ${r.brokenBeforeRepair} nondeterministic before repair, ${r.repaired} repaired`] : []),
     `  replayed ${r.replay.replayed} histories: ${r.replay.nondeterministic.length} nondeterministic, ${r.replay.stuck.length} stuck, ${r.replay.failed.length} failed; ${r.replay.mended.length} mended by the worker; ${r.replay.taskTimeouts} workflow tasks timed out on a worker`,

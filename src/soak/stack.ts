@@ -20,6 +20,14 @@ export interface SoakStack {
   /** SIGKILLs the worker: a crash, with no chance to finish anything. */
   killWorker(): Promise<void>;
   startWorker(): void;
+  /** SIGKILLs the gateway; calls in flight end without an answer. */
+  killGateway(): Promise<void>;
+  /** Starts the gateway again on its port; resolves once it answers. */
+  startGateway(): Promise<void>;
+  /** SIGKILLs the Temporal server, which keeps its state in a file (the in-memory default would lose it). */
+  killTemporal(): Promise<void>;
+  /** Starts the Temporal server again on the same port and file; resolves once its namespace is served. */
+  startTemporal(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -32,6 +40,8 @@ export interface SoakStackOptions {
   gatewayEnv?: Record<string, string>;
   /** A workflow bundle of today's code already built (the test run's); built here when absent. */
   bundlePath?: string;
+  /** Temporal's state on a file, so that the server can be killed and come back with it (in memory otherwise: faster). */
+  temporalOnFile?: boolean;
 }
 
 /**
@@ -46,13 +56,17 @@ export async function startSoakStack(opts: SoakStackOptions): Promise<SoakStack>
   fs.mkdirSync(dataDir, { recursive: true });
   const temporalPort = await freePort(opts.basePort, 1000);
   const gatewayPort = await freePort(opts.basePort + 500);
-  const server: DevServer = await startDevServer({
+  const serverOptions = {
     projectRoot,
     port: temporalPort,
     uiPort: temporalPort + 1000,
     headless: true,
     logFile: path.join(opts.dataRoot, 'temporal.log'),
-  });
+    // On a file, a killed server comes back with every workflow (the soak's own server: never reused).
+    ...(opts.temporalOnFile ? { dbFile: path.join(opts.dataRoot, 'temporal.db') } : {}),
+    reuse: false,
+  };
+  let server: DevServer = await startDevServer(serverOptions);
   const bundlePath = opts.bundlePath ?? path.join(opts.dataRoot, 'workflow-bundle.js');
   if (!opts.bundlePath) await writeWorkflowBundle(bundlePath);
   const operatorToken = `dpo_soak_${crypto.randomBytes(12).toString('hex')}`;
@@ -90,7 +104,8 @@ export async function startSoakStack(opts: SoakStackOptions): Promise<SoakStack>
     log('isphere-sim'),
   );
   let worker = startProcess('worker', env, log('worker'));
-  const gateway = startProcess('gateway', { ...env, ...opts.gatewayEnv }, log('gateway'));
+  const gatewayEnv = { ...env, ...opts.gatewayEnv };
+  let gateway = startProcess('gateway', gatewayEnv, log('gateway'));
   const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
   await waitForHttp(`${gatewayUrl}/healthz`, 60_000);
   await waitForHttp(`http://127.0.0.1:${env.DIPPER_TASK_SERVICE_PORT}/healthz`, 60_000);
@@ -110,6 +125,19 @@ export async function startSoakStack(opts: SoakStackOptions): Promise<SoakStack>
     killWorker: () => worker.kill('SIGKILL'),
     startWorker() {
       worker = startProcess('worker', env, log('worker'));
+    },
+    killGateway: () => gateway.kill('SIGKILL'),
+    async startGateway() {
+      gateway = startProcess('gateway', gatewayEnv, log('gateway'));
+      await waitForHttp(`${gatewayUrl}/healthz`, 60_000);
+    },
+    async killTemporal() {
+      if (!opts.temporalOnFile) throw new Error('the soak stack keeps Temporal in memory: a kill would lose everything (temporalOnFile)');
+      if (server.pid !== undefined) process.kill(server.pid, 'SIGKILL');
+      await server.exited;
+    },
+    async startTemporal() {
+      server = await startDevServer(serverOptions);
     },
     async stop() {
       await gateway.kill();

@@ -2,6 +2,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { CommandRuntime } from '../../activities/runtimes/command';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { runWorkflowId } from '../../workflows/ids';
+import { releaseSpawnsSignal, reserveSpawnsUpdate } from '../../workflows/run/messages';
+import { connectTemporal } from '../support/temporal';
 import { closeAll, connect, operator, task } from '../support/team';
 
 /** Spawn quotas are the run's to count; each refusal names its quota and changes nothing. */
@@ -68,6 +72,28 @@ it('refuses a team larger than the spawns a run may have in flight, or than its 
   // A team within both goes through, and its slots in flight are free again afterwards.
   expect((await root.ok('create_team', team('fits', 2))).members).toHaveLength(2);
   expect((await root.ok('create_team', team('again', 2))).members).toHaveLength(2);
+});
+
+it('holds one reservation per id: a spawn step sent again (its answer lost with a killed worker) finds the first, never takes a second', async () => {
+  const { runId } = await runWith({ max_concurrent_spawns: 2 });
+  const { client, close } = await connectTemporal();
+  try {
+    const run = client.workflow.getHandle(runWorkflowId(runId));
+    const reserve = (reservation_id: string, count: number) => run.executeUpdate(reserveSpawnsUpdate, { args: [{ count, reservation_id }] });
+    expect(await reserve('first', 2)).toEqual({ reservation_id: 'first' });
+    expect(await reserve('first', 2)).toEqual({ reservation_id: 'first' });
+    // Both in-flight slots are the first reservation's, once.
+    const refused = await reserve('second', 1).catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(WorkflowUpdateFailedError);
+    expect(((refused as WorkflowUpdateFailedError).cause as { type?: string; details?: unknown[] }).details?.[0]).toMatchObject({ quota: 'concurrent_spawns', current: 2 });
+    // Given back (nothing spawned), its room is free again; an id the run never held is given back harmlessly.
+    await run.signal(releaseSpawnsSignal, { reservation_id: 'first', spawned: 0 });
+    await run.signal(releaseSpawnsSignal, { reservation_id: 'never-held', spawned: 0 });
+    expect(await reserve('second', 2)).toEqual({ reservation_id: 'second' });
+    expect(await agentCount(runId)).toBe(1);
+  } finally {
+    await close();
+  }
 });
 
 it('refuses an agent process past the host\'s limit, and takes one again once a process ends', async () => {

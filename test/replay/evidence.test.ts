@@ -139,17 +139,21 @@ describe('an Update that awaits a local activity (kill matrix, issue 20)', () =>
     expect(plan.window[0].markerRecordedEventAttributes.markerName).toBe('core_local_activity');
   });
 
-  it('no longer happens: in every recorded history, declarePlan and removePlan await a regular activity and no local one', () => {
+  it('no longer happens: in every recorded history, plan and spawn Updates await a regular activity, and no Update a local one', () => {
     const dir = path.join(projectRoot, 'test', 'replay', 'histories');
     const windows = fs
       .readdirSync(dir)
       .filter((f) => f.endsWith('.json'))
-      .flatMap((f) => updateWindows(JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')).events))
-      .filter((u) => u.name === 'declarePlan' || u.name === 'removePlan');
-    expect(new Set(windows.map((u) => u.name))).toEqual(new Set(['declarePlan', 'removePlan']));
-    for (const { name, window } of windows) {
+      .flatMap((f) => updateWindows(JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')).events));
+    const step: Record<string, string> = { declarePlan: 'writePlanFile', removePlan: 'retirePlanFile', spawnAgent: 'prepareSpawn', createTeam: 'prepareSpawn' };
+    const stepped = windows.filter((u) => u.name in step);
+    expect(new Set(stepped.map((u) => u.name))).toEqual(new Set(Object.keys(step)));
+    for (const { name, window } of stepped) {
       const scheduled = window.filter((e) => e.activityTaskScheduledEventAttributes).map((e) => e.activityTaskScheduledEventAttributes.activityType.name);
-      expect({ name, scheduled }).toEqual({ name, scheduled: expect.arrayContaining([name === 'declarePlan' ? 'writePlanFile' : 'retirePlanFile']) });
+      expect({ name, scheduled }).toEqual({ name, scheduled: expect.arrayContaining([step[name]]) });
+    }
+    expect(windows.length).toBeGreaterThan(stepped.length);
+    for (const { name, window } of windows) {
       expect({ name, markers: window.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity').length }).toEqual({ name, markers: 0 });
     }
   });

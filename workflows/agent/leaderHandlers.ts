@@ -2,7 +2,7 @@ import { CALL_STEP, onHost } from '../host';
 import { setUpdateOnce } from '../appliedUpdates';
 import type { Text } from '../content';
 import type { PlanTaskSpec } from '../types';
-import { ApplicationFailure, condition, proxyActivities, proxyLocalActivities, setHandler } from '@temporalio/workflow';
+import { ApplicationFailure, condition, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import { refuse } from '../errors';
 import { agentWorkflowId } from '../ids';
@@ -10,7 +10,7 @@ import { tell } from '../signals';
 import * as leader from './leader';
 import * as m from './messages';
 import { buildTasks, readyIds } from './plan';
-import { launchMember, newTeam, releaseSpawns, reserveSpawns, undoTeam } from './spawn';
+import { launchMember, newTeam, prepareSpawn, releaseSpawns, undoTeam } from './spawn';
 import { callKey, Receipts } from '../receipts';
 import { newId, type AgentState } from './state';
 import { statusToDirectory } from './statusReport';
@@ -22,10 +22,9 @@ import { statusToDirectory } from './statusReport';
  */
 const MEMBERS_AT_ONCE = 25;
 
-// Inside a tool call: five attempts within about 3 s, so a failing step answers well inside the call's deadline.
-const local = proxyLocalActivities<Activities>({ startToCloseTimeout: '15s', retry: { maximumAttempts: 5, initialInterval: '200ms' } });
 /**
- * Plan files are written by regular activities, never local ones: an Update handler that awaits a local activity
+ * Plan files are written (and spawns prepared, workflows/agent/spawn.ts) by regular activities, never local ones: an
+ * Update handler that awaits a local activity
  * can complete in a later workflow task than the one that recorded the activity's marker, while replay resolves the
  * marker at once and completes it earlier (kill matrix, issue 20: `Update machine does not handle this event:
  * WorkflowPropertiesModified`, with only the gateway killed). A regular activity's result is an event of its own,
@@ -33,7 +32,7 @@ const local = proxyLocalActivities<Activities>({ startToCloseTimeout: '15s', ret
  */
 const planFiles = proxyActivities<Activities>(CALL_STEP);
 /** A member's own check just before it starts: quick, since a failure undoes the whole team. */
-const memberCheck = proxyLocalActivities<Activities>({ startToCloseTimeout: '5s', retry: { maximumAttempts: 2, initialInterval: '200ms' } });
+const memberCheck = proxyActivities<Activities>({ startToCloseTimeout: '5s', retry: { maximumAttempts: 2, initialInterval: '200ms' } });
 
 /** Receipts of this agent's creating calls. */
 function receiptsOf(s: AgentState): Receipts {
@@ -119,17 +118,15 @@ export function installLeaderHandlers(s: AgentState, runTask: Text): void {
       let started = false;
       let reservation: string | null = null;
       try {
-        if (!(await local.skillExists({ skill: task.skill }))) {
-          throw refuse('unknown_skill', `Skill "${task.skill}" could not be loaded.`, { field: 'task_id', skill: task.skill });
-        }
-        reservation = await reserveSpawns(s, 1);
-        const teamCreated = s.data.spawn_team_id === null;
-        const team = teamCreated
-          ? await newTeam(s, `${s.id.name}-team`, [])
-          : s.data.teams.find((t) => t.team_id === s.data.spawn_team_id)!;
+        const existing = s.data.teams.find((t) => t.team_id === s.data.spawn_team_id);
+        const teamCreated = existing === undefined;
+        const teamId = existing?.team_id ?? newId('tm');
+        const prepared = await prepareSpawn(s, { skills: [task.skill], field: 'task_id', team: existing ? { existing } : { newTeamId: teamId }, taskId: task.id });
+        reservation = prepared.reservation;
+        const team = existing ?? (await newTeam(s, teamId, prepared.workspacePath, `${s.id.name}-team`, []));
         s.data.spawn_team_id = team.team_id;
         const spec = { role: task.role, skill: task.skill, model: task.model, description: task.description, rules: [] };
-        const agentId = await launchMember(s, team, { ...spec, planTaskId: task.id, task: task.task }, runTask);
+        const agentId = await launchMember(s, team, { ...spec, planTaskId: task.id, artifactsPath: prepared.artifactsPath, task: task.task }, runTask);
         started = true;
         task.agent_id = agentId;
         s.events.emit('task_spawned', { plan_id: plan.plan_id, task_id, agent_id: agentId });
@@ -170,13 +167,10 @@ export function installLeaderHandlers(s: AgentState, runTask: Text): void {
       let reservation: string | null = null;
       let spawned = 0;
       try {
-        for (const r of input.roles) {
-          if (!(await local.skillExists({ skill: r.skill }))) {
-            throw refuse('unknown_skill', `Skill "${r.skill}" could not be loaded.`, { field: 'roles', skill: r.skill });
-          }
-        }
-        reservation = await reserveSpawns(s, input.roles.length);
-        const team = await newTeam(s, input.name, input.rules ?? [], input.task);
+        const teamId = newId('tm');
+        const prepared = await prepareSpawn(s, { skills: input.roles.map((r) => r.skill), field: 'roles', team: { newTeamId: teamId } });
+        reservation = prepared.reservation;
+        const team = await newTeam(s, teamId, prepared.workspacePath, input.name, input.rules ?? [], input.task);
         const member = (r: m.CreateTeamInput['roles'][number]) => ({ ...r, rules: input.rules ?? [], task: runTask });
         // All or nothing: every member is checked just before it starts; if any cannot start, the ones that did
         // are ended and the team is taken back, so a retry never finds half a team.

@@ -1,5 +1,5 @@
 import { prefixed, type Rules, type Text } from '../content';
-import { ActivityFailure, ApplicationFailure, ParentClosePolicy, proxyLocalActivities, startChild } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, ParentClosePolicy, proxyActivities, startChild, uuid4 } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import { agentWorkflowId, runWorkflowId } from '../ids';
 import { tell } from '../signals';
@@ -17,35 +17,63 @@ import { agentWorkflow } from './workflow';
 
 export type TeamRec = AgentData['teams'][number];
 
-// Inside a tool call: five attempts within about 3 s, so a failing step answers well inside the call's deadline.
-const local = proxyLocalActivities<Activities>({ startToCloseTimeout: '15s', retry: { maximumAttempts: 5, initialInterval: '200ms' } });
+const steps = proxyActivities<Activities>(CALL_STEP);
+
+/** What a spawn asks for before it starts anyone (activities/spawn.ts). */
+export interface SpawnPlan {
+  skills: string[];
+  /** The field an unknown skill is reported on. */
+  field: string;
+  /** A team this spawn makes (its id) or the existing team it adds to. */
+  team: { newTeamId: string } | { existing: TeamRec };
+  /** A plan task, whose artifacts folder is made. */
+  taskId?: string;
+}
+
+export interface Prepared {
+  /** Room held in the run, to give back when the spawn ends (releaseSpawns). */
+  reservation: string;
+  workspacePath: string;
+  artifactsPath?: string;
+}
+
+/** The step's refusals, all made before it reserved or made anything. */
+const REFUSALS = ['unknown_skill', 'invalid_input', 'quota_exceeded', 'run_ended'];
 
 /**
- * A local activity: the reservation (one Update on the run) is made inside
- * the spawn's own workflow task, not scheduled through the server and
- * answered in another, which took a spawn from ~150 to ~300 ms.
+ * Checks the skills, asks the run for room (its quotas: agents per run,
+ * spawns in flight, spawn rate) and makes the folders, in one regular
+ * activity. Refused with the run's own error or `unknown_skill`, which
+ * becomes the tool's. The reservation's id is chosen here: an attempt that
+ * reserved and was then lost is found again by the next, and a step that
+ * fails after reserving gives it back.
  */
-const quota = proxyLocalActivities<Activities>({ startToCloseTimeout: '15s', retry: { maximumAttempts: 5, initialInterval: '200ms' } });
-
-/**
- * Asks the run for room to spawn `count` agents (its quotas: agents per run,
- * spawns in flight, spawn rate). Refused with the run's own error, which
- * becomes the tool's. Returns the reservation to release when the spawn
- * ends.
- */
-export async function reserveSpawns(s: AgentState, count: number): Promise<string> {
+export async function prepareSpawn(s: AgentState, plan: SpawnPlan): Promise<Prepared> {
   // Releases this leader sent whose signals may still be on their way: the run applies them before it judges.
   const releases = s.data.released ?? [];
+  const reservation = uuid4();
   try {
-    const { reservation_id } = await quota.reserveSpawns({ runId: s.id.runId, count, ...(releases.length > 0 ? { releases } : {}) });
+    const prepared = await onHost(s.id.host, steps, CALL_STEP).prepareSpawn({
+      runId: s.id.runId,
+      skills: plan.skills,
+      count: plan.skills.length,
+      reservation_id: reservation,
+      ...(releases.length > 0 ? { releases } : {}),
+      ...('newTeamId' in plan.team ? { newTeam: { teamId: plan.team.newTeamId, leaderId: s.id.agentId } } : { workspacePath: plan.team.existing.workspace_path }),
+      ...(plan.taskId !== undefined ? { taskId: plan.taskId } : {}),
+    });
     // Only those it carried: one given back meanwhile (a spawn running beside this one) waits for the next.
     s.data.released = (s.data.released ?? []).filter((r) => !releases.includes(r));
-    return reservation_id;
+    return { reservation, ...prepared };
   } catch (err) {
     const cause = err instanceof ActivityFailure ? err.cause : undefined;
-    if (cause instanceof ApplicationFailure && (cause.type === 'quota_exceeded' || cause.type === 'run_ended')) {
-      throw refuse(cause.type, cause.message, (cause.details?.[0] ?? {}) as Record<string, unknown>);
+    if (cause instanceof ApplicationFailure && REFUSALS.includes(cause.type ?? '')) {
+      const details = (cause.details?.[0] ?? {}) as Record<string, unknown>;
+      if (cause.type === 'unknown_skill') throw refuse('unknown_skill', cause.message, { field: plan.field, skill: details.skill });
+      throw refuse(cause.type!, cause.message, details);
     }
+    // Failed past its checks, perhaps holding room: given back (the run ignores a reservation it never made).
+    await releaseSpawns(s, reservation, 0);
     throw err;
   }
 }
@@ -72,14 +100,15 @@ export interface MemberSpec {
   model?: string;
   description: Text;
   planTaskId?: string;
+  /** The plan task's artifacts folder, made by prepareSpawn. */
+  artifactsPath?: string;
   /** The task text; for plan tasks it follows the [TASK ASSIGNMENT] block. */
   task: Text;
   rules: Rules;
 }
 
-export async function newTeam(s: AgentState, name: string, rules: Rules, task?: Text): Promise<TeamRec> {
-  const teamId = newId('tm');
-  const workspacePath = await onHost(s.id.host, local, CALL_STEP).provisionTeamWorkspace({ runId: s.id.runId, teamId, leaderId: s.id.agentId });
+/** Records a team whose folder prepareSpawn made, and tells the run its leader now leads it. */
+export async function newTeam(s: AgentState, teamId: string, workspacePath: string, name: string, rules: Rules, task?: Text): Promise<TeamRec> {
   const team: TeamRec = { team_id: teamId, name, rules, members: [], workspace_path: workspacePath, ...(task ? { task } : {}) };
   s.data.teams.push(team);
   s.events.emit('team_created', { team_id: teamId, name, leader_id: s.id.agentId, depth: s.id.depth + 1 });
@@ -103,9 +132,7 @@ export function assignmentMessage(planTaskId: string, artifactsPath: string, tas
 export async function launchMember(s: AgentState, team: TeamRec, spec: MemberSpec, runTask: Text, presetId?: string): Promise<string> {
   const agentId = presetId ?? newId('ag');
   const depth = s.id.depth + 1;
-  const artifactsPath = spec.planTaskId
-    ? await onHost(s.id.host, local, CALL_STEP).provisionArtifacts({ workspacePath: team.workspace_path, taskId: spec.planTaskId })
-    : undefined;
+  const { artifactsPath } = spec;
   const identity: AgentIdentity = {
     runId: s.id.runId,
     agentId,

@@ -102,8 +102,17 @@ export interface SpawnRelease {
   reservation_id: string;
   spawned: number;
 }
-/** `releases` (absent in older histories) are applied first, so a leader's own finished spawn never counts against its next. */
-export const reserveSpawnsUpdate = defineUpdate<{ reservation_id: string }, [{ count: number; releases?: SpawnRelease[] }]>('reserveSpawns');
+/**
+ * `releases` are applied first, so a leader's own finished spawn never counts against its next. `reservation_id` is
+ * the caller's: the same request sent again (an activity retried after its first attempt's answer was lost with a
+ * killed worker) finds its reservation and gets it back, instead of holding a second one for ever.
+ */
+export interface ReserveRequest {
+  count: number;
+  releases?: SpawnRelease[];
+  reservation_id: string;
+}
+export const reserveSpawnsUpdate = defineUpdate<{ reservation_id: string }, [ReserveRequest]>('reserveSpawns');
 /** The spawn finished (`spawned` of the reserved count started); its slots in flight are free again. */
 export const releaseSpawnsSignal = defineSignal<[{ reservation_id: string; spawned: number }]>('releaseSpawns');
 

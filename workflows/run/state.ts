@@ -279,19 +279,21 @@ export class RunState {
   }
 
   /** Judged as reserve() would act: the caller's releases first, on a copy (a validator changes nothing). */
-  checkReservation({ count, releases }: { count: number; releases?: m.SpawnRelease[] }): void {
+  checkReservation({ count, releases, reservation_id }: m.ReserveRequest): void {
     if (!this.active) throw refuse('run_ended', 'The run has ended; nothing more can be spawned in it.');
     const q = this.data.quota ?? freshQuota(this.input.limits, this.dir.size, Date.now());
+    if (q.in_flight[reservation_id] !== undefined) return;
     const after = { ...q, in_flight: { ...q.in_flight } };
     for (const r of releases ?? []) release(after, r.reservation_id, r.spawned);
     checkReservation(after, this.input.limits, count, Date.now());
   }
 
-  reserve({ count, releases }: { count: number; releases?: m.SpawnRelease[] }): { reservation_id: string } {
+  /** The same reservation asked for again is the one already held. */
+  reserve({ count, releases, reservation_id }: m.ReserveRequest): { reservation_id: string } {
+    if (this.quota().in_flight[reservation_id] !== undefined) return { reservation_id };
     for (const r of releases ?? []) release(this.quota(), r.reservation_id, r.spawned);
-    const reservationId = uuid4();
-    reserve(this.quota(), this.input.limits, reservationId, count, Date.now());
-    return { reservation_id: reservationId };
+    reserve(this.quota(), this.input.limits, reservation_id, count, Date.now());
+    return { reservation_id };
   }
 
   releaseSpawns({ reservation_id, spawned }: { reservation_id: string; spawned: number }): void {
