@@ -166,7 +166,7 @@ function nextBatch(pending: DipperEvent[]): DipperEvent[] {
  */
 export function historyFull(input: { limits: { continueAsNewEvents?: number } }): boolean {
   const info = workflowInfo();
-  return info.continueAsNewSuggested || info.historyLength > (input.limits.continueAsNewEvents ?? 8000);
+  return info.continueAsNewSuggested || info.historyLength > (input.limits.continueAsNewEvents ?? 2000);
 }
 
 // Retried for ever (events are never dropped), but at least every 5 s: after an outage of the event log the backlog

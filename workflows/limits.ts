@@ -13,7 +13,9 @@ export const defaultLimits: Limits = {
   maxContentBytes: 256 * 1024,
   maxPlanTasks: 1000,
   terminateGraceSeconds: 60,
-  continueAsNewEvents: 8000,
+  // A fresh worker replays a history before its first task there; at 8,000 events an agent took over 10 s (the
+  // task timeout) on a busy 2-core machine after a kill, and its tasks timed out for good (issue 20's matrix).
+  continueAsNewEvents: 2000,
   workspaceBudgetBytes: 500 * 1024 * 1024,
   workspaceCheckSeconds: 60,
   maxAgentsPerRun: 2000,

@@ -191,7 +191,8 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     await team.rootReview();
 
     const recoverySeconds: number[] = [];
-    const killed = victims(o, rng);
+    // A generator of their own: which process dies when is the seed's alone, whatever the traffic drew before.
+    const killed = victims(o, new Rng(o.seed ^ 0x5eed));
     for (let k = 0; k < killed.length; k++) {
       if (k === Math.floor(killed.length / 2)) await team.spawnWave(Math.max(1, Math.floor(o.agents / 2)));
       const killedAt = Date.now();
