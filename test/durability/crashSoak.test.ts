@@ -3,9 +3,10 @@ import { describeSoak, runSoak, type SoakOptions } from '../../src/soak/soak';
 import { readTestEnv, testDataRoot } from '../setup/env';
 
 /**
- * The seeded CI version of `npm run soak`: a team works while the worker is
- * SIGKILLed, then every history is replayed and the invariants checked. A
- * short sticky timeout keeps each outage to a few seconds.
+ * The seeded CI version of `npm run soak -- --matrix`: a team works while
+ * the worker, the gateway and the Temporal server are each SIGKILLed, then
+ * every history is replayed and the invariants checked. A short sticky
+ * timeout keeps each outage to a few seconds.
  */
 function options(seed: number, extra: Partial<SoakOptions>): SoakOptions {
   return {
@@ -27,10 +28,11 @@ function options(seed: number, extra: Partial<SoakOptions>): SoakOptions {
 
 describe('crash soak', () => {
   // Its length is the machine's (four recoveries of 15-35 s, a drain, a replay): a 2-core CI machine took over 240 s.
-  it('loses, duplicates and breaks nothing across worker kills (seed 11)', async () => {
-    const report = await runSoak(options(11, {}));
+  it('loses, duplicates and breaks nothing across kills of the worker, the gateway and the Temporal server (seed 11)', async () => {
+    const report = await runSoak(options(11, { matrix: { gateway: 1, temporal: 1 } }));
     process.stderr.write(`${describeSoak(report)}\n`);
     expect(report.kills).toBe(4);
+    expect([...report.killed].sort()).toEqual(['gateway', 'temporal', 'worker', 'worker']);
     expect(report.acknowledgedSends).toBeGreaterThan(50);
     expect(report.replay.replayed).toBeGreaterThanOrEqual(report.agents);
     expect(report.replay.nondeterministic).toEqual([]);
