@@ -26,3 +26,15 @@ export const CALL_STEP: ActivityOptions = {
   startToCloseTimeout: '15s',
   retry: { maximumAttempts: 5, initialInterval: '200ms' },
 };
+
+const unpinnedSteps = proxyActivities<Activities>(CALL_STEP);
+
+/**
+ * The activities for a step a tool call waits on (CALL_STEP), on the run's
+ * host. Always regular activities: an Update that awaits a local one can
+ * complete in a later workflow task live than in replay (docs/decisions.md,
+ * "An Update awaits no local activity").
+ */
+export function callSteps(host: string | undefined): Activities {
+  return onHost(host, unpinnedSteps, CALL_STEP);
+}

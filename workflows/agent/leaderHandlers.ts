@@ -1,4 +1,4 @@
-import { CALL_STEP, onHost } from '../host';
+import { callSteps } from '../host';
 import { setUpdateOnce } from '../appliedUpdates';
 import type { Text } from '../content';
 import type { PlanTaskSpec } from '../types';
@@ -22,15 +22,6 @@ import { statusToDirectory } from './statusReport';
  */
 const MEMBERS_AT_ONCE = 25;
 
-/**
- * Plan files are written (and spawns prepared, workflows/agent/spawn.ts) by regular activities, never local ones: an
- * Update handler that awaits a local activity
- * can complete in a later workflow task than the one that recorded the activity's marker, while replay resolves the
- * marker at once and completes it earlier (kill matrix, issue 20: `Update machine does not handle this event:
- * WorkflowPropertiesModified`, with only the gateway killed). A regular activity's result is an event of its own,
- * so the handler resumes at the same point live and in replay.
- */
-const planFiles = proxyActivities<Activities>(CALL_STEP);
 /** A member's own check just before it starts: quick, since a failure undoes the whole team. */
 const memberCheck = proxyActivities<Activities>({ startToCloseTimeout: '5s', retry: { maximumAttempts: 2, initialInterval: '200ms' } });
 
@@ -68,7 +59,7 @@ export function installLeaderHandlers(s: AgentState, runTask: Text): void {
         const planId = newId('pl');
         const built = buildTasks(tasks);
         // The file is written first; only then does the plan become active.
-        const planPath = await onHost(s.id.host, planFiles, CALL_STEP).writePlanFile({ runId: s.id.runId, agentId: s.id.agentId, planId, tasks: built });
+        const planPath = await callSteps(s.id.host).writePlanFile({ runId: s.id.runId, agentId: s.id.agentId, planId, tasks: built });
         s.data.plan = { plan_id: planId, plan_path: planPath, tasks: built };
         s.events.emit('plan_declared', { plan_id: planId, plan_path: planPath, tasks: built.length, ready: readyIds(built) });
         return {
@@ -90,7 +81,7 @@ export function installLeaderHandlers(s: AgentState, runTask: Text): void {
       const plan = s.data.plan!;
       s.planBusy = true;
       try {
-        const removedPath = await onHost(s.id.host, planFiles, CALL_STEP).retirePlanFile({ planPath: plan.plan_path });
+        const removedPath = await callSteps(s.id.host).retirePlanFile({ planPath: plan.plan_path });
         s.data.plan = null;
         s.events.emit('plan_removed', { plan_id: plan.plan_id, plan_path: removedPath });
         return { removed_plan_id: plan.plan_id };

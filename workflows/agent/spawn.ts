@@ -1,6 +1,5 @@
 import { prefixed, type Rules, type Text } from '../content';
-import { ActivityFailure, ApplicationFailure, ParentClosePolicy, proxyActivities, startChild, uuid4 } from '@temporalio/workflow';
-import type { Activities } from '../../activities';
+import { ActivityFailure, ApplicationFailure, ParentClosePolicy, startChild, uuid4 } from '@temporalio/workflow';
 import { agentWorkflowId, runWorkflowId } from '../ids';
 import { tell } from '../signals';
 import { peerChangedSignal, releaseSpawnsSignal } from '../run/messages';
@@ -8,7 +7,7 @@ import { failureText, refuse } from '../errors';
 import { leaderEndedSignal, runEndedSignal } from './messages';
 import { agentIdKey, leaderIdKey, roleKey, runIdKey, statusKey } from '../searchAttributes';
 import type { AgentIdentity, ChildRecord } from '../types';
-import { CALL_STEP, onHost } from '../host';
+import { callSteps } from '../host';
 import { agentSummary } from '../summaries';
 import { slug } from './leader';
 import { newId, type AgentData, type AgentState } from './state';
@@ -16,8 +15,6 @@ import { newId, type AgentData, type AgentState } from './state';
 import { agentWorkflow } from './workflow';
 
 export type TeamRec = AgentData['teams'][number];
-
-const steps = proxyActivities<Activities>(CALL_STEP);
 
 /** What a spawn asks for before it starts anyone (activities/spawn.ts). */
 export interface SpawnPlan {
@@ -53,7 +50,7 @@ export async function prepareSpawn(s: AgentState, plan: SpawnPlan): Promise<Prep
   const releases = s.data.released ?? [];
   const reservation = uuid4();
   try {
-    const prepared = await onHost(s.id.host, steps, CALL_STEP).prepareSpawn({
+    const prepared = await callSteps(s.id.host).prepareSpawn({
       runId: s.id.runId,
       skills: plan.skills,
       count: plan.skills.length,
