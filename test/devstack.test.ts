@@ -1,7 +1,10 @@
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { devServerArgs, loadTemporalDevConfig } from '../src/devstack/devConfig';
 import { mcpClientConfig } from '../src/cli/startRun';
+import { TEMPORAL_SERVER_VERSION } from '../src/cluster/temporalServer';
+import { temporalCliPath } from '../src/devstack/temporalCli';
 
 // js-yaml arrives with eslint rather than as a dependency of ours, and ships no types.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -20,6 +23,12 @@ describe('temporal-config/dev-server.json', () => {
   it('registers the five Dipper search attributes, all Keyword', () => {
     expect(Object.keys(devConfig.searchAttributes).sort()).toEqual([...dipperAttributes].sort());
     expect(new Set(Object.values(devConfig.searchAttributes))).toEqual(new Set(['Keyword']));
+  });
+
+  it('comes from a CLI whose dev server is the release dipper cluster builds', () => {
+    // The CLI is installed by the jest global setup (and .ci/run) before any test runs.
+    const said = execFileSync(temporalCliPath(root), ['--version'], { encoding: 'utf8' });
+    expect(said).toContain(`Server ${TEMPORAL_SERVER_VERSION.slice(1)},`);
   });
 
   it('names the dipper namespace', () => {
@@ -90,14 +99,24 @@ describe('docker-compose.yml', () => {
   };
   const { services } = compose;
 
-  it('has Temporal on PostgreSQL, its UI, the one-shot setup, two workers, two gateways and a load balancer', () => {
-    expect(Object.keys(services).sort()).toEqual(['gateway-1', 'gateway-2', 'lb', 'postgresql', 'tasks', 'temporal', 'temporal-setup', 'temporal-ui', 'worker-a', 'worker-b']);
+  it('has Temporal on PostgreSQL, its UI, the one-shot schema and setup, two workers, two gateways and a load balancer', () => {
+    expect(Object.keys(services).sort()).toEqual(['gateway-1', 'gateway-2', 'lb', 'postgresql', 'tasks', 'temporal', 'temporal-schema', 'temporal-setup', 'temporal-ui', 'worker-a', 'worker-b']);
     expect(services.postgresql.image).toBe('postgres:16');
     expect(services.temporal.environment?.DB).toBe('postgres12');
     expect(services['temporal-ui'].environment?.TEMPORAL_ADDRESS).toBe('temporal:7233');
     expect(services['temporal-setup'].image).toMatch(/^temporalio\/admin-tools:/);
     // Dipper's own database is made beside Temporal's on first start.
     expect(services.postgresql.volumes).toContain('./deploy/postgres-init.sh:/docker-entrypoint-initdb.d/dipper.sh:ro');
+  });
+
+  it('runs the Temporal release the dev server embeds and dipper cluster builds, on schemas applied before it starts', () => {
+    const release = TEMPORAL_SERVER_VERSION.slice(1);
+    expect(services.temporal.image).toBe(`temporalio/server:\${TEMPORAL_VERSION:-${release}}`);
+    for (const oneShot of ['temporal-schema', 'temporal-setup']) expect(services[oneShot].image).toBe(`temporalio/admin-tools:\${TEMPORAL_VERSION:-${release}}`);
+    expect(services.temporal.depends_on?.['temporal-schema']).toEqual({ condition: 'service_completed_successfully' });
+    const script = (services['temporal-schema'].command ?? []).join('\n');
+    expect(script).toContain('for pair in temporal:temporal temporal_visibility:visibility');
+    expect(script).toContain('/etc/temporal/schema/postgresql/v12/$$schema/versioned');
   });
 
   it('gives Temporal the dynamic config in temporal-config/dynamicconfig', () => {

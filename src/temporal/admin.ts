@@ -46,6 +46,12 @@ export class TemporalAdmin {
     await this.connection.workflowService.getSystemInfo({});
   }
 
+  /** The server's release, as it reports it ("1.32.0"). */
+  async serverVersion(): Promise<string> {
+    const info = await this.connection.workflowService.getClusterInfo({});
+    return info.serverVersion ?? '';
+  }
+
   /** Whether the namespace exists (false on NOT_FOUND; other failures throw). */
   async hasNamespace(namespace: string): Promise<boolean> {
     try {

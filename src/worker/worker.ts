@@ -21,6 +21,7 @@ import { SkillCatalog } from '../skills';
 import { startMender } from '../ops/mender';
 import { startContentSweeper } from './contentSweeper';
 import { startStallWatch } from './stallWatch';
+import { checkServer } from './serverCheck';
 import { Temporal, TemporalAdmin } from '../temporal';
 import { startPromotion } from '../versioning/promote';
 import { workerVersioning } from '../versioning/worker';
@@ -121,6 +122,8 @@ export async function createDipperWorker(
       try {
         // Beside polling: the new registry's first workflow task then runs on this worker.
         const ensured = ensureTokenRegistry(temporal, config).catch(() => undefined);
+        // Beside polling: what this server's release leaves off, said once.
+        if (opts.log) void checkServer(() => admin.serverVersion(), opts.log);
         // Beside polling too: a version exists on the server once its first poller arrives.
         const { version } = versioning;
         if (version) opts.log?.info({ ...version, promote: config.versioning.promote }, 'worker version');
