@@ -1,4 +1,5 @@
 import os from 'node:os';
+import { latencyOf, workflowTaskMs, type LatencySummary } from './taskLatency';
 import type { History, Temporal, WorkflowSummary as WorkflowExecutionInfo } from '../temporal';
 import { Worker, type ReplayWorkerOptions } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
@@ -67,6 +68,10 @@ export interface ReplayReport {
    * tasks than it can run in time shows here.
    */
   taskTimeouts: number;
+  /** How long the workflow tasks workers finished took, started to completed: how close they came to the timeout. */
+  taskLatency: LatencySummary;
+  /** Events in the longest history replayed. */
+  largestHistory: number;
   ms: number;
   /** Of `ms`, the time the replayer sat waiting for histories to arrive (the rest: listing, and replaying). */
   waitedMs: number;
@@ -122,7 +127,8 @@ export async function replayAll(opts: ReplayAllOptions): Promise<ReplayReport> {
   const listed: WorkflowExecutionInfo[] = [];
   for await (const wf of opts.temporal.list(opts.query)) listed.push(wf);
 
-  const report: ReplayReport = { listed: listed.length, replayed: 0, skipped: [], nondeterministic: [], mended: [], failed: [], stuck: [], taskTimeouts: 0, ms: 0, waitedMs: 0 };
+  const report: ReplayReport = { listed: listed.length, replayed: 0, skipped: [], nondeterministic: [], mended: [], failed: [], stuck: [], taskTimeouts: 0, taskLatency: latencyOf([]), largestHistory: 0, ms: 0, waitedMs: 0 };
+  const taskMs: number[] = [];
   const toReplay = listed.filter((wf) => {
     const reason = opts.skip?.(wf);
     if (reason) report.skipped.push({ workflowId: wf.workflowId, runId: wf.runId, reason });
@@ -138,6 +144,9 @@ export async function replayAll(opts: ReplayAllOptions): Promise<ReplayReport> {
       if (next.done) return;
       const f = next.value;
       if (f.stuck) report.stuck.push(problem(f.wf, f.stuck));
+      const events = f.history?.events ?? [];
+      for (const ms of workflowTaskMs(events)) taskMs.push(ms);
+      report.largestHistory = Math.max(report.largestHistory, events.length);
       if (f.history) yield { workflowId: f.wf.workflowId, runId: f.wf.runId, history: f.history };
       else report.failed.push(problem(f.wf, f.error ?? 'history could not be fetched'));
     }
@@ -156,6 +165,7 @@ export async function replayAll(opts: ReplayAllOptions): Promise<ReplayReport> {
       }
     }),
   );
+  report.taskLatency = latencyOf(taskMs);
   report.ms = Date.now() - started;
   return report;
 }

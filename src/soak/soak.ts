@@ -30,6 +30,8 @@ export interface SoakOptions {
   maxDownSeconds: number;
   /** Pause between one member's tool calls (jittered). */
   pauseMs: number;
+  /** send_message calls offered per second on top of the members' own, whatever the answers (half keyed and repeated). */
+  offerPerSecond?: number;
   dataRoot: string;
   basePort: number;
   /** Extra environment for the worker and gateway (shorter sticky timeouts in CI, for instance). */
@@ -52,7 +54,10 @@ export interface SoakReport {
   seed: number;
   kills: number;
   /** Seconds from each kill to the first successful tool call after it. */
+  /** Per kill: from the moment the process was started again to the first tool call answered after the kill. */
   recoverySeconds: number[];
+  /** Per kill: from the kill to that answer (the time left down included). */
+  outageSeconds: number[];
   /** What each kill killed, in order (beside recoverySeconds). */
   killed: Victim[];
   agents: number;
@@ -61,6 +66,7 @@ export interface SoakReport {
   acknowledgedSends: number;
   lost: number;
   duplicated: number;
+  messages: MessagesReport;
   /** Agents that did not answer a read at the end. */
   unanswered: string[];
   /**
@@ -108,20 +114,17 @@ export function victims(o: Pick<SoakOptions, 'kills' | 'matrix'>, rng: Rng): Vic
 }
 
 /** One crash: SIGKILL, down for `downMs`, then the same process started again. */
-async function kill(stack: SoakStack, victim: Victim, downMs: number): Promise<void> {
-  if (victim === 'worker') {
-    await stack.killWorker();
-    await sleep(downMs);
-    stack.startWorker();
-  } else if (victim === 'gateway') {
-    await stack.killGateway();
-    await sleep(downMs);
-    await stack.startGateway();
-  } else {
-    await stack.killTemporal();
-    await sleep(downMs);
-    await stack.startTemporal();
-  }
+/** Kills the victim, leaves it down for downMs, starts it again; resolves with the moment the new process was started. */
+async function kill(stack: SoakStack, victim: Victim, downMs: number): Promise<number> {
+  if (victim === 'worker') await stack.killWorker();
+  else if (victim === 'gateway') await stack.killGateway();
+  else await stack.killTemporal();
+  await sleep(downMs);
+  const restartedAt = Date.now();
+  if (victim === 'worker') stack.startWorker();
+  else if (victim === 'gateway') await stack.startGateway();
+  else await stack.startTemporal();
+  return restartedAt;
 }
 
 /**
@@ -164,6 +167,8 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     await team.spawnWave(o.agents);
     say(`seed ${o.seed}: ${team.members.length} agents working (stack and team up in ${((Date.now() - began) / 1000).toFixed(1)} s)`);
     team.start(o.pauseMs);
+    team.startOffering(o.offerPerSecond ?? 0);
+    const trafficFrom = Date.now();
     // A person at the console: the root's reviews come to them as questions, and they approve each.
     let rootReviews = 0;
     let approvedCount = 0;
@@ -191,17 +196,19 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     await team.rootReview();
 
     const recoverySeconds: number[] = [];
+    const outageSeconds: number[] = [];
     // A generator of their own: which process dies when is the seed's alone, whatever the traffic drew before.
     const killed = victims(o, new Rng(o.seed ^ 0x5eed));
     for (let k = 0; k < killed.length; k++) {
       if (k === Math.floor(killed.length / 2)) await team.spawnWave(Math.max(1, Math.floor(o.agents / 2)));
       const killedAt = Date.now();
-      await kill(stack, killed[k], rng.next() * o.maxDownSeconds * 1000);
+      const restartedAt = await kill(stack, killed[k], rng.next() * o.maxDownSeconds * 1000);
       // A probe read started after the kill: an answer already on its way when the process died does not count.
       const probe = team.members[0].client;
       while (!(await probe.call('list_peers', {}).then(answered, () => false))) await sleep(50);
-      recoverySeconds.push((Date.now() - killedAt) / 1000);
-      say(`kill ${k + 1}/${killed.length} (${killed[k]}): recovered in ${recoverySeconds.at(-1)!.toFixed(1)} s`);
+      recoverySeconds.push((Date.now() - restartedAt) / 1000);
+      outageSeconds.push((Date.now() - killedAt) / 1000);
+      say(`kill ${k + 1}/${killed.length} (${killed[k]}): down ${((restartedAt - killedAt) / 1000).toFixed(1)} s, answering ${recoverySeconds.at(-1)!.toFixed(1)} s after its restart`);
       await sleep(1000 * (o.killEverySeconds[0] + rng.next() * (o.killEverySeconds[1] - o.killEverySeconds[0])));
     }
 
@@ -211,6 +218,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       say(`${what} in ${((Date.now() - phase) / 1000).toFixed(1)} s`);
       phase = Date.now();
     };
+    const trafficSeconds = (Date.now() - trafficFrom) / 1000;
     await team.stopSending();
     lap('calls in flight finished');
     await team.drain(o.repair ? 15_000 : 60_000);
@@ -268,6 +276,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     lap('invariants checked');
     const lost = [...tally.acknowledged].filter((c) => !tally.delivered.has(c)).length;
     const duplicated = [...tally.delivered.values()].filter((n) => n > 1).length;
+    const messages = messagesReport(tally, trafficSeconds);
 
     const passed =
       replay.nondeterministic.length === 0 &&
@@ -275,6 +284,8 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       replay.failed.length === 0 &&
       lost === 0 &&
       duplicated === 0 &&
+      messages.untrue.length === 0 &&
+      replay.mended.length === 0 &&
       unanswered.length === 0 &&
       questions.answered === questions.asked &&
       questions.workflows === questions.asked &&
@@ -290,6 +301,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       seed: o.seed,
       kills: killed.length,
       recoverySeconds,
+      outageSeconds,
       killed,
       agents: team.members.length,
       calls: tally.calls,
@@ -297,6 +309,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       acknowledgedSends: tally.acknowledged.size,
       lost,
       duplicated,
+      messages,
       unanswered,
       questions,
       reviews: tally.reviews,
@@ -385,26 +398,65 @@ async function sendsReport(stack: SoakStack, tally: Tally): Promise<Omit<SoakRep
   }
 }
 
+export interface MessagesReport {
+  /** send_message calls started per second of traffic (a keyed message's repeats not counted). */
+  offeredPerSecond: number;
+  offered: number;
+  /** Refusals send_message answered, by code, repeats included. */
+  codes: Record<string, number>;
+  /** Answers that were not true: a refusal of a message that was delivered, or of one to a member who is there. */
+  untrue: string[];
+}
+
+/** Codes that say the recipient is not there to take a message: every soak member is, to the end. */
+const NOT_THERE = new Set(['recipient_terminated', 'unknown_recipient', 'task_mismatch']);
+
+function messagesReport(tally: Tally, trafficSeconds: number): MessagesReport {
+  const untrue: string[] = [];
+  for (const [content, code] of tally.refused) {
+    if (tally.delivered.has(content)) untrue.push(`${content}: answered ${code}, delivered`);
+    else if (NOT_THERE.has(code)) untrue.push(`${content}: answered ${code} for a member who is there`);
+  }
+  for (const [content, codes] of tally.reusedAfterRefusal) untrue.push(`${content}: answered ${codes.join(', ')}, then its repeat found it delivered`);
+  return {
+    offeredPerSecond: trafficSeconds > 0 ? tally.offeredMessages / trafficSeconds : 0,
+    offered: tally.offeredMessages,
+    codes: Object.fromEntries([...tally.refusalCodes].sort(([a], [b]) => a.localeCompare(b))),
+    untrue,
+  };
+}
+
 /** The report as a few lines for a person. */
 function killCounts(killed: Victim[]): string {
   const n = (v: Victim) => killed.filter((k) => k === v).length;
   return [`${n('worker')} worker kills`, ...(n('gateway') > 0 ? [`${n('gateway')} gateway`] : []), ...(n('temporal') > 0 ? [`${n('temporal')} Temporal server`] : [])].join(', ');
 }
 
-function secondsAfter(r: SoakReport, victim: Victim): string {
-  return r.recoverySeconds.filter((_, i) => r.killed[i] === victim).map((s) => `${s.toFixed(1)} s`).join(', ');
+/** Median and max of the figures that belong to kills of `victim`. */
+export function medianMax(seconds: number[], killed: Victim[], victim: Victim): { median: number; max: number; n: number } {
+  const mine = seconds.filter((_, i) => killed[i] === victim).sort((a, b) => a - b);
+  // The upper median: with an even count, the larger of the middle two (never flatters).
+  return { median: mine.length ? mine[Math.floor(mine.length / 2)] : 0, max: mine.at(-1) ?? 0, n: mine.length };
+}
+
+function recoveryLine(r: SoakReport, victim: Victim): string {
+  const rec = medianMax(r.recoverySeconds, r.killed, victim);
+  const out = medianMax(r.outageSeconds, r.killed, victim);
+  const name = victim === 'temporal' ? 'Temporal server' : victim;
+  return `  after ${rec.n} ${name} kill${rec.n === 1 ? '' : 's'}: answering ${rec.median.toFixed(1)} s (median), ${rec.max.toFixed(1)} s (max) after the restart; ${out.median.toFixed(1)} s / ${out.max.toFixed(1)} s after the kill`;
 }
 
 export function describeSoak(r: SoakReport): string {
-  const rec = [...r.recoverySeconds].sort((a, b) => a - b);
-  const median = rec.length ? rec[Math.floor(rec.length / 2)] : 0;
   return [
     `seed ${r.seed}: ${r.passed ? 'PASSED' : 'FAILED'}`,
-    `  ${killCounts(r.killed)}; recovery (kill to first successful tool call) median ${median.toFixed(1)} s, max ${(rec.at(-1) ?? 0).toFixed(1)} s`,
-    ...(['gateway', 'temporal'] as const).filter((v) => r.killed.includes(v)).map((v) => `  after a ${v === 'temporal' ? 'Temporal server' : v} kill: ${secondsAfter(r, v)}`),
+    `  ${killCounts(r.killed)}`,
+    ...(['worker', 'gateway', 'temporal'] as const).filter((v) => r.killed.includes(v)).map((v) => recoveryLine(r, v)),
     `  ${r.agents} agents, ${r.calls} tool calls (${r.failedCalls} failed during outages), ${r.acknowledgedSends} acknowledged sends: ${r.lost} lost, ${r.duplicated} duplicated`,
+    `  send_message: ${r.messages.offered} offered, ${r.messages.offeredPerSecond.toFixed(1)} a second; refusals ${JSON.stringify(r.messages.codes)}; ${r.messages.untrue.length} untrue`,
+    ...r.messages.untrue.slice(0, 10).map((u) => `  untrue answer: ${u}`),
     ...(r.brokenBeforeRepair > 0 ? [`  ${r.brokenBeforeRepair} nondeterministic before repair, ${r.repaired} repaired`] : []),
     `  replayed ${r.replay.replayed} histories: ${r.replay.nondeterministic.length} nondeterministic, ${r.replay.stuck.length} stuck, ${r.replay.failed.length} failed; ${r.replay.mended.length} mended by the worker; ${r.replay.taskTimeouts} workflow tasks timed out on a worker`,
+    `  workflow tasks finished: ${r.replay.taskLatency.tasks}, started to completed median ${r.replay.taskLatency.p50} ms, p99 ${r.replay.taskLatency.p99} ms, max ${r.replay.taskLatency.max} ms; longest history ${r.replay.largestHistory} events`,
     `  agents not answering a read: ${r.unanswered.length}`,
     `  ask_user: ${r.questions.asked} asked, ${r.questions.answered} answered once and rightly, ${r.questions.wrong} wrong, ${r.questions.unanswered} unanswered, ${r.questions.workflows} question workflows; ${r.questions.rootReviews} root reviews approved; ${r.reviews} member reviews`,
     `  task_create with a key: ${r.tasks.keyed} keys, ${r.tasks.answered} answered, ${r.tasks.onBoard} on the board, ${r.tasks.duplicates} duplicated, ${r.tasks.missing} missing`,

@@ -29,6 +29,22 @@ export interface Tally {
   taskKeys: Map<string, number>;
   /** Keyed iSphere sends by key: the approval their dry run opened, and whether the real send answered `sent`. */
   sends: Map<string, SendRecord>;
+  /** send_message calls started (a keyed message's repeats not counted): the offered load. */
+  offeredMessages: number;
+  /**
+   * Messages whose last answer said they were not delivered (a refusal code
+   * other than outcome_unknown), by content, with that code. One that reached
+   * an inbox anyway was answered untruly.
+   */
+  refused: Map<string, string>;
+  /**
+   * Keyed messages whose earlier attempts were all refused with a code
+   * saying nothing was delivered, and whose repeat answered `reused`: the
+   * first delivery happened, so a refusal was untrue. By content, with the codes.
+   */
+  reusedAfterRefusal: Map<string, string[]>;
+  /** Every refusal send_message answered, by code (repeats included). */
+  refusalCodes: Map<string, number>;
 }
 
 /** What the root answers a soak question with. */
@@ -53,8 +69,18 @@ const MAX_SENDS = 12;
 export const soakTaskTitle = (key: string) => `Soak task ${key}`;
 
 export function newTally(): Tally {
-  return { acknowledged: new Set(), delivered: new Map(), calls: 0, failedCalls: 0, lastSuccess: 0, questions: new Map(), reviews: 0, taskKeys: new Map(), sends: new Map() };
+  return { acknowledged: new Set(), delivered: new Map(), calls: 0, failedCalls: 0, lastSuccess: 0, questions: new Map(), reviews: 0, taskKeys: new Map(), sends: new Map(), offeredMessages: 0, refused: new Map(), reusedAfterRefusal: new Map(), refusalCodes: new Map() };
 }
+
+/** What an answer to send_message says: delivered (and whether as a repeat), refused with a code, or nothing known. */
+type SendAnswer = { kind: 'delivered'; reused: boolean } | { kind: 'refused'; code: string } | { kind: 'unknown' };
+
+/** Answers that leave the outcome open: the call may be repeated with its key, and a delivery is not a lie. */
+const UNKNOWN = new Set(['outcome_unknown']);
+/** A call that got no answer at all (the gateway died under it). */
+const NO_ANSWER = 'no answer';
+/** Answers a runtime repeats a keyed call after: the change is certainly not made, or may be. */
+const RETRIED = new Set(['unavailable', 'outcome_unknown', 'rate_limited']);
 
 /**
  * A soak team: one root that declares plans and spawns members in waves,
@@ -207,10 +233,7 @@ export class SoakTeam {
     } else if (!m.isRoot && roll < 0.08 && this.tally.sends.size < MAX_SENDS) {
       this.sendIsphere(m, `s${this.sent++}`);
     } else if (roll < 0.7) {
-      const to = this.rng.pick(this.members).agentId;
-      const content = `${TAG}${m.agentId}:${this.sent++}`;
-      const out = await this.call(m, 'send_message', { to, content });
-      if (out) this.tally.acknowledged.add(content);
+      await this.message(m, this.rng.pick(this.members).agentId, undefined);
     } else if (roll < 0.8) {
       await this.call(m, 'list_peers', {});
     } else if (!m.isRoot && roll < 0.85 && !this.asking.has(m.agentId)) {
@@ -328,6 +351,79 @@ export class SoakTeam {
         }
       })(),
     );
+  }
+
+  /**
+   * Messages offered at `perSecond` across the team whatever the answers
+   * (an open loop: a slow or dead worker does not slow the offer), half of
+   * them with an idempotency key and repeated, as a runtime would, after an
+   * answer that invites it. Runs until stopSending.
+   */
+  startOffering(perSecond: number): void {
+    if (perSecond <= 0) return;
+    this.loops.push(
+      (async () => {
+        while (!this.stopped && this.sending) {
+          const from = this.rng.pick(this.members);
+          const to = this.rng.pick(this.members).agentId;
+          const keyed = this.rng.next() < 0.5;
+          this.stepping++;
+          void this.message(from, to, keyed ? `m${this.sent}` : undefined).finally(() => this.stepping--);
+          await new Promise((r) => setTimeout(r, (1000 / perSecond) * (0.5 + this.rng.next())));
+        }
+      })(),
+    );
+  }
+
+  /**
+   * One soak message, its answer tallied: delivered, refused (with the code,
+   * so the end can check the refusal was true), or unknown. With a key it is
+   * repeated after `unavailable`, `outcome_unknown` or a failed call, until
+   * it is delivered or the soak ends.
+   */
+  private async message(m: Member, to: string, key: string | undefined): Promise<void> {
+    const content = `${TAG}${m.agentId}:${this.sent++}`;
+    this.tally.offeredMessages++;
+    const refusals: string[] = [];
+    for (;;) {
+      const answer = await this.sendOnce(m, { to, content, ...(key === undefined ? {} : { idempotency_key: key }) });
+      if (answer.kind === 'delivered') {
+        this.tally.acknowledged.add(content);
+        this.tally.refused.delete(content);
+        // Every earlier attempt said nothing was delivered, yet this one found the first delivery.
+        if (answer.reused && refusals.length > 0 && refusals.every((c) => !UNKNOWN.has(c) && c !== NO_ANSWER)) this.tally.reusedAfterRefusal.set(content, refusals);
+        return;
+      }
+      if (answer.kind === 'refused') {
+        refusals.push(answer.code);
+        this.tally.refusalCodes.set(answer.code, (this.tally.refusalCodes.get(answer.code) ?? 0) + 1);
+        if (UNKNOWN.has(answer.code)) this.tally.refused.delete(content);
+        else this.tally.refused.set(content, answer.code);
+      } else {
+        // A call that failed on the way (a gateway killed mid-call): nothing is known, so no refusal stands.
+        refusals.push(NO_ANSWER);
+        this.tally.refused.delete(content);
+      }
+      const again = key !== undefined && !this.stopped && (answer.kind === 'unknown' || RETRIED.has(answer.code));
+      if (!again) return;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+
+  private async sendOnce(m: Member, args: Record<string, unknown>): Promise<SendAnswer> {
+    this.tally.calls++;
+    try {
+      const out = await m.client.call('send_message', args);
+      if (!out.isError) {
+        this.tally.lastSuccess = Date.now();
+        return { kind: 'delivered', reused: (out.data as { reused?: boolean } | undefined)?.reused === true };
+      }
+      this.tally.failedCalls++;
+      return out.error?.code ? { kind: 'refused', code: out.error.code } : { kind: 'unknown' };
+    } catch {
+      this.tally.failedCalls++;
+      return { kind: 'unknown' };
+    }
   }
 
   private async read(m: Member): Promise<void> {

@@ -17,6 +17,8 @@ function options(seed: number, extra: Partial<SoakOptions>): SoakOptions {
     killEverySeconds: [1, 4],
     maxDownSeconds: 2,
     pauseMs: 250,
+    // Messages offered whatever the answers, half keyed and repeated after `unavailable` or `outcome_unknown`.
+    offerPerSecond: 4,
     dataRoot: path.join(testDataRoot, `soak-${seed}`),
     bundlePath: readTestEnv().bundlePath,
     basePort: 29433,
@@ -40,6 +42,10 @@ describe('crash soak', () => {
     expect(report.replay.failed).toEqual([]);
     expect({ lost: report.lost, duplicated: report.duplicated, unanswered: report.unanswered }).toEqual({ lost: 0, duplicated: 0, unanswered: [] });
     expect(report.brokenBeforeRepair).toBe(0);
+    expect(report.replay.mended).toEqual([]);
+    // Every refusal was true: nothing refused was delivered, no keyed repeat found a refused message delivered.
+    expect(report.messages.offered).toBeGreaterThan(50);
+    expect(report.messages.untrue).toEqual([]);
     // Questions asked through the kills: each answered once and rightly, one question workflow each however often re-issued.
     expect(report.questions.asked).toBeGreaterThan(0);
     expect(report.questions).toMatchObject({ answered: report.questions.asked, wrong: 0, unanswered: 0, workflows: report.questions.asked });
