@@ -1,6 +1,17 @@
 import type { Limits } from '../src/config';
 
 /**
+ * How long a worker may hold a workflow task before the server hands it to
+ * another attempt (Temporal's default is 10 s). A worker killed holding a
+ * task leaves its workflow waiting this long, so it bounds recovery after
+ * a kill; a task that needs longer fails again and again, so it must stay
+ * well above the slowest task, a fresh worker's replay of the longest
+ * history (continueAsNewEvents) on a busy machine. Every workflow Dipper
+ * starts gets it, and each one hands it on to the children it starts.
+ */
+export const WORKFLOW_TASK_TIMEOUT_MS = 4000;
+
+/**
  * Dipper's default limits. Here, with the workflows, because a run started
  * before a limit existed falls back to its default inside workflow code;
  * src/config.ts reads the environment on top of them.

@@ -15,10 +15,20 @@ export interface Supervised {
   stop(): Promise<void>;
 }
 
-const firstBackoffMs = 1000;
-const maxBackoffMs = 30_000;
-/** A process that ran this long before exiting was healthy; its next restart is quick again. */
-const healthyRunMs = 60_000;
+export interface Backoff {
+  firstMs: number;
+  maxMs: number;
+  /**
+   * A process that ran this long before exiting had started fine: it was
+   * killed, or died of something a restart cures, so it comes back after
+   * the first pause again. Only one that keeps dying sooner (a crash loop:
+   * a bad setting, a server not there) waits longer each time. At 60 s, a
+   * worker killed every 15-30 s waited up to 30 s a restart (issue 20).
+   */
+  healthyRunMs: number;
+}
+
+const defaultBackoff: Backoff = { firstMs: 1000, maxMs: 30_000, healthyRunMs: 10_000 };
 const killAfterMs = 10_000;
 
 /**
@@ -30,6 +40,7 @@ export async function supervise(
   name: string,
   start: () => Promise<Running>,
   onStart: (pid: number | undefined) => void,
+  backoff: Backoff = defaultBackoff,
 ): Promise<Supervised> {
   let current = await start();
   onStart(current.pid);
@@ -50,7 +61,7 @@ export async function supervise(
   const restart = async (backoffMs: number): Promise<number> => {
     for (;;) {
       await pause(backoffMs);
-      backoffMs = Math.min(backoffMs * 2, maxBackoffMs);
+      backoffMs = Math.min(backoffMs * 2, backoff.maxMs);
       if (stopping) return backoffMs;
       let next: Running;
       try {
@@ -67,12 +78,12 @@ export async function supervise(
   };
 
   void (async () => {
-    let backoffMs = firstBackoffMs;
+    let backoffMs = backoff.firstMs;
     for (;;) {
       const startedAt = Date.now();
       const how = await current.exited;
       if (stopping) return;
-      if (Date.now() - startedAt >= healthyRunMs) backoffMs = firstBackoffMs;
+      if (Date.now() - startedAt >= backoff.healthyRunMs) backoffMs = backoff.firstMs;
       process.stderr.write(`dipper: ${name} exited (${how}); restarting in ${backoffMs / 1000}s\n`);
       const next = restart(backoffMs);
       restarting = next.then(() => undefined);

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { loadOrCreateSecrets, taskAdminKey } from '../auth/secrets';
 import type { DipperConfig } from '../config';
 import { taskServiceEnv } from '../taskservice/env';
+import { writeWorkflowBundle } from '../devstack/bundle';
 import { ensureNamespace, loadTemporalDevConfig, startDevServer } from '../devstack/devServer';
 import { waitForPort } from '../devstack/processes';
 import { bannerLines } from './banner';
@@ -95,7 +96,13 @@ export async function up(config: DipperConfig, opts: UpOptions): Promise<void> {
   // Both reconnect by themselves when Temporal comes back, so a Temporal restart leaves them alone.
   // On its own dev server this stack's worker is the only one: its version is made current whatever was (a checkout
   // switched back to an earlier commit included). On a shared server the rule for many workers applies (src/versioning).
-  const workerEnv = bundled ? { DIPPER_PROMOTE_VERSION: 'always', ...env } : env;
+  const workerEnv: NodeJS.ProcessEnv = bundled ? { DIPPER_PROMOTE_VERSION: 'always', ...env } : { ...env };
+  // The workflows bundled once, here: a worker restarted after a crash loads the file in a moment instead of
+  // bundling again (seconds of webpack on a busy machine, every restart) and runs the same code as before.
+  if (!workerEnv.DIPPER_WORKFLOW_BUNDLE) {
+    workerEnv.DIPPER_WORKFLOW_BUNDLE = path.join(config.dataDir, 'workflow-bundle.js');
+    await writeWorkflowBundle(workerEnv.DIPPER_WORKFLOW_BUNDLE);
+  }
   for (const name of ['worker', 'gateway']) {
     apps.push(await supervise(name, () => startNode(`src/${name}/main.ts`, name === 'worker' ? workerEnv : env), recordPid(name)));
   }

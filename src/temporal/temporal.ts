@@ -12,8 +12,14 @@ import type { temporal } from '@temporalio/proto';
 import type { ProcessMetrics } from '../metrics/temporalCalls';
 import { counter, countedIteration, type Counted } from './counted';
 import { WorkflowRef } from './handle';
+import { WORKFLOW_TASK_TIMEOUT_MS } from '../../workflows/limits';
 
 export type WorkflowSummary = WorkflowExecutionInfo;
+
+/** Every workflow Dipper starts gets Dipper's workflow task timeout, unless the caller names one (workflows/limits.ts says why). */
+function withTaskTimeout<O extends { workflowTaskTimeout?: Duration }>(options: O): O {
+  return { workflowTaskTimeout: WORKFLOW_TASK_TIMEOUT_MS, ...options };
+}
 export type StartOptions<W extends Workflow> = WorkflowStartOptions<W>;
 type ListRequest = temporal.api.workflowservice.v1.IListWorkflowExecutionsRequest;
 type ListResponse = temporal.api.workflowservice.v1.IListWorkflowExecutionsResponse;
@@ -81,19 +87,19 @@ export class Temporal {
   }
 
   async start<W extends Workflow>(workflow: W, options: StartOptions<W>): Promise<WorkflowRef<W>> {
-    const started = await this.counted('start', () => this.client.workflow.start(workflow, options));
+    const started = await this.counted('start', () => this.client.workflow.start(workflow, withTaskTimeout(options)));
     return new WorkflowRef(started, this.counted);
   }
 
   /** Start (or attach, by the options' conflict policy) and wait for the result. */
   execute<W extends Workflow>(workflow: W, options: StartOptions<W>): Promise<WorkflowResultType<W>> {
-    return this.counted('execute', () => this.client.workflow.execute(workflow, options));
+    return this.counted('execute', () => this.client.workflow.execute(workflow, withTaskTimeout(options)));
   }
 
   /** One round trip: the Signal, and the workflow started first if it is not running. */
   async signalWithStart<W extends Workflow, SA extends unknown[]>(workflow: W, signal: SignalDefinition<SA>, signalArgs: SA, options: StartOptions<W>): Promise<WorkflowRef<W>> {
     const call = this.client.workflow.signalWithStart as (w: W, o: unknown) => ReturnType<Client['workflow']['signalWithStart']>;
-    const handle = await this.counted('signalWithStart', () => call.call(this.client.workflow, workflow, { ...options, signal, signalArgs }));
+    const handle = await this.counted('signalWithStart', () => call.call(this.client.workflow, workflow, { ...withTaskTimeout(options), signal, signalArgs }));
     return new WorkflowRef(handle as never, this.counted);
   }
 
@@ -109,7 +115,7 @@ export class Temporal {
     args: Args,
     updateId?: string,
   ): Promise<Ret> {
-    const startWorkflowOperation = new WithStartWorkflowOperation(workflow, options);
+    const startWorkflowOperation = new WithStartWorkflowOperation(workflow, withTaskTimeout(options));
     return this.counted('updateWithStart', () =>
       this.client.workflow.executeUpdateWithStart(update, { args, startWorkflowOperation, ...(updateId === undefined ? {} : { updateId }) }),
     );

@@ -1,5 +1,5 @@
 import { prefixed, type Rules, type Text } from '../content';
-import { ActivityFailure, ApplicationFailure, ParentClosePolicy, startChild, uuid4 } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, ParentClosePolicy, startChild, uuid4, workflowInfo } from '@temporalio/workflow';
 import { agentWorkflowId, runWorkflowId } from '../ids';
 import { tell } from '../signals';
 import { peerChangedSignal, releaseSpawnsSignal } from '../run/messages';
@@ -179,6 +179,8 @@ export async function launchMember(s: AgentState, team: TeamRec, spec: MemberSpe
   const start = startChild(agentWorkflow, {
     workflowId: agentWorkflowId(s.id.runId, agentId),
     parentClosePolicy: ParentClosePolicy.ABANDON,
+    // The task timeout Dipper gave the root, handed down (workflows/limits.ts).
+    workflowTaskTimeout: workflowInfo().taskTimeoutMs,
     args: [{ identity, limits: s.limits, runTask, launch: { firstMessage, roleDescription: spec.description, rules: spec.rules } }],
     // Read in the Temporal UI.
     ...agentSummary(identity, spec.task),

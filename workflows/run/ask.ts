@@ -1,4 +1,4 @@
-import { ParentClosePolicy, startChild, uuid4 } from '@temporalio/workflow';
+import { ParentClosePolicy, startChild, uuid4, workflowInfo } from '@temporalio/workflow';
 import type { EventBuffer } from '../events';
 import { questionWorkflowId } from '../ids';
 import { questionWithdrawnSignal, type QuestionInput } from '../question/messages';
@@ -55,6 +55,7 @@ export async function askSystemQuestions(input: RunInput, data: RunData, events:
     await startChild(questionWorkflow, {
       workflowId: questionWorkflowId(input.runId, ask.qid),
       parentClosePolicy: ParentClosePolicy.ABANDON,
+      workflowTaskTimeout: workflowInfo().taskTimeoutMs,
       args: [args],
       staticSummary: ask.summary,
       staticDetails: `Asked by Dipper (${ask.system.kind}) about ${ask.system.agent_id}.`,

@@ -8,6 +8,7 @@ import {
   startChild,
   upsertSearchAttributes,
   uuid4,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import { runEndedSignal, systemMessageSignal } from '../agent/messages';
@@ -125,6 +126,7 @@ async function startRoot(s: RunState): Promise<void> {
   await startChild(agentWorkflow, {
     workflowId: agentWorkflowId(runId, root.agentId),
     parentClosePolicy: ParentClosePolicy.ABANDON,
+    workflowTaskTimeout: workflowInfo().taskTimeoutMs,
     args: [{ identity, limits: input.limits, runTask: input.task, launch: { firstMessage: input.task, roleDescription: '', rules: [] } }],
     ...agentSummary(identity, input.task),
     typedSearchAttributes: [
