@@ -72,6 +72,8 @@ export interface ReplayReport {
   taskLatency: LatencySummary;
   /** Events in the longest history replayed. */
   largestHistory: number;
+  /** That history's workflow run, for a closer look (src/ops/replayCost.ts). */
+  largest?: { workflowId: string; runId: string };
   ms: number;
   /** Of `ms`, the time the replayer sat waiting for histories to arrive (the rest: listing, and replaying). */
   waitedMs: number;
@@ -146,7 +148,10 @@ export async function replayAll(opts: ReplayAllOptions): Promise<ReplayReport> {
       if (f.stuck) report.stuck.push(problem(f.wf, f.stuck));
       const events = f.history?.events ?? [];
       for (const ms of workflowTaskMs(events)) taskMs.push(ms);
-      report.largestHistory = Math.max(report.largestHistory, events.length);
+      if (events.length > report.largestHistory) {
+        report.largestHistory = events.length;
+        report.largest = { workflowId: f.wf.workflowId, runId: f.wf.runId };
+      }
       if (f.history) yield { workflowId: f.wf.workflowId, runId: f.wf.runId, history: f.history };
       else report.failed.push(problem(f.wf, f.error ?? 'history could not be fetched'));
     }

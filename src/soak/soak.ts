@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Operator } from '../client/operator';
 import { diagnose, repair } from '../ops/doctor';
+import { replayMs } from '../ops/replayCost';
 import { replayAll, replayersForMachine, type ReplayReport, HISTORY_CHANNEL_ARGS } from '../ops/replayAll';
 import { installQuietRuntime } from '../ops/quietRuntime';
 import { Rng } from './rng';
@@ -67,6 +68,8 @@ export interface SoakReport {
   lost: number;
   duplicated: number;
   messages: MessagesReport;
+  /** One warm replay of the longest history, on one thread, in ms. */
+  largestReplayMs: number;
   /** Agents that did not answer a read at the end. */
   unanswered: string[];
   /**
@@ -227,6 +230,8 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     const doctorOpts = { temporal, bundlePath: stack.bundlePath };
     let replay = await replayAll({ temporal, bundlePath: stack.bundlePath, replayers: replayersForMachine() });
     lap(`${replay.replayed} histories replayed`);
+    const largest = replay.largest;
+    const largestReplayMs = largest ? await replayMs(stack.bundlePath, await temporal.handle(largest.workflowId, largest.runId).fetchHistory()) : 0;
     const brokenBeforeRepair = replay.nondeterministic.length;
     let repaired = 0;
     if (o.repair && brokenBeforeRepair > 0) {
@@ -309,6 +314,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       acknowledgedSends: tally.acknowledged.size,
       lost,
       duplicated,
+      largestReplayMs,
       messages,
       unanswered,
       questions,
@@ -456,7 +462,7 @@ export function describeSoak(r: SoakReport): string {
     ...r.messages.untrue.slice(0, 10).map((u) => `  untrue answer: ${u}`),
     ...(r.brokenBeforeRepair > 0 ? [`  ${r.brokenBeforeRepair} nondeterministic before repair, ${r.repaired} repaired`] : []),
     `  replayed ${r.replay.replayed} histories: ${r.replay.nondeterministic.length} nondeterministic, ${r.replay.stuck.length} stuck, ${r.replay.failed.length} failed; ${r.replay.mended.length} mended by the worker; ${r.replay.taskTimeouts} workflow tasks timed out on a worker`,
-    `  workflow tasks finished: ${r.replay.taskLatency.tasks}, started to completed median ${r.replay.taskLatency.p50} ms, p99 ${r.replay.taskLatency.p99} ms, max ${r.replay.taskLatency.max} ms; longest history ${r.replay.largestHistory} events`,
+    `  workflow tasks finished: ${r.replay.taskLatency.tasks}, started to completed median ${r.replay.taskLatency.p50} ms, p99 ${r.replay.taskLatency.p99} ms, max ${r.replay.taskLatency.max} ms; longest history ${r.replay.largestHistory} events, replayed in ${r.largestReplayMs} ms on one thread`,
     `  agents not answering a read: ${r.unanswered.length}`,
     `  ask_user: ${r.questions.asked} asked, ${r.questions.answered} answered once and rightly, ${r.questions.wrong} wrong, ${r.questions.unanswered} unanswered, ${r.questions.workflows} question workflows; ${r.questions.rootReviews} root reviews approved; ${r.reviews} member reviews`,
     `  task_create with a key: ${r.tasks.keyed} keys, ${r.tasks.answered} answered, ${r.tasks.onBoard} on the board, ${r.tasks.duplicates} duplicated, ${r.tasks.missing} missing`,
