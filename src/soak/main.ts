@@ -38,7 +38,8 @@ const program = new Command('soak')
         offerPerSecond: Number(opts.rate ?? (opts.matrix ? 20 : 0)),
         dataRoot: path.join(projectRoot, '.soak-data', `seed-${seed}`),
         basePort: 39233,
-        env: { DIPPER_STICKY_TIMEOUT_MS: opts.sticky },
+        // DIPPER_LOG_LEVEL=info in the soak's environment: the stack's logs say when each process came up.
+        env: { DIPPER_STICKY_TIMEOUT_MS: opts.sticky, ...(process.env.DIPPER_LOG_LEVEL ? { DIPPER_LOG_LEVEL: process.env.DIPPER_LOG_LEVEL } : {}) },
         // The gateway caps each Query a second below its own idea of the sticky timeout.
         gatewayEnv: opts.unboundedQueries ? { DIPPER_STICKY_TIMEOUT_MS: '600000' } : undefined,
         repair: opts.repair === true,
