@@ -116,6 +116,12 @@ export interface DipperConfig {
      * fewer also made recovery slower (docs/reliability.md).
      */
     workflowTaskSlots: number;
+    /**
+     * Threads the worker runs workflow code on (the SDK's default, 1). Each
+     * holds its own copy of the workflow bundle; two let a fresh worker's
+     * replays use both cores of a small machine.
+     */
+    workflowThreads: number;
   };
   operatorToken?: string;
   /** Named operators as JSON (src/auth/operators.ts), from DIPPER_OPERATORS or the file DIPPER_OPERATORS_FILE. */
@@ -483,6 +489,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): DipperC
       uiPort: int(env, 'DIPPER_TEMPORAL_UI_PORT', devPort + 1000),
       stickyTimeoutMs: Math.max(1000, int(env, 'DIPPER_STICKY_TIMEOUT_MS', 5000)),
       workflowTaskSlots: Math.max(2, int(env, 'DIPPER_WORKFLOW_TASK_SLOTS', 40)),
+      workflowThreads: Math.max(1, int(env, 'DIPPER_WORKFLOW_THREADS', 1)),
     },
     operatorToken: env.DIPPER_OPERATOR_TOKEN || undefined,
     operators: env.DIPPER_OPERATORS || (env.DIPPER_OPERATORS_FILE ? readFileSync(env.DIPPER_OPERATORS_FILE, 'utf8') : undefined),

@@ -2,14 +2,14 @@ import type { Limits } from '../src/config';
 
 /**
  * How long a worker may hold a workflow task before the server hands it to
- * another attempt (Temporal's default is 10 s). A worker killed holding a
- * task leaves its workflow waiting this long, so it bounds recovery after
- * a kill; a task that needs longer fails again and again, so it must stay
- * well above the slowest task, a fresh worker's replay of the longest
- * history (continueAsNewEvents) on a busy machine. Every workflow Dipper
- * starts gets it, and each one hands it on to the children it starts.
+ * another attempt: Temporal's default, named here so every workflow Dipper
+ * starts gets it and hands it on to the children it starts. A worker killed
+ * holding a task leaves its workflow waiting this long, but a task that
+ * needs longer fails again and again: a fresh worker replays each history
+ * it gets (about 1 ms an event on a busy core), many at once on one thread.
+ * At 4 s a busy 2-core machine's fresh worker never caught up (docs/reliability.md).
  */
-export const WORKFLOW_TASK_TIMEOUT_MS = 4000;
+export const WORKFLOW_TASK_TIMEOUT_MS = 10_000;
 
 /**
  * Dipper's default limits. Here, with the workflows, because a run started

@@ -106,6 +106,7 @@ export async function createDipperWorker(
     taskQueue: config.temporal.taskQueue,
     stickyQueueScheduleToStartTimeout: config.temporal.stickyTimeoutMs,
     maxConcurrentWorkflowTaskExecutions: config.temporal.workflowTaskSlots,
+    workflowThreadPoolSize: config.temporal.workflowThreads,
     ...bundle,
     activities,
     // Each leader holds one slot for its hour-long workspace watch (mostly asleep): room for many leaders per worker.
