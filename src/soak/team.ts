@@ -472,7 +472,8 @@ export class SoakTeam {
     let cursor: string | undefined;
     do {
       // A member reads: the root may be held by the review gate while members' reviews wait.
-      const page = await this.members[1].tasks.ok('task_list', { channel: this.board, limit: 100, include_subtasks: true, sort: 'number_asc', ...(cursor ? { cursor } : {}) });
+      // A read, so safe to repeat: a busy machine's `unavailable` here says nothing about the board (a CI run failed on one).
+      const page = await this.members[1].tasks.persist('task_list', { channel: this.board, limit: 100, include_subtasks: true, sort: 'number_asc', ...(cursor ? { cursor } : {}) });
       for (const t of page.items as { title: string }[]) {
         const key = /^Soak task (k\d+)$/.exec(t.title)?.[1];
         if (key) counts.set(key, (counts.get(key) ?? 0) + 1);
