@@ -211,7 +211,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       while (!(await probe.call('list_peers', {}).then(answered, () => false))) await sleep(50);
       recoverySeconds.push((Date.now() - restartedAt) / 1000);
       outageSeconds.push((Date.now() - killedAt) / 1000);
-      say(`kill ${k + 1}/${killed.length} (${killed[k]}): down ${((restartedAt - killedAt) / 1000).toFixed(1)} s, answering ${recoverySeconds.at(-1)!.toFixed(1)} s after its restart`);
+      say(`kill ${k + 1}/${killed.length} (${killed[k]}) at ${new Date(killedAt).toISOString().slice(11, 23)}: down ${((restartedAt - killedAt) / 1000).toFixed(1)} s, answering ${recoverySeconds.at(-1)!.toFixed(1)} s after its restart`);
       await sleep(1000 * (o.killEverySeconds[0] + rng.next() * (o.killEverySeconds[1] - o.killEverySeconds[0])));
     }
 
