@@ -73,7 +73,7 @@ export function newTally(): Tally {
 }
 
 /** What an answer to send_message says: delivered (and whether as a repeat), refused with a code, or nothing known. */
-type SendAnswer = { kind: 'delivered'; reused: boolean } | { kind: 'refused'; code: string } | { kind: 'unknown' };
+type SendAnswer = { kind: 'delivered'; reused: boolean } | { kind: 'refused'; code: string; retryAfterMs?: number } | { kind: 'unknown' };
 
 /** Answers that leave the outcome open: the call may be repeated with its key, and a delivery is not a lie. */
 const UNKNOWN = new Set(['outcome_unknown']);
@@ -406,7 +406,11 @@ export class SoakTeam {
       }
       const again = key !== undefined && !this.stopped && (answer.kind === 'unknown' || RETRIED.has(answer.code));
       if (!again) return;
-      await new Promise((r) => setTimeout(r, 250));
+      // As a careful runtime repeats: after the pause asked for, else 250 ms doubling to 5 s, jittered. Repeats every
+      // 250 ms from every waiting message kept a busy worker from ever catching up (a CI soak took 115 s to recover).
+      const backoff = Math.min(5_000, 250 * 2 ** (refusals.length - 1)) * (0.5 + this.rng.next());
+      const asked = answer.kind === 'refused' ? answer.retryAfterMs : undefined;
+      await new Promise((r) => setTimeout(r, Math.max(asked ?? 0, backoff)));
     }
   }
 
@@ -419,7 +423,9 @@ export class SoakTeam {
         return { kind: 'delivered', reused: (out.data as { reused?: boolean } | undefined)?.reused === true };
       }
       this.tally.failedCalls++;
-      return out.error?.code ? { kind: 'refused', code: out.error.code } : { kind: 'unknown' };
+      if (!out.error?.code) return { kind: 'unknown' };
+      const after = Number((out.error as { retry_after_ms?: unknown }).retry_after_ms ?? (out.error.details as { retry_after_ms?: unknown } | undefined)?.retry_after_ms);
+      return { kind: 'refused', code: out.error.code, ...(Number.isFinite(after) && after > 0 ? { retryAfterMs: Math.min(after, 10_000) } : {}) };
     } catch {
       this.tally.failedCalls++;
       return { kind: 'unknown' };
