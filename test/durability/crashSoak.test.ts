@@ -18,7 +18,7 @@ function options(seed: number, extra: Partial<SoakOptions>): SoakOptions {
     maxDownSeconds: 2,
     pauseMs: 250,
     // Messages offered whatever the answers, half keyed and repeated after `unavailable` or `outcome_unknown`.
-    offerPerSecond: 2,
+    offerPerSecond: 1,
     dataRoot: path.join(testDataRoot, `soak-${seed}`),
     bundlePath: readTestEnv().bundlePath,
     basePort: 29433,
