@@ -60,8 +60,7 @@ export class AgentClient {
       if (!out.isError) return out.data;
       const retryable = out.error?.retryable === true;
       if (!retryable || Date.now() > until) throw new Error(`${name} failed: ${out.text}`);
-      const details = out.error?.details as { retry_after_ms?: number } | undefined;
-      const pause = Number(out.error?.retry_after_ms ?? details?.retry_after_ms ?? 500);
+      const pause = retryAfterMs(out.error) ?? 500;
       await new Promise((r) => setTimeout(r, Math.min(Math.max(pause, 100), 5_000)));
     }
   }
@@ -94,4 +93,11 @@ export class AgentClient {
   async close(): Promise<void> {
     await this.mcp.close();
   }
+}
+
+/** The pause a refusal asks for before a repeat (`retry_after_ms`, on the error or in its details), if it asks for one. */
+export function retryAfterMs(error: ToolOutcome['error']): number | undefined {
+  const details = error?.details as { retry_after_ms?: unknown } | undefined;
+  const ms = Number((error as { retry_after_ms?: unknown } | undefined)?.retry_after_ms ?? details?.retry_after_ms);
+  return Number.isFinite(ms) && ms > 0 ? ms : undefined;
 }

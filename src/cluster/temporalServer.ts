@@ -7,7 +7,7 @@ import { TemporalAdmin } from '../temporal';
  * The production Temporal server `dipper cluster` runs, built from its Go
  * module: the release the dev server of the pinned CLI embeds
  * (TEMPORAL_CLI_VERSION), so tests and the cluster run one server version.
- * test/unit/serverVersion.test.ts holds the two (and docker-compose.yml) together.
+ * test/devstack.test.ts holds the two (and docker-compose.yml) together.
  */
 export const TEMPORAL_SERVER_VERSION = 'v1.32.0';
 const MODULE = 'go.temporal.io/server';

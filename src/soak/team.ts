@@ -1,4 +1,4 @@
-import { AgentClient } from '../client/agent';
+import { AgentClient, retryAfterMs } from '../client/agent';
 import type { Rng } from './rng';
 
 /** Soak messages carry a unique text, so a delivery can be matched to its send whatever id the gateway gave it. */
@@ -80,7 +80,7 @@ const UNKNOWN = new Set(['outcome_unknown']);
 /** A call that got no answer at all (the gateway died under it). */
 const NO_ANSWER = 'no answer';
 /** Answers a runtime repeats a keyed call after: the change is certainly not made, or may be. */
-const RETRIED = new Set(['unavailable', 'outcome_unknown', 'rate_limited']);
+const RETRIED = new Set(['unavailable', 'outcome_unknown']);
 
 /**
  * A soak team: one root that declares plans and spawns members in waves,
@@ -424,8 +424,8 @@ export class SoakTeam {
       }
       this.tally.failedCalls++;
       if (!out.error?.code) return { kind: 'unknown' };
-      const after = Number((out.error as { retry_after_ms?: unknown }).retry_after_ms ?? (out.error.details as { retry_after_ms?: unknown } | undefined)?.retry_after_ms);
-      return { kind: 'refused', code: out.error.code, ...(Number.isFinite(after) && after > 0 ? { retryAfterMs: Math.min(after, 10_000) } : {}) };
+      const after = retryAfterMs(out.error);
+      return { kind: 'refused', code: out.error.code, ...(after === undefined ? {} : { retryAfterMs: Math.min(after, 10_000) }) };
     } catch {
       this.tally.failedCalls++;
       return { kind: 'unknown' };
