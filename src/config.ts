@@ -122,6 +122,11 @@ export interface DipperConfig {
      * replays use both cores of a small machine.
      */
     workflowThreads: number;
+    /**
+     * DIPPER_FAST_ACTIVATIONS (on): workflow threads without a watchdog
+     * thread per VM call or a stack trace per promise (src/worker/workflowThreads.ts).
+     */
+    fastActivations: boolean;
   };
   operatorToken?: string;
   /** Named operators as JSON (src/auth/operators.ts), from DIPPER_OPERATORS or the file DIPPER_OPERATORS_FILE. */
@@ -374,6 +379,13 @@ function temporalUiUrlOf(env: Env): string | null {
   return raw.replace(/\/+$/, '');
 }
 
+function onOff(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (raw !== 'on' && raw !== 'off') throw new Error(`${name} must be on or off, got "${raw}"`);
+  return raw === 'on';
+}
+
 function int(env: Env, name: string, fallback: number): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
@@ -490,6 +502,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): DipperC
       stickyTimeoutMs: Math.max(1000, int(env, 'DIPPER_STICKY_TIMEOUT_MS', 5000)),
       workflowTaskSlots: Math.max(2, int(env, 'DIPPER_WORKFLOW_TASK_SLOTS', 40)),
       workflowThreads: Math.max(1, int(env, 'DIPPER_WORKFLOW_THREADS', 1)),
+      fastActivations: onOff(env, 'DIPPER_FAST_ACTIVATIONS', true),
     },
     operatorToken: env.DIPPER_OPERATOR_TOKEN || undefined,
     operators: env.DIPPER_OPERATORS || (env.DIPPER_OPERATORS_FILE ? readFileSync(env.DIPPER_OPERATORS_FILE, 'utf8') : undefined),

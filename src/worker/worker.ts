@@ -22,6 +22,7 @@ import { startMender } from '../ops/mender';
 import { startContentSweeper } from './contentSweeper';
 import { startStallWatch } from './stallWatch';
 import { checkServer } from './serverCheck';
+import { speedUpWorkflowThreads } from './workflowThreads';
 import { Temporal, TemporalAdmin } from '../temporal';
 import { startPromotion } from '../versioning/promote';
 import { workerVersioning } from '../versioning/worker';
@@ -58,6 +59,8 @@ export async function createDipperWorker(
       .catch(() => undefined);
   }, config.maxRuntimeProcesses);
   commands.adoptAll(path.join(config.dataDir, 'runs'));
+  // Before any Worker.create: the workflow threads it starts load the preload (src/worker/workflowThreads.ts).
+  const fast = config.temporal.fastActivations && opts.log ? speedUpWorkflowThreads(opts.log) : undefined;
   const connection = await NativeConnection.connect({ address });
   // The server's side of worker versioning: this build's promotion (src/versioning/promote.ts).
   const admin = await TemporalAdmin.connect(address);
@@ -147,6 +150,7 @@ export async function createDipperWorker(
           stopWatching?.();
           stopSweeping?.();
           stopMending?.();
+          fast?.stop();
           promotion?.stop();
         });
         await ensured;

@@ -1,0 +1,71 @@
+import path from 'node:path';
+import workerThreads from 'node:worker_threads';
+import type { Logger } from '../log';
+
+const PRELOAD = path.join(__dirname, 'workflowThreadPreload.cjs');
+/** The SDK's workflow thread entry point (@temporalio/worker lib/workflow/workflow-worker-thread.js). */
+const WORKFLOW_THREAD = /[\\/]workflow-worker-thread\.js$/;
+
+/** The clock the preload writes: milliseconds, kept to 31 bits so an Int32Array holds them (0 means no call). */
+export function clock(now = Date.now()): number {
+  return now % 0x7fffffff || 1;
+}
+
+/** How long the call a thread shows has run, in ms; 0 when it shows none. The clock wraps every 24.8 days. */
+export function runningFor(began: number, now: number): number {
+  return began === 0 ? 0 : (now - began + 0x7fffffff) % 0x7fffffff;
+}
+
+export interface Watch {
+  stop(): void;
+}
+
+/**
+ * Makes the workflow threads the SDK starts from now on load
+ * workflowThreadPreload.cjs: activations without a watchdog thread per VM
+ * call and without a stack trace per promise (about 2.5 times as fast a
+ * replay on a busy 2-core machine; docs/decisions.md, "Cheaper workflow
+ * activations"). What the watchdog guarded against, workflow code that does
+ * not return, is watched here instead: a VM call running `stuckMs` ends the
+ * process with a clear line, for the supervisor to start a fresh one.
+ * Only the SDK's own workflow threads are touched; call before Worker.create.
+ */
+export function speedUpWorkflowThreads(log: Logger, stuckMs = 30_000, onStuck: () => void = () => process.exit(70)): Watch {
+  const Original = workerThreads.Worker;
+  class WorkflowThread extends Original {
+    constructor(filename: string | URL, options: workerThreads.WorkerOptions = {}) {
+      const file = String(filename);
+      super(filename, WORKFLOW_THREAD.test(file) ? { ...options, execArgv: [...(options.execArgv ?? process.execArgv), '--require', PRELOAD] } : options);
+    }
+  }
+  const threads = workerThreads as { Worker: typeof Original };
+  threads.Worker = WorkflowThread;
+
+  const calls: Int32Array[] = [];
+  const channel = new workerThreads.BroadcastChannel('dipper-workflow-threads');
+  channel.onmessage = (event) => {
+    const data = (event as MessageEvent).data;
+    // By its tag: a buffer from another realm (a test's) is not an instance of this one's class.
+    if (Object.prototype.toString.call(data) === '[object SharedArrayBuffer]') calls.push(new Int32Array(data as SharedArrayBuffer));
+  };
+  (channel as unknown as { unref(): void }).unref();
+  const timer = setInterval(() => {
+    const now = clock();
+    for (const running of calls) {
+      const ms = runningFor(Atomics.load(running, 0), now);
+      if (ms > stuckMs) {
+        log.error({ ms }, 'workflow code has run without returning for too long; ending the worker so a fresh one takes over');
+        onStuck();
+        return;
+      }
+    }
+  }, Math.min(1000, stuckMs / 4));
+  timer.unref();
+  return {
+    stop() {
+      clearInterval(timer);
+      channel.close();
+      threads.Worker = Original;
+    },
+  };
+}
