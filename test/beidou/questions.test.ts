@@ -66,7 +66,8 @@ describe('ask_user', () => {
     expect(atRoot.content).toContain(`escalated by ${a.agentId}`);
     expect(await root.ok('escalate_question', { qid, reason: 'The user decides.' })).toEqual({ ok: true, qid, new_holder: null });
 
-    const waiting = (await operator.request('GET', `/questions?run=${runId}`)).json.questions;
+    // The list is found through Temporal's visibility, which follows the workflow's own write by up to seconds on a busy machine.
+    const waiting = await waitForQuestion(runId);
     expect(waiting.map((q: any) => q.qid)).toEqual([qid]);
     expect(waiting[0]).toMatchObject({ asker_id: b.agentId, holder: 'user', status: 'pending', questions: [choose, why], context: 'We ship Friday.' });
     expect(waiting[0].chain).toEqual([a.agentId, expect.stringMatching(/^ag_/), 'user']);

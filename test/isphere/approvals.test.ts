@@ -79,7 +79,11 @@ describe('an approved send', () => {
     // The same dry run again names the same approval.
     expect((await a.isphere.ok('isphere_send_message', send())).approval.approval_id).toBe(approvalId);
 
-    const listed = await operator.request('GET', `/isphere/approvals?run=${a.runId}`);
+    // Listed through Temporal's visibility, which follows a new workflow by up to seconds on a busy machine.
+    const listed = await eventually(async () => {
+      const got = await operator.request('GET', `/isphere/approvals?run=${a.runId}`);
+      return got.status !== 200 || got.json.approvals.length > 0 ? got : undefined;
+    });
     expect(listed.status).toBe(200);
     expect(listed.json.approvals).toEqual([
       expect.objectContaining({ approval_id: approvalId, status: 'pending', words: text, requester: { agent_id: a.agentId, role: expect.any(String) }, binding: expect.objectContaining({ content_sha256: sha(text) }) }),
