@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { defaultLimits } from '../workflows/limits';
+import { defaultLimits, WORKFLOW_TASK_TIMEOUT_MS } from '../workflows/limits';
 import path from 'node:path';
 import { versioningOf, type VersioningConfig } from './versioning/config';
 
@@ -109,6 +109,13 @@ export interface DipperConfig {
      * sticky queue (see docs/decisions.md, "A Query must not outlive a dead worker").
      */
     stickyTimeoutMs: number;
+    /**
+     * How long a worker may hold a workflow task (DIPPER_WORKFLOW_TASK_TIMEOUT_MS),
+     * given to every workflow this process starts; their children inherit
+     * it. A worker killed holding a task leaves its workflow waiting this
+     * long (workflows/limits.ts).
+     */
+    workflowTaskTimeoutMs: number;
     /**
      * Workflow tasks one worker runs at once (the SDK's default, 40). They
      * share one thread; fewer leave more waiting on the server, where
@@ -500,6 +507,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): DipperC
       devPort,
       uiPort: int(env, 'DIPPER_TEMPORAL_UI_PORT', devPort + 1000),
       stickyTimeoutMs: Math.max(1000, int(env, 'DIPPER_STICKY_TIMEOUT_MS', 5000)),
+      workflowTaskTimeoutMs: Math.max(1000, int(env, 'DIPPER_WORKFLOW_TASK_TIMEOUT_MS', WORKFLOW_TASK_TIMEOUT_MS)),
       workflowTaskSlots: Math.max(2, int(env, 'DIPPER_WORKFLOW_TASK_SLOTS', 40)),
       workflowThreads: Math.max(1, int(env, 'DIPPER_WORKFLOW_THREADS', 1)),
       fastActivations: onOff(env, 'DIPPER_FAST_ACTIVATIONS', true),

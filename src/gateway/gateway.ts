@@ -53,6 +53,7 @@ export async function startGateway(config: DipperConfig): Promise<GatewayHandle>
   const temporal = await Temporal.connect({
     address: temporalAddress(config),
     namespace: config.temporal.namespace,
+    workflowTaskTimeoutMs: config.temporal.workflowTaskTimeoutMs,
     metrics,
     // gRPC's default reconnect backoff grows to two minutes: after a long outage the gateway would answer
     // `unavailable` that long after Temporal is back. Five seconds at most keeps recovery prompt.

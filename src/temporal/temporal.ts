@@ -16,10 +16,6 @@ import { WORKFLOW_TASK_TIMEOUT_MS } from '../../workflows/limits';
 
 export type WorkflowSummary = WorkflowExecutionInfo;
 
-/** Every workflow Dipper starts gets Dipper's workflow task timeout, unless the caller names one (workflows/limits.ts says why). */
-function withTaskTimeout<O extends { workflowTaskTimeout?: Duration }>(options: O): O {
-  return { workflowTaskTimeout: WORKFLOW_TASK_TIMEOUT_MS, ...options };
-}
 export type StartOptions<W extends Workflow> = WorkflowStartOptions<W>;
 type ListRequest = temporal.api.workflowservice.v1.IListWorkflowExecutionsRequest;
 type ListResponse = temporal.api.workflowservice.v1.IListWorkflowExecutionsResponse;
@@ -33,6 +29,8 @@ export interface ConnectOptions {
   metrics?: ProcessMetrics;
   channelArgs?: Record<string, number | string>;
   connectTimeout?: Duration;
+  /** The workflow task timeout of every workflow started here (DIPPER_WORKFLOW_TASK_TIMEOUT_MS; workflows/limits.ts says why). */
+  workflowTaskTimeoutMs?: number;
 }
 
 /**
@@ -52,8 +50,14 @@ export class Temporal {
     readonly namespace: string,
     metrics: ProcessMetrics | undefined,
     private readonly connection?: Connection,
+    private readonly taskTimeoutMs = WORKFLOW_TASK_TIMEOUT_MS,
   ) {
     this.counted = counter(metrics);
+  }
+
+  /** Every workflow Dipper starts gets Dipper's workflow task timeout, unless the caller names one; children inherit it. */
+  private withTaskTimeout<O extends { workflowTaskTimeout?: Duration }>(options: O): O {
+    return { workflowTaskTimeout: this.taskTimeoutMs, ...options };
   }
 
   static async connect(o: ConnectOptions): Promise<Temporal> {
@@ -64,7 +68,7 @@ export class Temporal {
       ...(o.channelArgs ? { channelArgs: o.channelArgs } : {}),
       ...(o.connectTimeout !== undefined ? { connectTimeout: o.connectTimeout } : {}),
     });
-    return new Temporal(new Client({ connection, namespace: o.namespace }), o.namespace, o.metrics, connection);
+    return new Temporal(new Client({ connection, namespace: o.namespace }), o.namespace, o.metrics, connection, o.workflowTaskTimeoutMs);
   }
 
   /** Operations over a client someone else opened and closes (tests hold their own). */
@@ -87,19 +91,19 @@ export class Temporal {
   }
 
   async start<W extends Workflow>(workflow: W, options: StartOptions<W>): Promise<WorkflowRef<W>> {
-    const started = await this.counted('start', () => this.client.workflow.start(workflow, withTaskTimeout(options)));
+    const started = await this.counted('start', () => this.client.workflow.start(workflow, this.withTaskTimeout(options)));
     return new WorkflowRef(started, this.counted);
   }
 
   /** Start (or attach, by the options' conflict policy) and wait for the result. */
   execute<W extends Workflow>(workflow: W, options: StartOptions<W>): Promise<WorkflowResultType<W>> {
-    return this.counted('execute', () => this.client.workflow.execute(workflow, withTaskTimeout(options)));
+    return this.counted('execute', () => this.client.workflow.execute(workflow, this.withTaskTimeout(options)));
   }
 
   /** One round trip: the Signal, and the workflow started first if it is not running. */
   async signalWithStart<W extends Workflow, SA extends unknown[]>(workflow: W, signal: SignalDefinition<SA>, signalArgs: SA, options: StartOptions<W>): Promise<WorkflowRef<W>> {
     const call = this.client.workflow.signalWithStart as (w: W, o: unknown) => ReturnType<Client['workflow']['signalWithStart']>;
-    const handle = await this.counted('signalWithStart', () => call.call(this.client.workflow, workflow, { ...withTaskTimeout(options), signal, signalArgs }));
+    const handle = await this.counted('signalWithStart', () => call.call(this.client.workflow, workflow, { ...this.withTaskTimeout(options), signal, signalArgs }));
     return new WorkflowRef(handle as never, this.counted);
   }
 
@@ -115,7 +119,7 @@ export class Temporal {
     args: Args,
     updateId?: string,
   ): Promise<Ret> {
-    const startWorkflowOperation = new WithStartWorkflowOperation(workflow, withTaskTimeout(options));
+    const startWorkflowOperation = new WithStartWorkflowOperation(workflow, this.withTaskTimeout(options));
     return this.counted('updateWithStart', () =>
       this.client.workflow.executeUpdateWithStart(update, { args, startWorkflowOperation, ...(updateId === undefined ? {} : { updateId }) }),
     );

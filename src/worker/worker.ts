@@ -51,7 +51,7 @@ export async function createDipperWorker(
   const stores = await openStores(config);
   const { events, content } = stores;
   const audit = await openAuditStore(config, auditKey(config, secrets));
-  const temporal = await Temporal.connect({ address, namespace: config.temporal.namespace });
+  const temporal = await Temporal.connect({ address, namespace: config.temporal.namespace, workflowTaskTimeoutMs: config.temporal.workflowTaskTimeoutMs });
   const commands = new CommandRuntime((who, exit) => {
     temporal
       .handle(agentWorkflowId(who.run_id, who.agent_id))
