@@ -67,6 +67,8 @@ export default async function globalSetup(): Promise<void> {
     // A waiting ask_user tells its client it is alive every second, so tests can use short client timeouts.
     DIPPER_QUESTION_PROGRESS_MS: '1000',
     DIPPER_LOG_LEVEL: 'warn',
+    // Not the server's default (10 s), so test/durability/taskTimeout.test.ts sees whether every workflow got Dipper's.
+    DIPPER_WORKFLOW_TASK_TIMEOUT_MS: '11000',
     // Every tool result of every test call is checked against its published output schema.
     DIPPER_CHECK_OUTPUTS: '1',
     // The embedded Task service of the agentteam tools, started below; other test stacks reuse it.
