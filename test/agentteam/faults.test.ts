@@ -93,12 +93,14 @@ it("keeps every agent's Task API token out of workflow histories, events and log
   expect(tokens.length).toBeGreaterThan(0);
   const temporal = await connectTemporal();
   try {
+    // The run, its root and its two task workflows at least, once Temporal's visibility lists them all.
+    const listed = await eventually(async () => {
+      const found: { workflowId: string; runId: string }[] = [];
+      for await (const wf of temporal.client.workflow.list({ query: `DipperRunId = '${runId}'` })) found.push(wf);
+      return found.length >= 4 ? found : undefined;
+    });
     const texts: string[] = [];
-    for await (const wf of temporal.client.workflow.list({ query: `DipperRunId = '${runId}'` })) {
-      texts.push(historyToJSON(await temporal.client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory()));
-    }
-    // The run, its root and its two task workflows at least.
-    expect(texts.length).toBeGreaterThanOrEqual(4);
+    for (const wf of listed) texts.push(historyToJSON(await temporal.client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory()));
     texts.push(JSON.stringify(await stack.operator.events(runId)));
     for (const log of fs.readdirSync(testDataRoot).filter((f) => f.startsWith('tasks-') && f.endsWith('.log'))) texts.push(fs.readFileSync(path.join(testDataRoot, log), 'utf8'));
     for (const text of texts) for (const token of tokens) expect(text.includes(token)).toBe(false);

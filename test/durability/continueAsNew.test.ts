@@ -1,6 +1,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { declarePlanUpdate, spawnAgentUpdate } from '../../workflows/agent/messages';
 import { agentWorkflowId, runWorkflowId } from '../../workflows/ids';
+import { eventually } from '../support/clients';
 import { closeAll, env, operator, spawn, startRun, task } from '../support/team';
 import { connectTemporal } from '../support/temporal';
 
@@ -37,7 +38,8 @@ describe('continue-as-new', () => {
       expect(messages.map((m) => m.message_id)).toEqual(sent.slice(10));
       expect(messages.map((m) => m.seq)).toEqual([...messages.map((m) => m.seq)].sort((a, b) => a - b));
 
-      expect(await executions(client, agentWorkflowId(runId, child.agentId))).toBeGreaterThan(1);
+      // Its second run, as Temporal's visibility lists it a moment after it starts.
+      await eventually(async () => ((await executions(client, agentWorkflowId(runId, child.agentId))) > 1 ? true : undefined));
       expect((await root.ok('list_pending_reviews')).items.map((r: any) => r.agent_id)).toEqual([child.agentId]);
       // The review carried through continue-as-new still keeps the root to the review tools.
       expect((await root.fail('list_ready')).code).toBe('review_gate_denied');
@@ -51,7 +53,7 @@ describe('continue-as-new', () => {
       }
       await root.ok('terminate_child', { agent_id: child.agentId });
       expect(await root.ok('list_ready')).toEqual({ ready: ['b'] });
-      expect(await executions(client, runWorkflowId(runId))).toBeGreaterThan(1);
+      await eventually(async () => ((await executions(client, runWorkflowId(runId))) > 1 ? true : undefined));
       const peers = (await root.ok('list_peers', { scope: 'children' })).peers;
       expect(peers).toEqual([expect.objectContaining({ agent_id: child.agentId })]);
     } finally {

@@ -28,12 +28,14 @@ async function threeLevels() {
 describe('POST /api/runs/:run/cancel', () => {
   it('ends a three-level run: every agent terminated, nothing left running, events say who and why', async () => {
     const run = await threeLevels();
-    // Task board changes run as short workflows of the run: each has ended by the time its call answers.
+    // Task board changes run as short workflows of the run: each has ended by the time its call answers, and
+    // Temporal's visibility, which leftRunning reads, says so a moment later (ci34 read it at once, under load).
     for (const token of [run.root.token, run.leaf.client.token]) {
       const board = await connect(token, 'agentteam');
       await board.ok('task_create', { channel: run.runId, tasks: [{ title: 'Left behind?' }], idempotency_key: 'ended-run' });
       await board.ok('task_set_claim', { channel: run.runId, numbers: [1], claimed: token === run.root.token });
     }
+    await eventually(async () => ((await leftRunning(client, env.dataDir, run.runId)).length === 4 ? true : undefined)).catch(() => undefined);
     expect(await leftRunning(client, env.dataDir, run.runId)).toHaveLength(4);
     const res = await operator.request('POST', `/runs/${run.runId}/cancel`, { reason: 'Wrong task.' });
     expect(res.status).toBe(200);
