@@ -12,7 +12,7 @@
  * 2. The SDK's promise hook, which captures a stack trace for every promise
  *    a workflow makes (for the `__stack_trace` Query), is not installed.
  */
-const { isMainThread } = require('node:worker_threads');
+const { isMainThread, threadId } = require('node:worker_threads');
 const vm = require('node:vm');
 const v8 = require('node:v8');
 
@@ -20,7 +20,8 @@ if (!isMainThread) {
   // [0]: when the call under way began (clock() in workflowThreads.ts: Date.now() kept to 31 bits), 0 when none is.
   const running = new Int32Array(new SharedArrayBuffer(4));
   const channel = new BroadcastChannel('dipper-workflow-threads');
-  channel.postMessage(running.buffer);
+  // With the thread's id, so the main thread forgets it when the thread ends (a thread ended mid-call is not stuck).
+  channel.postMessage({ threadId, buffer: running.buffer });
   channel.close();
 
   const runInContext = vm.Script.prototype.runInContext;

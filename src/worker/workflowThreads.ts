@@ -31,30 +31,40 @@ export interface Watch {
  * Only the SDK's own workflow threads are touched; call before Worker.create.
  */
 export function speedUpWorkflowThreads(log: Logger, stuckMs = 30_000, onStuck: () => void = () => process.exit(70)): Watch {
+  // What each live workflow thread shows, by thread id; a thread that ends is forgotten, whatever it showed last.
+  const calls = new Map<number, Int32Array>();
+  const ended = new Set<number>();
   const Original = workerThreads.Worker;
   class WorkflowThread extends Original {
     constructor(filename: string | URL, options: workerThreads.WorkerOptions = {}) {
-      const file = String(filename);
-      super(filename, WORKFLOW_THREAD.test(file) ? { ...options, execArgv: [...(options.execArgv ?? process.execArgv), '--require', PRELOAD] } : options);
+      const workflows = WORKFLOW_THREAD.test(String(filename));
+      super(filename, workflows ? { ...options, execArgv: [...(options.execArgv ?? process.execArgv), '--require', PRELOAD] } : options);
+      if (!workflows) return;
+      const id = this.threadId;
+      this.once('exit', () => {
+        calls.delete(id);
+        ended.add(id);
+      });
     }
   }
   const threads = workerThreads as { Worker: typeof Original };
   threads.Worker = WorkflowThread;
 
-  const calls: Int32Array[] = [];
   const channel = new workerThreads.BroadcastChannel('dipper-workflow-threads');
   channel.onmessage = (event) => {
-    const data = (event as MessageEvent).data;
+    const data = (event as MessageEvent).data as { threadId?: unknown; buffer?: unknown } | null;
     // By its tag: a buffer from another realm (a test's) is not an instance of this one's class.
-    if (Object.prototype.toString.call(data) === '[object SharedArrayBuffer]') calls.push(new Int32Array(data as SharedArrayBuffer));
+    if (typeof data?.threadId !== 'number' || Object.prototype.toString.call(data.buffer) !== '[object SharedArrayBuffer]') return;
+    // A thread can end before its first message is read here.
+    if (!ended.delete(data.threadId)) calls.set(data.threadId, new Int32Array(data.buffer as SharedArrayBuffer));
   };
   (channel as unknown as { unref(): void }).unref();
   const timer = setInterval(() => {
     const now = clock();
-    for (const running of calls) {
+    for (const [thread, running] of calls) {
       const ms = runningFor(Atomics.load(running, 0), now);
       if (ms > stuckMs) {
-        log.error({ ms }, 'workflow code has run without returning for too long; ending the worker so a fresh one takes over');
+        log.error({ ms, thread }, 'workflow code has run without returning for too long; ending the worker so a fresh one takes over');
         onStuck();
         return;
       }

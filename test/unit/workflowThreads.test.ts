@@ -1,20 +1,23 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import type { Logger } from '../../src/log';
 import { clock, runningFor, speedUpWorkflowThreads } from '../../src/worker/workflowThreads';
 
-const lines: { level: string; msg: string }[] = [];
+const lines: { level: string; msg: string; thread?: number }[] = [];
 const log = {
-  error: (_: unknown, msg: string) => lines.push({ level: 'error', msg }),
+  error: (fields: { thread?: number }, msg: string) => lines.push({ level: 'error', msg, thread: fields.thread }),
   warn: () => undefined,
   info: () => undefined,
   debug: () => undefined,
 } as unknown as Logger;
 
-/** What a workflow thread's preload shares: when its VM call under way began, 0 for none. */
-function threadShowing(began: number): void {
+/** What a workflow thread's preload shares: its id and when its VM call under way began, 0 for none. */
+function threadShowing(threadId: number, began: number): void {
   const running = new Int32Array(new SharedArrayBuffer(4));
   Atomics.store(running, 0, began);
   const channel = new BroadcastChannel('dipper-workflow-threads');
-  channel.postMessage(running.buffer);
+  channel.postMessage({ threadId, buffer: running.buffer });
   channel.close();
 }
 
@@ -36,12 +39,12 @@ it('ends the worker when a workflow VM call has run too long', async () => {
   let stuck = 0;
   const watch = speedUpWorkflowThreads(log, 300, () => stuck++);
   try {
-    threadShowing(0);
-    threadShowing(clock());
+    threadShowing(9001, 0);
+    threadShowing(9002, clock());
     // A thread that started a call 5 s ago and never returned.
-    threadShowing(clock(Date.now() - 5_000));
+    threadShowing(9003, clock(Date.now() - 5_000));
     expect(await until(() => stuck > 0, 5_000)).toBe(true);
-    expect(lines).toContainEqual({ level: 'error', msg: expect.stringContaining('workflow code has run without returning') });
+    expect(lines).toContainEqual({ level: 'error', msg: expect.stringContaining('workflow code has run without returning'), thread: 9003 });
   } finally {
     watch.stop();
   }
@@ -64,4 +67,37 @@ it('loads the preload into the SDK workflow threads only, and stop() puts the cl
     watch.stop();
   }
   expect(threads.Worker).toBe(Worker);
+});
+
+it('forgets a workflow thread that ended in the middle of a call', async () => {
+  // A stand-in for the SDK's thread file (the name is what marks it), which shows a call begun 5 s ago and ends.
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dipper-threads-'));
+  const file = path.join(dir, 'workflow-worker-thread.js');
+  fs.writeFileSync(
+    file,
+    `const { threadId } = require('node:worker_threads');
+     const running = new Int32Array(new SharedArrayBuffer(4));
+     Atomics.store(running, 0, ${clock(Date.now() - 5_000)});
+     const channel = new BroadcastChannel('dipper-workflow-threads');
+     channel.postMessage({ threadId, buffer: running.buffer });
+     channel.close();`,
+  );
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const threads = require('node:worker_threads') as typeof import('node:worker_threads');
+  let stuck = 0;
+  lines.length = 0;
+  const watch = speedUpWorkflowThreads(log, 300, () => stuck++);
+  try {
+    const ended = new threads.Worker(file);
+    const endedId = ended.threadId;
+    await new Promise((resolve) => ended.once('exit', resolve));
+    // The positive sign: a live thread stuck the same way is seen, and it is the only one named.
+    threadShowing(9100, clock(Date.now() - 5_000));
+    expect(await until(() => stuck > 0, 5_000)).toBe(true);
+    expect(lines.map((l) => l.thread)).toEqual([9100]);
+    expect(endedId).not.toBe(9100);
+  } finally {
+    watch.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });
