@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { defaultLimits, WORKFLOW_TASK_TIMEOUT_MS } from '../workflows/limits';
 import path from 'node:path';
-import { versioningOf, type VersioningConfig } from './versioning/config';
+import { onOff, versioningOf, type VersioningConfig } from './versioning/config';
 
 /**
  * Every setting Dipper reads, in one typed object. It is read once at an
@@ -384,13 +384,6 @@ function temporalUiUrlOf(env: Env): string | null {
   }
   if (!url || !['http:', 'https:'].includes(url.protocol)) throw new Error(`DIPPER_TEMPORAL_UI_URL must be an http(s) URL, got "${raw}"`);
   return raw.replace(/\/+$/, '');
-}
-
-function onOff(env: Env, name: string, fallback: boolean): boolean {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (raw !== 'on' && raw !== 'off') throw new Error(`${name} must be on or off, got "${raw}"`);
-  return raw === 'on';
 }
 
 function int(env: Env, name: string, fallback: number): number {

@@ -22,9 +22,16 @@ export type PromoteMode = 'newer' | 'always' | 'never';
 
 type Env = Record<string, string | undefined>;
 
+/** A switch read from the environment: `on` or `off`, the fallback when unset or empty. One reader for every such setting. */
+export function onOff(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (raw !== 'on' && raw !== 'off') throw new Error(`${name} must be on or off, got "${raw}"`);
+  return raw === 'on';
+}
+
 export function versioningOf(env: Env, taskQueue: string): VersioningConfig {
-  const switch_ = env.DIPPER_WORKER_VERSIONING ?? 'on';
-  if (!['on', 'off'].includes(switch_)) throw new Error(`DIPPER_WORKER_VERSIONING must be on or off, got "${switch_}"`);
+  const enabled = onOff(env, 'DIPPER_WORKER_VERSIONING', true);
   const deploymentName = env.DIPPER_DEPLOYMENT_NAME || taskQueue.replaceAll('.', '_');
   // The server refuses '.' and ':' in a deployment name and a leading '__' in either part of a version.
   if (!/^[A-Za-z0-9_-]{1,100}$/.test(deploymentName) || deploymentName.startsWith('__')) {
@@ -36,5 +43,5 @@ export function versioningOf(env: Env, taskQueue: string): VersioningConfig {
   }
   const promote = (env.DIPPER_PROMOTE_VERSION || 'newer') as PromoteMode;
   if (!['newer', 'always', 'never'].includes(promote)) throw new Error(`DIPPER_PROMOTE_VERSION must be newer, always or never, got "${promote}"`);
-  return { enabled: switch_ === 'on', deploymentName, buildId, promote };
+  return { enabled, deploymentName, buildId, promote };
 }
