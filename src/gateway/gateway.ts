@@ -15,7 +15,7 @@ import { createApp } from './app';
 import { loadOperators } from '../auth/operators';
 import { RevocationView, TemporalRevocationSource } from './revocations';
 import { TeamClient } from './teamClient';
-import { queryCapMs, Temporal } from '../temporal';
+import { Temporal } from '../temporal';
 
 export interface GatewayHandle {
   url: string;
@@ -72,7 +72,7 @@ export async function startGateway(config: DipperConfig): Promise<GatewayHandle>
   await revocations.start();
   const wakeups = new Wakeups(stores.wakes);
   await wakeups.start();
-  const team = new TeamClient(temporal, log, config.guards.callTimeoutMs, queryCapMs(config.temporal.stickyTimeoutMs), metrics);
+  const team = new TeamClient(temporal, log, config.guards.callTimeoutMs, config.temporal.stickyTimeoutMs, metrics);
   const app = createApp({
     config,
     operators: loadOperators(secrets.operatorToken, config.operators),

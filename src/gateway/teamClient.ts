@@ -4,7 +4,7 @@ import type { QueryDefinition, UpdateDefinition, Workflow } from '@temporalio/co
 import { agentWorkflowId, runWorkflowId } from '../../workflows/ids';
 import type { Logger } from '../log';
 import type { TeamWorkflows } from '../registry/capabilities';
-import { backoff, beforeDeadline, budget, isRetryable, MAX_ATTEMPTS, toolFailure, type StartOptions, type Temporal, type WorkflowRef } from '../temporal';
+import { backoff, beforeDeadline, budget, isRetryable, MAX_ATTEMPTS, MIN_QUERY_ATTEMPT_MS, queryCapMs, queryMayAnswerLater, queryRetryAt, toolFailure, type StartOptions, type Temporal, type WorkflowRef } from '../temporal';
 
 // Callers name these by the gateway's client; they are the module's error map and deadline policy.
 export { beforeDeadline, NoAnswerInTime, NotFound, queryCapMs, WorkflowRefusal } from '../temporal';
@@ -22,8 +22,8 @@ export class TeamClient implements TeamWorkflows {
     private readonly log: Logger,
     /** The bound on a call made outside any tool call's deadline (runtime and operator API). */
     readonly callTimeoutMs: number,
-    /** The longest a Query's RPC may wait: below the workers' sticky queue timeout. */
-    private readonly queryCapMs: number = Number.POSITIVE_INFINITY,
+    /** The workers' sticky queue timeout: each Query attempt ends before it (deadlines.ts). */
+    private readonly stickyTimeoutMs: number = Number.POSITIVE_INFINITY,
     private readonly metrics?: ProcessMetrics,
   ) {}
 
@@ -74,10 +74,29 @@ export class TeamClient implements TeamWorkflows {
    * meanwhile and carries the commands they produce into the next workflow
    * task, ahead of any Update in it, which replay orders the other way round
    * (docs/decisions.md, "A Query must not outlive a dead worker").
+   *
+   * An attempt left unanswered is sent again once the server has given up
+   * on the dead worker's queue (queryRetryAt), while the call has time: so
+   * a read made as a worker dies is answered by its successor instead of
+   * refused.
    */
   async query<Ret, Args extends unknown[]>(handle: WorkflowRef, def: QueryDefinition<Ret, Args>, ...args: Args): Promise<Ret> {
     this.metrics?.queries.inc({ query: def.name });
-    return this.bounded(def.name, () => handle.query(def, ...args), handle.workflowId, this.queryCapMs);
+    const time = budget(this.callTimeoutMs);
+    const cap = Number.isFinite(this.stickyTimeoutMs) ? queryCapMs(this.stickyTimeoutMs) : Number.POSITIVE_INFINITY;
+    for (;;) {
+      const sentAt = Date.now();
+      const rpc = Math.min(time.rpc, sentAt + cap);
+      try {
+        return await beforeDeadline(this.temporal.withDeadline(rpc, () => handle.query(def, ...args)), rpc + 100);
+      } catch (err) {
+        const again = queryRetryAt(sentAt, this.stickyTimeoutMs);
+        if (!queryMayAnswerLater(err) || again + MIN_QUERY_ATTEMPT_MS > time.rpc) {
+          throw await this.failure(err, def.name, handle.workflowId, time.diagnosis);
+        }
+        await new Promise((r) => setTimeout(r, Math.max(0, again - Date.now())));
+      }
+    }
   }
 
   /** Any other Temporal call (a workflow start, a visibility list), with the same bound and the same failures. */

@@ -40,6 +40,23 @@ export function queryCapMs(stickyTimeoutMs: number): number {
   return Math.max(500, stickyTimeoutMs - 1000);
 }
 
+/**
+ * When a Query that got no answer may be sent again. The server offers a Query to the worker that ran the workflow
+ * last and, if that worker is dead, gives up on its sticky queue a sticky timeout after the Query arrived, whether
+ * its caller still waits or not, and clears the workflow's stickiness: a Query sent after that goes to any worker
+ * (a new request, so the server again holds it while events wait for a task). Sent sooner, it would wait on the
+ * dead queue too.
+ */
+export function queryRetryAt(sentAt: number, stickyTimeoutMs: number): number {
+  return sentAt + stickyTimeoutMs + STICKY_MARGIN_MS;
+}
+
+/** Room for the server's own clock and its stickiness reset after its sticky wait ends. */
+const STICKY_MARGIN_MS = 250;
+
+/** A Query attempt shorter than this is not worth sending. */
+export const MIN_QUERY_ATTEMPT_MS = 500;
+
 /** Our own clock on a call: gRPC's deadline has been seen to let a Query to a dead worker hang well past it under load. */
 export class NoAnswerInTime extends Error {
   readonly code = 4; // gRPC DEADLINE_EXCEEDED, so the error map reads it like the server's own

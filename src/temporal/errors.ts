@@ -47,6 +47,21 @@ function noAnswer(err: unknown): boolean {
   return false;
 }
 
+/**
+ * A Query left unanswered for a reason that a later attempt can get past: no
+ * answer in time (a dead worker's queue), Temporal unreachable, or refused by
+ * the workflow's guard (workflows/interceptors.ts). Not a failing workflow
+ * task (9): that is diagnosed at once.
+ */
+export function queryMayAnswerLater(err: unknown): boolean {
+  const text = err instanceof Error ? err.message : '';
+  if (text.includes(QUERY_REFUSED) || text.includes(QUERY_COLD)) return true;
+  for (let e = err as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 4; e = e.cause as typeof e, depth++) {
+    if (e.code === 1 || e.code === 4 || e.code === 14) return true;
+  }
+  return false;
+}
+
 /** Spec codes are lower-case words (`unknown_task`); `internal` and error class names (`Error`) are not refusals. */
 function isRefusal(type: string | undefined | null): type is string {
   return typeof type === 'string' && type !== 'internal' && /^[a-z][a-z0-9_.]*$/.test(type);

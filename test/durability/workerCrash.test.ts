@@ -59,6 +59,23 @@ describe('killing the worker', () => {
     expect((await root.fail('spawn_agent', { task_id: 'late' })).code).toBe('task_not_pending');
   }, 120_000);
 
+  it('a read made as the worker dies is answered by the next worker, not refused while Temporal waits on the dead one', async () => {
+    const patient = await stack.addGateway(28738, { DIPPER_CALL_TIMEOUT_MS: '30000' });
+    const run = (await stack.operator.request('POST', '/runs', { task: 'read through a crash' })).json;
+    const root = await AgentClient.connect(patient, run.root.agent_token);
+    clients.push(root);
+    // The run's workflow last ran on this worker: Temporal offers its next Query to this worker's own queue.
+    expect((await root.ok('list_peers', { scope: 'all' })).peers.map((p: { agent_id: string }) => p.agent_id)).toEqual([run.root.agent_id]);
+
+    await stack.worker.kill('SIGKILL');
+    // Sent while the dead worker's queue still holds the run: its first attempt waits there and gets no answer.
+    const read = root.call('list_peers', { scope: 'all' });
+    await stack.restartWorker();
+    const out = await read;
+    expect(out.error).toBeUndefined();
+    expect(out.data.peers.map((p: { agent_id: string }) => p.agent_id)).toEqual([run.root.agent_id]);
+  }, 120_000);
+
   it('a change answered outcome_unknown while the worker was down is made when it returns; repeated with its key it is delivered once', async () => {
     // A replica that gives up after 2.5 s: the calls below outlast it while the worker is down.
     const quick = await stack.addGateway(28736, { DIPPER_CALL_TIMEOUT_MS: '2500' });
