@@ -1,3 +1,4 @@
+import { type BuiltEntry, nodeArgs } from '../devstack/entryBuild';
 import { stopProcess } from '../devstack/processes';
 import { spawnTied } from '../devstack/tiedSpawn';
 import { projectRoot } from './projectRoot';
@@ -103,9 +104,9 @@ export async function supervise(
   };
 }
 
-/** `node --import tsx <entry>` from the project root, tied to this process (see spawnTied). */
-export function startNode(entry: string, env: NodeJS.ProcessEnv): Promise<Running> {
-  const child = spawnTied(process.execPath, ['--import', 'tsx', entry], {
+/** A process's entry (src/<which>/main.ts, built: entryBuild.ts) from the project root, tied to this process (see spawnTied). */
+export function startNode(which: BuiltEntry, env: NodeJS.ProcessEnv): Promise<Running> {
+  const child = spawnTied(process.execPath, nodeArgs(which, projectRoot), {
     cwd: projectRoot,
     env,
     stdio: ['ignore', 'inherit', 'inherit'],

@@ -103,13 +103,13 @@ export async function up(config: DipperConfig, opts: UpOptions): Promise<void> {
     workerEnv.DIPPER_WORKFLOW_BUNDLE = path.join(config.dataDir, 'workflow-bundle.js');
     await writeWorkflowBundle(workerEnv.DIPPER_WORKFLOW_BUNDLE);
   }
-  for (const name of ['worker', 'gateway']) {
-    apps.push(await supervise(name, () => startNode(`src/${name}/main.ts`, name === 'worker' ? workerEnv : env), recordPid(name)));
+  for (const name of ['worker', 'gateway'] as const) {
+    apps.push(await supervise(name, () => startNode(name, name === 'worker' ? workerEnv : env), recordPid(name)));
   }
   // The embedded reference Task service, unless the agentteam tools are pointed at another (DIPPER_TASK_API_URL).
   if (!config.taskApi.url) {
     const taskEnv = { ...env, ...taskServiceEnv(config, taskAdminKey(config, loadOrCreateSecrets(config))) };
-    apps.push(await supervise('task service', () => startNode('src/taskservice/main.ts', taskEnv), recordPid('taskservice')));
+    apps.push(await supervise('task service', () => startNode('taskservice', taskEnv), recordPid('taskservice')));
   }
 
   const probeHost = ['0.0.0.0', '::'].includes(config.host) ? '127.0.0.1' : config.host;

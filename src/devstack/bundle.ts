@@ -1,5 +1,6 @@
 import { bundleWorkflowCode } from '@temporalio/worker';
 import fs from 'node:fs';
+import path from 'node:path';
 
 const quietLogger = {
   trace: () => undefined,
@@ -16,8 +17,8 @@ const quietLogger = {
  */
 export async function writeWorkflowBundle(file: string): Promise<void> {
   const { code } = await bundleWorkflowCode({
-    workflowsPath: require.resolve('../../workflows'),
-    workflowInterceptorModules: [require.resolve('../../workflows/interceptors')],
+    workflowsPath: path.join(__dirname, '..', '..', 'workflows', 'index.ts'),
+    workflowInterceptorModules: [path.join(__dirname, '..', '..', 'workflows', 'interceptors.ts')],
     logger: quietLogger,
   });
   fs.writeFileSync(file, code);

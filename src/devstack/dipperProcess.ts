@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { nodeArgs } from './entryBuild';
 import { isListening } from './processes';
 
 /** The checkout this code runs from: the worker and gateway entry points are found beside it. */
@@ -19,7 +20,7 @@ export interface DipperProcess {
  */
 export function startProcess(which: 'worker' | 'gateway' | 'taskservice' | 'isphere/bridgeSim', env: Record<string, string>, logFile: string): DipperProcess {
   const out = fs.openSync(logFile, 'a');
-  const proc = spawn(process.execPath, ['--import', 'tsx', path.join(projectRoot, 'src', which, 'main.ts')], {
+  const proc = spawn(process.execPath, nodeArgs(which, projectRoot), {
     cwd: projectRoot,
     env: { ...process.env, ...env },
     stdio: ['ignore', out, out],

@@ -70,8 +70,8 @@ export async function createDipperWorker(
     : {
         code: (
           await bundleWorkflowCode({
-            workflowsPath: require.resolve('../../workflows'),
-            workflowInterceptorModules: [require.resolve('../../workflows/interceptors')],
+            workflowsPath: path.join(__dirname, '..', '..', 'workflows', 'index.ts'),
+            workflowInterceptorModules: [path.join(__dirname, '..', '..', 'workflows', 'interceptors.ts')],
             logger: opts.log ? bundlerLogger(opts.log) : undefined,
           })
         ).code,
