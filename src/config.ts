@@ -499,7 +499,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): DipperC
       taskQueue: taskQueueOf(env),
       devPort,
       uiPort: int(env, 'DIPPER_TEMPORAL_UI_PORT', devPort + 1000),
-      stickyTimeoutMs: Math.max(1000, int(env, 'DIPPER_STICKY_TIMEOUT_MS', 5000)),
+      stickyTimeoutMs: Math.max(1000, int(env, 'DIPPER_STICKY_TIMEOUT_MS', 2000)),
       workflowTaskTimeoutMs: Math.max(1000, int(env, 'DIPPER_WORKFLOW_TASK_TIMEOUT_MS', WORKFLOW_TASK_TIMEOUT_MS)),
       workflowTaskSlots: Math.max(2, int(env, 'DIPPER_WORKFLOW_TASK_SLOTS', 40)),
       workflowThreads: Math.max(1, int(env, 'DIPPER_WORKFLOW_THREADS', 1)),

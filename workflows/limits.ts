@@ -2,14 +2,16 @@ import type { Limits } from '../src/config';
 
 /**
  * How long a worker may hold a workflow task before the server hands it to
- * another attempt: Temporal's default, named here so every workflow Dipper
- * starts gets it and hands it on to the children it starts. A worker killed
- * holding a task leaves its workflow waiting this long, but a task that
- * needs longer fails again and again: a fresh worker replays each history
- * it gets (about 1 ms an event on a busy core), many at once on one thread.
- * At 4 s a busy 2-core machine's fresh worker never caught up (docs/reliability.md).
+ * another attempt, named here so every workflow Dipper starts gets it and
+ * hands it on to the children it starts. A worker killed holding a task
+ * leaves its workflow waiting this long, the largest term of recovery; a
+ * task that needs longer is taken again. A fresh worker replays every
+ * history it gets on one thread, up to 2,000 events each (about 0.7 s on a
+ * busy core): 4 s keeps the longest task seen in the crash matrix (2-4 s)
+ * inside it. At 4 s with 8,000-event histories a fresh worker never caught
+ * up; Temporal's default is 10 s (docs/reliability.md).
  */
-export const WORKFLOW_TASK_TIMEOUT_MS = 10_000;
+export const WORKFLOW_TASK_TIMEOUT_MS = 4_000;
 
 /**
  * Dipper's default limits. Here, with the workflows, because a run started

@@ -84,13 +84,16 @@ export class TeamClient implements TeamWorkflows {
     this.metrics?.queries.inc({ query: def.name });
     const time = budget(this.callTimeoutMs);
     const cap = Number.isFinite(this.stickyTimeoutMs) ? queryCapMs(this.stickyTimeoutMs) : Number.POSITIVE_INFINITY;
-    for (;;) {
+    for (let attempt = 0; ; attempt++) {
       const sentAt = Date.now();
       const rpc = Math.min(time.rpc, sentAt + cap);
       try {
         return await beforeDeadline(this.temporal.withDeadline(rpc, () => handle.query(def, ...args)), rpc + 100);
       } catch (err) {
-        const again = queryRetryAt(sentAt, this.stickyTimeoutMs);
+        // Only the first attempt can find the workflow's stickiness on a dead worker's queue: once the server gave up
+        // on that queue (or held the Query behind a task, which a live worker then completes), the next attempts
+        // follow one another, a quarter second apart at least (one refused at once, Temporal down, is not hammered).
+        const again = attempt === 0 ? queryRetryAt(sentAt, this.stickyTimeoutMs) : Math.max(Date.now(), sentAt + 250);
         if (!queryMayAnswerLater(err) || again + MIN_QUERY_ATTEMPT_MS > time.rpc) {
           throw await this.failure(err, def.name, handle.workflowId, time.diagnosis);
         }

@@ -208,10 +208,21 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       const restartedAt = await kill(stack, killed[k], rng.next() * o.maxDownSeconds * 1000);
       // A probe read started after the kill: an answer already on its way when the process died does not count.
       const probe = team.members[0].client;
-      while (!(await probe.call('list_peers', {}).then(answered, () => false))) await sleep(50);
+      // What each refused probe heard, and when after the restart it ended: where a slow recovery's time went.
+      const refused: string[] = [];
+      const heard = (what: string) => refused.push(`${what} at ${((Date.now() - restartedAt) / 1000).toFixed(1)} s`);
+      let callStarted = Date.now();
+      for (;;) {
+        callStarted = Date.now();
+        const out = await probe.call('list_peers', {}).catch(() => undefined);
+        if (out && answered(out)) break;
+        heard(out?.error?.code ?? 'no answer');
+        await sleep(50);
+      }
       recoverySeconds.push((Date.now() - restartedAt) / 1000);
       outageSeconds.push((Date.now() - killedAt) / 1000);
-      say(`kill ${k + 1}/${killed.length} (${killed[k]}) at ${new Date(killedAt).toISOString().slice(11, 23)}: down ${((restartedAt - killedAt) / 1000).toFixed(1)} s, answering ${recoverySeconds.at(-1)!.toFixed(1)} s after its restart`);
+      const refusals = refused.length ? `; the probe was refused ${refused.length}×: ${refused.slice(0, 4).join(', ')}${refused.length > 4 ? ', …' : ''}` : '';
+      say(`kill ${k + 1}/${killed.length} (${killed[k]}) at ${new Date(killedAt).toISOString().slice(11, 23)}: down ${((restartedAt - killedAt) / 1000).toFixed(1)} s, answering ${recoverySeconds.at(-1)!.toFixed(1)} s after its restart (the answering call took ${((Date.now() - callStarted) / 1000).toFixed(1)} s)${refusals}`);
       await sleep(1000 * (o.killEverySeconds[0] + rng.next() * (o.killEverySeconds[1] - o.killEverySeconds[0])));
     }
 
