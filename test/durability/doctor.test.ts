@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
+import { temporal } from '@temporalio/proto';
 import fs from 'node:fs';
 import { diagnose, repair } from '../../src/ops/doctor';
 import { replayAll, replayOptions } from '../../src/ops/replayAll';
@@ -156,10 +157,11 @@ async function crash(stack: Stack, make: () => Promise<Subject[]>, wantBroken = 
         continue;
       }
       const lateDeliveries = all.map((s) => deliver(s, 'during the outage'));
-      // The server gives up on the dead worker's sticky queue.
+      // The server gives up on the dead worker's sticky queue: each agent's pending task times out there, or a Query
+      // that found no sticky worker reset the stickiness first and the task went straight to the normal queue.
       await eventually(async () => {
         const histories = await Promise.all(all.map((s) => s.handle.fetchHistory()));
-        return histories.every((h) => h.events?.some((e) => e.workflowTaskTimedOutEventAttributes)) ? true : undefined;
+        return histories.every(leftTheStickyQueue) ? true : undefined;
       }, 20_000);
       await stack.restartWorker();
       dead = false;
@@ -189,6 +191,17 @@ async function crash(stack: Stack, make: () => Promise<Subject[]>, wantBroken = 
       if (dead) await stack.restartWorker();
     }
   }
+}
+
+/** The history's pending workflow task waits on the normal queue, having timed out on the sticky one or never been there. */
+function leftTheStickyQueue(history: temporal.api.history.v1.IHistory): boolean {
+  const events = history.events ?? [];
+  if (events.some((e) => e.workflowTaskTimedOutEventAttributes)) return true;
+  const last = (has: (e: temporal.api.history.v1.IHistoryEvent) => unknown) => events.map((e, i) => (has(e) ? i : -1)).reduce((a, b) => Math.max(a, b), -1);
+  const completed = last((e) => e.workflowTaskCompletedEventAttributes);
+  const scheduled = last((e) => e.workflowTaskScheduledEventAttributes);
+  const queue = events[scheduled]?.workflowTaskScheduledEventAttributes?.taskQueue;
+  return scheduled > completed && queue?.kind === temporal.api.enums.v1.TaskQueueKind.TASK_QUEUE_KIND_NORMAL;
 }
 
 async function inboxOf(s: Subject): Promise<string[]> {
