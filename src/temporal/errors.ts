@@ -39,12 +39,19 @@ export const grpcStatus = (err: unknown): number | undefined => (isGrpcServiceEr
  */
 const NO_ANSWER = new Set([1, 4, 8, 9, 14]);
 
-function noAnswer(err: unknown): boolean {
-  if (err instanceof WorkflowUpdateRPCTimeoutOrCancelledError) return true;
+/** Statuses under which a Query may still be answered by a later attempt: 9 is diagnosed at once instead. */
+const QUERY_MAY_ANSWER_LATER = new Set([1, 4, 14]);
+
+/** The error, or a cause up to three levels under it (the client wraps the gRPC error), carries one of the statuses. */
+function hasStatus(err: unknown, statuses: ReadonlySet<number>): boolean {
   for (let e = err as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 4; e = e.cause as typeof e, depth++) {
-    if (typeof e.code === 'number' && NO_ANSWER.has(e.code)) return true;
+    if (typeof e.code === 'number' && statuses.has(e.code)) return true;
   }
   return false;
+}
+
+function noAnswer(err: unknown): boolean {
+  return err instanceof WorkflowUpdateRPCTimeoutOrCancelledError || hasStatus(err, NO_ANSWER);
 }
 
 /**
@@ -55,11 +62,7 @@ function noAnswer(err: unknown): boolean {
  */
 export function queryMayAnswerLater(err: unknown): boolean {
   const text = err instanceof Error ? err.message : '';
-  if (text.includes(QUERY_REFUSED) || text.includes(QUERY_COLD)) return true;
-  for (let e = err as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 4; e = e.cause as typeof e, depth++) {
-    if (e.code === 1 || e.code === 4 || e.code === 14) return true;
-  }
-  return false;
+  return text.includes(QUERY_REFUSED) || text.includes(QUERY_COLD) || hasStatus(err, QUERY_MAY_ANSWER_LATER);
 }
 
 /** Spec codes are lower-case words (`unknown_task`); `internal` and error class names (`Error`) are not refusals. */
