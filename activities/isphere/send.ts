@@ -4,7 +4,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { DipperConfig } from '../../src/config';
 import type { Text } from '../../workflows/content';
 import type { ApprovalTarget, Binding, SendOutcome } from '../../workflows/isphere/messages';
-import { sign } from '../../src/common/isphere/signature';
+import { pathOf, sign } from '../../src/common/isphere/signature';
 import { ANCHOR_EVENT, AuditKeyConflict, type AuditEntry, type AuditStore } from '../../src/common/stores/audit';
 import { resolveTexts, type ContentStore } from '../../src/common/stores/contentStore';
 import type { EventStore } from '../../src/common/stores/eventStore';
@@ -121,7 +121,7 @@ export function createIsphereActivities(deps: IsphereActivityDeps) {
       });
       const res = await fetch(config.isphere.notify.url, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-dipper-signature': sign(config.isphere.notify.secret, body), 'x-dipper-delivery': input.approvalId },
+        headers: { 'content-type': 'application/json', 'x-dipper-signature': sign(config.isphere.notify.secret, { method: 'POST', path: pathOf(config.isphere.notify.url), body }), 'x-dipper-delivery': input.approvalId },
         body,
         signal: AbortSignal.timeout(10_000),
       });

@@ -21,7 +21,8 @@ const decisionBody = z.strictObject({
 
 /**
  * An approval system's decision (a chat bot, a ticketing tool): signed with
- * a configured secret over the raw body and its time, and naming the
+ * a configured secret over the method, the path (so the run and approval it
+ * decides), the raw body and its time, and naming the
  * person who decided, who must be an operator with the approver role. No
  * operator or agent token is involved, so an agent, which holds neither
  * the secret nor a way to the person, cannot approve its own request. The
@@ -31,7 +32,7 @@ export function approvalWebhook(config: IsphereConfig, operators: Operators, tea
   const router = express.Router();
   router.post('/hooks/isphere/approvals/:runId/:id/decision', express.raw({ type: () => true, limit: '64kb' }), async (req, res) => {
     const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-    const signed = verify(req.get(SIGNATURE_HEADER), raw, config.webhookSecrets);
+    const signed = verify(req.get(SIGNATURE_HEADER), { method: req.method, path: req.originalUrl, body: raw }, config.webhookSecrets);
     if (!signed.ok) {
       log.warn({ reason: signed.reason }, 'approval webhook refused');
       throw new HttpError(401, signed.reason === 'stale' ? 'stale_signature' : 'bad_signature', signed.reason === 'stale' ? 'The signature is too old or too new.' : 'The request is not signed by a configured approval system.');

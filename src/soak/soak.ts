@@ -376,9 +376,10 @@ async function keepUnsent(temporal: Temporal, runId: string, tally: Tally, dir: 
 /** An approval system's decision through the signed webhook, as the soak's person's second channel. */
 async function approveByWebhook(stack: SoakStack, runId: string, approvalId: string): Promise<boolean> {
   const body = JSON.stringify({ decision: 'approve', approver: 'operator', delivery_id: `soak-${approvalId}` });
-  const res = await fetch(`${stack.gatewayUrl}/hooks/isphere/approvals/${runId}/${approvalId}/decision`, {
+  const path = `/hooks/isphere/approvals/${runId}/${approvalId}/decision`;
+  const res = await fetch(`${stack.gatewayUrl}${path}`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-dipper-signature': sign(stack.webhookSecret, body) },
+    headers: { 'content-type': 'application/json', 'x-dipper-signature': sign(stack.webhookSecret, { method: 'POST', path, body }) },
     body,
   }).catch(() => undefined);
   return res?.status === 200;

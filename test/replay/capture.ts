@@ -309,9 +309,10 @@ async function record(stack: SoakStack, out: string): Promise<number> {
   const hooked = (await isphere.ok('isphere_send_message', hookWords)).approval.approval_id;
   const hook = async () => {
     const body = JSON.stringify({ decision: 'approve', approver: 'operator', delivery_id: `record-${hooked}` });
-    const res = await fetch(`${gatewayUrl}/hooks/isphere/approvals/${sixth.run_id}/${hooked}/decision`, {
+    const path = `/hooks/isphere/approvals/${sixth.run_id}/${hooked}/decision`;
+    const res = await fetch(`${gatewayUrl}${path}`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: sign(stack.webhookSecret, body) },
+      headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: sign(stack.webhookSecret, { method: 'POST', path, body }) },
       body,
     });
     if (res.status !== 200) throw new Error(`webhook decision: ${res.status} ${await res.text()}`);
