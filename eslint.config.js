@@ -14,8 +14,11 @@ const WORKFLOW_IMPORT_MESSAGE =
   "Workflow code is replayed deterministically: import only '@temporalio/workflow', '@temporalio/common' and workflow modules. " +
   'Node built-ins and I/O belong in activities/. A type-only import (`import type`) is fine.';
 
-/** Matches any specifier that is neither relative nor one of the two allowed SDK packages. */
-const NOT_WORKFLOW_SAFE = '^(?!\\.{1,2}(/|$)|@temporalio/(workflow|common)(/|$))';
+/**
+ * Matches any specifier that is neither relative nor one of the allowed packages: the two SDK ones, and
+ * @noble/curves, plain arithmetic that checks the gateway's signature on a person's decision (workflows/decisionProof.ts).
+ */
+const NOT_WORKFLOW_SAFE = '^(?!\\.{1,2}(/|$)|@temporalio/(workflow|common)(/|$)|@noble/curves(/|$))';
 
 /**
  * Relative imports that climb out of workflows/ (to activities/ or src/) are

@@ -4,6 +4,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { DipperConfig } from '../../src/config';
 import type { Text } from '../../workflows/content';
 import type { ApprovalTarget, Binding, SendOutcome } from '../../workflows/isphere/messages';
+import { proven, type DecisionClaim, type DecisionProof } from '../../workflows/decisionProof';
 import { pathOf, sign } from '../../src/common/isphere/signature';
 import { ANCHOR_EVENT, AuditKeyConflict, type AuditEntry, type AuditStore } from '../../src/common/stores/audit';
 import { resolveTexts, type ContentStore } from '../../src/common/stores/contentStore';
@@ -18,7 +19,12 @@ export interface IsphereActivityDeps {
   audit: AuditStore;
   events: EventStore;
   content: ContentStore;
+  /** The public keys (hex) whose signature makes a decision a person's: this worker's own, not the workflow's. */
+  decisionKeys: readonly string[];
 }
+
+/** A person's decision and the gateway's signature over it, handed to every step that acts on it. */
+export type ProvenDecision = { claim: DecisionClaim; proof: DecisionProof } | undefined;
 
 export interface NotifyInput {
   runId: string;
@@ -31,6 +37,8 @@ export interface NotifyInput {
 
 export interface FileSendInput {
   runId: string;
+  /** Checked again before anything leaves (workflows/decisionProof.ts). */
+  decision?: ProvenDecision;
   clientMessageId: string;
   target: ApprovalTarget;
   filePath: string;
@@ -48,6 +56,8 @@ export interface DownloadInput {
 
 export interface SendInput {
   runId: string;
+  /** Checked again before anything leaves (workflows/decisionProof.ts). */
+  decision?: ProvenDecision;
   clientMessageId: string;
   target: ApprovalTarget;
   words: Text;
@@ -57,6 +67,8 @@ export interface SendInput {
 /** Refused before the request left: nothing was sent (a retry may succeed). */
 const notSent = (message: string, retryable: boolean) => ApplicationFailure.create({ type: 'NotSent', message, nonRetryable: !retryable });
 
+/** The approval a send's client message id (`dip-<approval id>`) belongs to. */
+const approvalOf = (clientMessageId: string) => clientMessageId.replace(/^dip-/, '');
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 
 /**
@@ -72,6 +84,15 @@ export function createIsphereActivities(deps: IsphereActivityDeps) {
     return new BridgeClient({ baseUrl: config.isphere.bridgeUrl, token: config.isphere.bridgeToken ?? '', timeoutMs: config.isphere.bridgeTimeoutMs });
   };
 
+  /** Before anything is recorded or sent: the decision must be one the gateway vouched for, by this worker's keys. */
+  const mustBeProven = (d: ProvenDecision, of: { runId: string; approvalId: string; contentSha256?: string | null; fileSha256?: string | null }) => {
+    const c = d?.claim;
+    const same = (claimed: string | null, given: string | null | undefined) => given === undefined || claimed === given;
+    const matches = c && c.decision === 'approve' && c.run_id === of.runId && c.subject_id === of.approvalId && same(c.content_sha256, of.contentSha256) && same(c.file_sha256, of.fileSha256);
+    if (matches && proven(c, d.proof, deps.decisionKeys)) return;
+    throw ApplicationFailure.create({ type: 'DecisionUnproven', message: 'the approval was not decided by a person through the gateway', nonRetryable: true });
+  };
+
   return withFaults(config.faults, {
     /** Whether a send can start now: a bridge with a person logged in. */
     async isphereBridgeReady(): Promise<'ready' | 'not_logged_in' | 'unavailable'> {
@@ -84,7 +105,8 @@ export function createIsphereActivities(deps: IsphereActivityDeps) {
     },
 
     /** Appends a record to the chain and anchors it in the event log; a key used with another approval is refused for good. */
-    async isphereAuditAppend(entry: AuditEntry): Promise<{ seq: number; hash: string }> {
+    async isphereAuditAppend(entry: AuditEntry, decision?: ProvenDecision): Promise<{ seq: number; hash: string }> {
+      if (entry.kind === 'intent') mustBeProven(decision, { runId: entry.run_id, approvalId: entry.approval_id, contentSha256: entry.content_sha256, fileSha256: entry.file_sha256 });
       let row;
       try {
         row = await deps.audit.append(entry);
@@ -158,6 +180,7 @@ export function createIsphereActivities(deps: IsphereActivityDeps) {
 
     /** One attempt at a file send, as isphereSendMessage: a lookup first, the file hashed again just before sending. */
     async isphereSendFile(input: FileSendInput): Promise<SendOutcome> {
+      mustBeProven(input.decision, { runId: input.runId, approvalId: approvalOf(input.clientMessageId), fileSha256: input.fileSha256 });
       const client = bridge();
       const earlier = await lookup(client, input.clientMessageId);
       if (earlier) return { result: 'sent', message_ref: null, file_ref: earlier.file_ref ?? null, reconciled: true, reason: null };
@@ -210,6 +233,7 @@ export function createIsphereActivities(deps: IsphereActivityDeps) {
      * next attempt begins with the same lookup.
      */
     async isphereSendMessage(input: SendInput): Promise<SendOutcome> {
+      mustBeProven(input.decision, { runId: input.runId, approvalId: approvalOf(input.clientMessageId), contentSha256: input.contentSha256, fileSha256: null });
       const client = bridge();
       const earlier = await lookup(client, input.clientMessageId);
       if (earlier) return { result: 'sent', message_ref: earlier.message_ref ?? null, file_ref: null, reconciled: true, reason: null };

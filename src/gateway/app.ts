@@ -1,3 +1,4 @@
+import type { DecisionKeys } from '../auth/decisionKeys';
 import type { DipperEvent } from '../../workflows/types';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import express, { type NextFunction, type Request, type Response } from 'express';
@@ -54,6 +55,8 @@ export interface GatewayDeps {
   isphere: IsphereService;
   /** The iSphere audit chain and its key (the operator API lists and verifies it). */
   audit: { store: AuditStore; key: string };
+  /** Signs the decisions people make (workflows/decisionProof.ts). */
+  decisions: DecisionKeys;
 }
 
 /** A tools/call of a tool that waits, with a progress token: answered as an event stream. */
@@ -119,7 +122,7 @@ export function createApp(deps: GatewayDeps): express.Express {
     res.json({ ok: true });
   });
   // Outside the operator API's token: an approval system signs its requests instead.
-  app.use(approvalWebhook(config.isphere, deps.operators, deps.team, log));
+  app.use(approvalWebhook(config.isphere, deps.operators, deps.team, deps.decisions, log));
 
   const { wakeups } = deps;
   const delivery = new DeliveryBatcher(deps.team, wakeups);

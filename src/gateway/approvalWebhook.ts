@@ -1,7 +1,9 @@
+import type { DecisionKeys } from '../auth/decisionKeys';
+import { decideApproval } from './decisions';
 import express, { type Router } from 'express';
 import { z } from 'zod';
 import { approvalWorkflowId } from '../../workflows/ids';
-import { decideUpdate, type ApprovalView } from '../../workflows/isphere/messages';
+import type { ApprovalView } from '../../workflows/isphere/messages';
 import { mayAct, type Operators } from '../auth/operators';
 import type { IsphereConfig } from '../config';
 import type { Logger } from '../log';
@@ -28,7 +30,7 @@ const decisionBody = z.strictObject({
  * the secret nor a way to the person, cannot approve its own request. The
  * same delivery again is answered as already done.
  */
-export function approvalWebhook(config: IsphereConfig, operators: Operators, team: TeamClient, log: Logger): Router {
+export function approvalWebhook(config: IsphereConfig, operators: Operators, team: TeamClient, decisions: DecisionKeys, log: Logger): Router {
   const router = express.Router();
   router.post('/hooks/isphere/approvals/:runId/:id/decision', express.raw({ type: () => true, limit: '64kb' }), async (req, res) => {
     const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
@@ -51,7 +53,7 @@ export function approvalWebhook(config: IsphereConfig, operators: Operators, tea
     if (!RUN_ID.test(runId) || !APPROVAL_ID.test(id)) throw new HttpError(404, 'unknown_approval', 'No such approval.');
     const handle = team.handle(approvalWorkflowId(runId, id));
     try {
-      const done = await team.update(handle, decideUpdate, [{ approver: who.name, via: 'webhook', decision: parsed.decision, reason: parsed.reason, delivery_id: `${signed.name}/${parsed.delivery_id}` }]);
+      const done = await decideApproval(team, decisions, runId, id, { approver: who.name, via: 'webhook', decision: parsed.decision, reason: parsed.reason, delivery_id: `${signed.name}/${parsed.delivery_id}` });
       log.info({ approval: id, decision: parsed.decision, system: signed.name, already: done.already }, 'approval decided by webhook');
       res.json(done);
     } catch (err) {

@@ -1,3 +1,5 @@
+import type { DecisionKeys } from '../auth/decisionKeys';
+import { decideApproval } from './decisions';
 import type { RequestHandler, Router } from 'express';
 import { ANCHOR_EVENT, describeProblem, verifyChain, type Anchor, type AuditEntry, type AuditRow, type AuditStore } from '../common/stores/audit';
 import type { EventStore } from '../common/stores/eventStore';
@@ -5,7 +7,7 @@ import { z } from 'zod';
 import { isphereApprovalWorkflow } from '../../workflows';
 import { approvalWorkflowId } from '../../workflows/ids';
 import { typeIs } from '../temporal';
-import { approvalQuery, decideUpdate, type ApprovalView } from '../../workflows/isphere/messages';
+import { approvalQuery, type ApprovalView } from '../../workflows/isphere/messages';
 import type { OperatorIdentity } from '../auth/operators';
 import type { ContentKeeper } from './content';
 import { underDeadline } from './deadline';
@@ -30,7 +32,7 @@ const rejectBody = z.strictObject({ reason: z.string().trim().min(1).max(4000), 
  * the exact words or file it would send), each approval's record, and the
  * person's decision (approver role; the operator's name is recorded).
  */
-export function approvalRoutes(router: Router, team: TeamClient, content: ContentKeeper, needs: (role: 'viewer' | 'approver' | 'admin') => RequestHandler): void {
+export function approvalRoutes(router: Router, team: TeamClient, decisions: DecisionKeys, content: ContentKeeper, needs: (role: 'viewer' | 'approver' | 'admin') => RequestHandler): void {
   const handleOf = (runId: string, id: string) => {
     if (!RUN_ID.test(runId) || !APPROVAL_ID.test(id)) throw new HttpError(404, 'unknown_approval', 'No such approval.');
     return team.handle(approvalWorkflowId(runId, id));
@@ -62,11 +64,12 @@ export function approvalRoutes(router: Router, team: TeamClient, content: Conten
   });
 
   const decide = (decision: 'approve' | 'reject'): RequestHandler => async (req, res) => {
-    const handle = handleOf(String(req.params.runId), String(req.params.id));
+    const [runId, id] = [String(req.params.runId), String(req.params.id)];
+    const handle = handleOf(runId, id);
     const body: { via?: 'console' | 'api'; reason?: string } = decision === 'approve' ? parseBody(approveBody, req.body ?? {}) : parseBody(rejectBody, req.body ?? {});
     const who = res.locals.operator as OperatorIdentity;
     try {
-      res.json(await team.update(handle, decideUpdate, [{ approver: who.name, via: body.via ?? 'api', decision, ...(body.reason ? { reason: body.reason } : {}) }]));
+      res.json(await decideApproval(team, decisions, runId, id, { approver: who.name, via: body.via ?? 'api', decision, ...(body.reason ? { reason: body.reason } : {}) }));
     } catch (err) {
       if (!(err instanceof NotFound)) throw asHttpError(err, 409);
       // Closed (expired, decided and done, or ended with its run): nothing is left to decide, and the record says how it ended.

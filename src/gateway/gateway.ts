@@ -3,6 +3,7 @@ import { createServer } from 'node:http';
 import { openStores } from '../common/stores';
 import { Wakeups } from './wakeups';
 import { ProcessMetrics } from '../metrics/temporalCalls';
+import { DecisionKeys } from '../auth/decisionKeys';
 import { auditKey, loadOrCreateSecrets } from '../auth/secrets';
 import { taskApiClient } from '../common/taskApi';
 import { isphereService } from '../isphere/service';
@@ -72,6 +73,7 @@ export async function startGateway(config: DipperConfig): Promise<GatewayHandle>
   await revocations.start();
   const wakeups = new Wakeups(stores.wakes);
   await wakeups.start();
+  const decisions = new DecisionKeys([secrets.tokenSecret, ...config.previousTokenSecrets]);
   const team = new TeamClient(temporal, log, config.guards.callTimeoutMs, config.temporal.stickyTimeoutMs, metrics);
   const app = createApp({
     config,
@@ -81,7 +83,8 @@ export async function startGateway(config: DipperConfig): Promise<GatewayHandle>
     revocations,
     team,
     tasks: new TaskBoard(taskApiClient(config, secrets), team, config.temporal.taskQueue, config.taskApi.resultBudgetBytes),
-    isphere: isphereService(config.isphere, team, config.temporal.taskQueue),
+    isphere: isphereService(config.isphere, team, config.temporal.taskQueue, decisions.publicKeys),
+    decisions,
     audit,
     skills: new SkillCatalog(config.skillsDir),
     events,

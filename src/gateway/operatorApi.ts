@@ -1,3 +1,4 @@
+import type { DecisionKeys } from '../auth/decisionKeys';
 import type { AuditStore } from '../common/stores/audit';
 import { approvalRoutes, auditRoutes } from './approvalsApi';
 import { questionRoutes } from './questionsApi';
@@ -130,6 +131,8 @@ export interface OperatorDeps {
   metrics: ProcessMetrics;
   /** The iSphere audit chain and its key, for listing and verifying it. */
   audit: { store: AuditStore; key: string };
+  /** Signs the decisions people make (workflows/decisionProof.ts). */
+  decisions: DecisionKeys;
 }
 
 /** Refuses an operator whose role is below what the route needs (src/auth/operators.ts). */
@@ -286,7 +289,7 @@ export function operatorRouter(deps: OperatorDeps): Router {
   });
 
   questionRoutes(router, team, deps.content, needs);
-  approvalRoutes(router, team, deps.content, needs);
+  approvalRoutes(router, team, deps.decisions, deps.content, needs);
   auditRoutes(router, deps.audit, deps.events, needs);
 
   router.get('/runs/:runId/events', needs('viewer'), async (req, res) => {

@@ -3,7 +3,7 @@ import { ConnectorError } from '../common/isphere/errors';
 import { canonicalJson } from '../common/canonicalJson';
 import type { Text } from '../../workflows/content';
 import { approvalWorkflowId } from '../../workflows/ids';
-import { approvalQuery, decideUpdate, requestSendUpdate, type ApprovalInput, type ApprovalView, type Binding, type Decision, type SendOutcome } from '../../workflows/isphere/messages';
+import { approvalQuery, requestSendUpdate, type ApprovalInput, type ApprovalView, type Binding, type SendOutcome } from '../../workflows/isphere/messages';
 import { agentIdKey, runIdKey, statusKey } from '../../workflows/searchAttributes';
 import { isphereApprovalWorkflow } from '../../workflows/isphere/approval';
 import type { IsphereConfig } from '../config';
@@ -44,6 +44,8 @@ export class Approvals {
     private readonly config: IsphereConfig,
     /** How long a send call waits for the outcome before answering TIMEOUT (retry attaches to the same send). */
     private readonly sendWaitMs: number,
+    /** The keys a decision on a new approval must be signed with (src/auth/decisionKeys.ts). */
+    private readonly decisionKeys: readonly string[],
   ) {}
 
   handle(runId: string, approvalId: string): WorkflowRef<typeof isphereApprovalWorkflow> {
@@ -86,6 +88,7 @@ export class Approvals {
       // Two bridge requests, the wait after a lost answer (at most 5 s), and room.
       attemptMs: 2 * this.config.bridgeTimeoutMs + Math.min(this.config.bridgeTimeoutMs, 5000) + 5000,
       notify: this.config.notify !== undefined,
+      decisionKeys: [...this.decisionKeys],
       ...file,
     };
     await this.temporal.start(isphereApprovalWorkflow, {
@@ -157,11 +160,6 @@ export class Approvals {
     } finally {
       clearTimeout(timer);
     }
-  }
-
-  /** A person's decision (console, operator API or webhook). */
-  async decide(runId: string, approvalId: string, decision: Decision): Promise<{ status: string; already: boolean }> {
-    return this.handle(runId, approvalId).update(decideUpdate, [decision]);
   }
 }
 

@@ -50,12 +50,12 @@ export class IsphereService {
 
 /** The sources configuration names: bridge when a URL is set, the local store when a file is, uia and network always (declared, unavailable). */
 /** `team.temporal`: approvals are started, counted and read as workflows of their own, outside any one tool call's bound. */
-export function isphereService(config: IsphereConfig, team: TeamWorkflows & { readonly temporal: Temporal }, taskQueue: string): IsphereService {
+export function isphereService(config: IsphereConfig, team: TeamWorkflows & { readonly temporal: Temporal }, taskQueue: string, decisionKeys: readonly string[]): IsphereService {
   const connectors: Connector[] = [new UnavailableConnector('uia'), new UnavailableConnector('network')];
   if (config.bridgeUrl) connectors.push(new BridgeConnector(new BridgeClient({ baseUrl: config.bridgeUrl, token: config.bridgeToken ?? '', timeoutMs: config.bridgeTimeoutMs })));
   if (config.localStore) connectors.push(new LocalReadonlyConnector(config.localStore));
   const mock = config.connector === 'mock' ? new MockConnector() : undefined;
-  const approvals = new Approvals(team.temporal, taskQueue, config, Math.max(1000, team.callTimeoutMs - 2000));
+  const approvals = new Approvals(team.temporal, taskQueue, config, Math.max(1000, team.callTimeoutMs - 2000), decisionKeys);
   const files = { taskQueue, waitMs: Math.max(1000, team.callTimeoutMs - 2000) };
   return new IsphereService(new Sources(connectors, mock), AccessPolicy.load(config.policyFile), config.resultBudgetBytes, team, approvals, config.sends, files);
 }

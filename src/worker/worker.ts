@@ -14,6 +14,7 @@ import { runtimeExitedSignal } from '../../workflows/agent/messages';
 import { agentWorkflowId } from '../../workflows/ids';
 import { tokenRegistryQueue } from '../../workflows/tokens/messages';
 import { ensureTokenRegistry } from '../auth/revoke';
+import { DecisionKeys } from '../auth/decisionKeys';
 import { auditKey, loadOrCreateSecrets } from '../auth/secrets';
 import { isolatesAgents, temporalAddress, type DipperConfig } from '../config';
 import type { Logger } from '../log';
@@ -101,7 +102,7 @@ export async function createDipperWorker(
       accounts,
     }),
     ...createTaskActivities(taskApiClient(config, secrets)),
-    ...createIsphereActivities({ config, audit, events, content }),
+    ...createIsphereActivities({ config, audit, events, content, decisionKeys: new DecisionKeys([secrets.tokenSecret, ...config.previousTokenSecrets]).publicKeys }),
   };
   const worker = await Worker.create({
     connection,

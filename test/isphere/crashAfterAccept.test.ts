@@ -8,6 +8,7 @@ import { auditKey } from '../../src/auth/secrets';
 import { loadConfig } from '../../src/config';
 import { paths } from '../../src/paths';
 import { approvalWorkflowId } from '../../workflows/ids';
+import { signedAsGateway } from '../support/decisions';
 import { approvalQuery, decideUpdate, requestSendUpdate } from '../../workflows/isphere/messages';
 import { AgentClient, eventually } from '../support/clients';
 import { startStack, type Stack } from '../support/stack';
@@ -179,7 +180,7 @@ it('a decision and a send that waited out a dead worker together, in one workflo
     await stack.worker.kill('SIGKILL');
     // Each Update is admitted before the next is sent, so the decision comes first in the task, as it did in the soak.
     const admitted = (updateId: string) => updateAdmitted(client, handle.workflowId, updateId);
-    const decided = handle.executeUpdate(decideUpdate, { args: [{ approver: 'operator', via: 'api', decision: 'approve' }], updateId: 'decide-both' });
+    const decided = handle.executeUpdate(decideUpdate, { args: [signedAsGateway(env.tokenSecret, run.run_id, id, view.binding, { approver: 'operator', via: 'api', decision: 'approve' })], updateId: 'decide-both' });
     // Awaited below; until then a failure must not surface as an unhandled rejection in whichever file runs next.
     decided.catch(() => undefined);
     await admitted('decide-both');

@@ -25,6 +25,7 @@ import { projectRoot } from '../../src/devstack/dipperProcess';
 import { sign, SIGNATURE_HEADER } from '../../src/common/isphere/signature';
 import { startSoakStack, type SoakStack } from '../../src/soak/stack';
 import { approvalWorkflowId } from '../../workflows/ids';
+import { signedAsGateway } from '../support/decisions';
 import { approvalQuery, decideUpdate, requestSendUpdate } from '../../workflows/isphere/messages';
 import { runIdKey } from '../../workflows/searchAttributes';
 import { taskMutationWorkflow } from '../../workflows/taskOp/workflow';
@@ -294,7 +295,10 @@ async function record(stack: SoakStack, out: string): Promise<number> {
   const bothHandle = client.workflow.getHandle(approvalWorkflowId(sixth.run_id, both.approval_id));
   const bothView = await bothHandle.query(approvalQuery);
   await stack.killWorker();
-  const decided = bothHandle.executeUpdate(decideUpdate, { args: [{ approver: 'operator', via: 'api', decision: 'approve' }], updateId: 'decide-both' });
+  const decided = bothHandle.executeUpdate(decideUpdate, {
+    args: [signedAsGateway(stack.tokenSecret, sixth.run_id, both.approval_id, bothView.binding, { approver: 'operator', via: 'api', decision: 'approve' })],
+    updateId: 'decide-both',
+  });
   decided.catch(() => undefined);
   await updateAdmitted(client, bothHandle.workflowId, 'decide-both');
   const sentBoth = bothHandle.executeUpdate(requestSendUpdate, { args: [{ requester: bothView.requester.agent_id, binding: bothView.binding }], updateId: 'send-both' });

@@ -1,5 +1,6 @@
+import { DecisionKeys } from '../../src/auth/decisionKeys';
 import { ApprovalState, TRANSITIONS } from '../../workflows/isphere/approvalState';
-import type { ApprovalInput, ApprovalStatus, Binding, SendOutcome } from '../../workflows/isphere/messages';
+import { approvalClaim, type ApprovalInput, type ApprovalStatus, type Binding, type Decision, type SendOutcome } from '../../workflows/isphere/messages';
 
 const binding: Binding = {
   tool: 'isphere_send_message',
@@ -21,14 +22,19 @@ const input: ApprovalInput = {
   receiptMs: 1000,
   reconcileMs: 60_000,
   attemptMs: 10_000,
+  decisionKeys: new DecisionKeys(['gateway-secret']).publicKeys,
 };
 const sent: SendOutcome = { result: 'sent', message_ref: 'm_1', file_ref: null, reconciled: false, reason: null };
 const T0 = 1_000_000;
+const gateway = new DecisionKeys(['gateway-secret']);
+
+/** A decision as the gateway sends it: signed over this approval and what it sends. */
+const signed = (d: Decision, keys = gateway, about = input): Decision => ({ ...d, proof: keys.prove(approvalClaim(about.runId, about.approvalId, about.binding, d, T0 - 5)) });
 
 /** Each thing that can happen to an approval, as the workflow does it: a check first where a caller is involved. */
 const steps: Record<string, (a: ApprovalState) => void> = {
-  approve: (a) => (a.checkDecide({ approver: 'Ana', via: 'console', decision: 'approve' }, T0), a.decide({ approver: 'Ana', via: 'console', decision: 'approve' }, T0)),
-  reject: (a) => (a.checkDecide({ approver: 'Ana', via: 'api', decision: 'reject', reason: 'No.' }, T0), a.decide({ approver: 'Ana', via: 'api', decision: 'reject', reason: 'No.' }, T0)),
+  approve: (a) => (a.checkDecide(signed({ approver: 'Ana', via: 'console', decision: 'approve' }), T0), a.decide(signed({ approver: 'Ana', via: 'console', decision: 'approve' }), T0)),
+  reject: (a) => (a.checkDecide(signed({ approver: 'Ana', via: 'api', decision: 'reject', reason: 'No.' }), T0), a.decide(signed({ approver: 'Ana', via: 'api', decision: 'reject', reason: 'No.' }), T0)),
   send: (a) => (a.checkSend({ requester: 'ag_asker', binding }, T0), a.beginSend({ requester: 'ag_asker', binding })),
   cannotBegin: (a) => a.sendRefused({ code: 'source_unavailable', message: 'Down.', extra: {} }),
   sent: (a) => a.sendDone(sent, 7),
@@ -93,18 +99,38 @@ describe('an approval\'s rules', () => {
 
   it('are decided once; a repeated webhook delivery is answered, not decided again', () => {
     const a = new ApprovalState(input, T0);
-    const hook = { approver: 'Ana', via: 'webhook' as const, decision: 'approve' as const, delivery_id: 'd1' };
+    const hook = signed({ approver: 'Ana', via: 'webhook', decision: 'approve', delivery_id: 'd1' });
     expect(a.decide(hook, T0)).toBe('approved');
     expect(() => a.checkDecide(hook, T0)).not.toThrow();
     expect(a.decide(hook, T0)).toBe('repeat');
-    expect(() => a.checkDecide({ ...hook, delivery_id: 'd2' }, T0)).toThrow(/is approved/);
+    expect(() => a.checkDecide(signed({ approver: 'Ana', via: 'webhook', decision: 'approve', delivery_id: 'd2' }), T0)).toThrow(/is approved/);
+  });
+
+  it('take only a decision the gateway signed, over this approval, as it was made', () => {
+    const a = new ApprovalState(input, T0);
+    const ana: Decision = { approver: 'Ana', via: 'console', decision: 'approve' };
+    const unproven = /proof/;
+    expect(() => a.checkDecide(ana, T0)).toThrow(unproven);
+    expect(() => a.checkDecide(signed(ana, new DecisionKeys(['someone-else'])), T0)).toThrow(unproven);
+    expect(() => a.checkDecide(signed(ana, gateway, { ...input, approvalId: 'apr_other' }), T0)).toThrow(unproven);
+    expect(() => a.checkDecide(signed(ana, gateway, { ...input, binding: { ...binding, content_sha256: 'b'.repeat(64) } }), T0)).toThrow(unproven);
+    // The signature of one decision does not carry another: who, what, or the time it was made.
+    const proof = signed(ana).proof;
+    expect(() => a.checkDecide({ ...ana, approver: 'Mallory', proof }, T0)).toThrow(unproven);
+    expect(() => a.checkDecide({ ...ana, decision: 'reject', reason: 'Changed.', proof }, T0)).toThrow(unproven);
+    expect(() => a.checkDecide({ ...ana, proof: { ...proof!, at: proof!.at + 1 } }, T0)).toThrow(unproven);
+    expect(() => a.checkDecide({ ...ana, proof: { at: proof!.at, signatures: [{ key: 'zz', sig: 'not hex' }] } }, T0)).toThrow(unproven);
+    expect(a.status).toBe('pending');
+    expect(() => a.checkDecide(signed(ana), T0)).not.toThrow();
+    // A gateway mid-rotation signs with the new secret and the old: an approval started under the old one takes it.
+    expect(() => a.checkDecide(signed(ana, new DecisionKeys(['new-secret', 'gateway-secret'])), T0)).not.toThrow();
   });
 
   it('never let the requester approve, nor reject without a reason, nor decide after the decision time', () => {
     const a = new ApprovalState(input, T0);
-    expect(() => a.checkDecide({ approver: 'ag_asker', via: 'api', decision: 'approve' }, T0)).toThrow(/cannot approve/);
-    expect(() => a.checkDecide({ approver: 'Ana', via: 'api', decision: 'reject', reason: ' ' }, T0)).toThrow(/needs a reason/);
-    expect(() => a.checkDecide({ approver: 'Ana', via: 'api', decision: 'approve' }, T0 + input.decisionMs)).toThrow(/expired/);
+    expect(() => a.checkDecide(signed({ approver: 'ag_asker', via: 'api', decision: 'approve' }), T0)).toThrow(/cannot approve/);
+    expect(() => a.checkDecide(signed({ approver: 'Ana', via: 'api', decision: 'reject', reason: ' ' }), T0)).toThrow(/needs a reason/);
+    expect(() => a.checkDecide(signed({ approver: 'Ana', via: 'api', decision: 'approve' }), T0 + input.decisionMs)).toThrow(/expired/);
   });
 
   it('send once: the same key attaches, another key is a second send, another agent or binding is refused', () => {

@@ -1,4 +1,4 @@
-import { ActivityFailure, ApplicationFailure, condition, proxyActivities, setCurrentDetails, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, condition, log, proxyActivities, setCurrentDetails, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { IsphereActivities } from '../../activities/isphere/send';
 import type { AuditEntry } from '../../src/common/stores/audit';
 import { systemMessageSignal } from '../agent/messages';
@@ -61,7 +61,7 @@ export async function isphereApprovalWorkflow(input: m.ApprovalInput): Promise<m
 
   setHandler(m.approvalQuery, () => a.view(), { description: 'The approval: what it binds, its decision, and the send it allowed.' });
   setHandler(wakeSignal, () => undefined);
-  setHandler(m.decideUpdate, (d) => decide(ctx, d), { validator: (d) => a.checkDecide(d, Date.now()) });
+  setHandler(m.decideUpdate, (d) => decide(ctx, d), { validator: (d) => checkDecision(a, d) });
   setHandler(m.requestSendUpdate, (req) => requestSend(a, req), { validator: (req) => a.checkSend(req, Date.now()) });
   setHandler(m.approvalRunEndedSignal, () => a.endRun());
 
@@ -97,6 +97,16 @@ export async function isphereApprovalWorkflow(input: m.ApprovalInput): Promise<m
   await tell(runWorkflowId(runId), approvalClosedSignal, { approval_id: approvalId });
   await events.drain();
   return a.view();
+}
+
+/** The decide validator; a decision without the gateway's proof is also logged, as someone went round the gateway. */
+function checkDecision(a: ApprovalState, d: m.Decision): void {
+  try {
+    a.checkDecide(d, Date.now());
+  } catch (err) {
+    if (err instanceof ApplicationFailure && err.type === 'unproven_decision') log.warn('refused a decision without a valid proof', { approval_id: a.input.approvalId });
+    throw err;
+  }
 }
 
 /** A person's decision: recorded, then told to the requester (a repeated webhook delivery is answered as such). */
@@ -178,13 +188,15 @@ async function send({ a, events }: Ctx): Promise<void> {
   const ready = await quick.isphereBridgeReady().catch(() => 'unavailable' as const);
   if (ready !== 'ready') return a.sendRefused(notNow(ready));
   try {
-    await quick.isphereAuditAppend(auditEntry(a, 'intent', null));
+    await quick.isphereAuditAppend(auditEntry(a, 'intent', null), a.provenDecision);
   } catch (err) {
-    const conflict = err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === 'IdempotencyConflict';
+    const type = err instanceof ActivityFailure && err.cause instanceof ApplicationFailure ? err.cause.type : undefined;
     return a.sendRefused(
-      conflict
+      type === 'IdempotencyConflict'
         ? { code: 'idempotency_conflict', message: 'This idempotency key was already used for another send of this tool in this run.', extra: {} }
-        : { code: 'audit_unavailable', message: 'The audit record could not be written, so nothing was sent; try again.', extra: { retryable: true } },
+        : type === 'DecisionUnproven'
+          ? { code: 'approval_required', message: 'The decision on this approval carries no valid proof that a person made it, so nothing was sent.', extra: { approval_status: 'unproven' } }
+          : { code: 'audit_unavailable', message: 'The audit record could not be written, so nothing was sent; try again.', extra: { retryable: true } },
     );
   }
   const approvalId = a.input.approvalId;
@@ -216,8 +228,9 @@ async function sendWithLookups(a: ApprovalState): Promise<m.SendOutcome> {
           fileSha256: input.binding.file_sha256!,
           fileSize: input.binding.file_size_bytes!,
           caption: input.words,
+          decision: a.provenDecision,
         })
-      : await attempts.isphereSendMessage({ runId: input.runId, clientMessageId: id, target: input.binding.target, words: input.words!, contentSha256: input.binding.content_sha256! });
+      : await attempts.isphereSendMessage({ runId: input.runId, clientMessageId: id, target: input.binding.target, words: input.words!, contentSha256: input.binding.content_sha256!, decision: a.provenDecision });
   } catch {
     const found = await quick.isphereLookupSend(id).catch(() => undefined);
     if (found === undefined) return { result: 'unknown', message_ref: null, file_ref: null, reconciled: false, reason: 'the bridge could not say whether it took the send' };

@@ -1,4 +1,6 @@
+import { proven, type DecisionClaim, type DecisionProof } from '../decisionProof';
 import { refuse } from '../errors';
+import { approvalClaim } from './messages';
 import type * as m from './messages';
 
 /**
@@ -47,6 +49,8 @@ export class ApprovalState {
   /** Why the send of an attempt could not begin: its callers are answered with it. */
   refusal: (Refusal & { attempt: number }) | null = null;
   runEnded = false;
+  /** The decision as it came, proof included (the view shows it without). */
+  private taken: m.Decision | null = null;
   /** Webhook deliveries already decided: the same one again is answered, not decided twice. At most one, since a decision is final. */
   private readonly deliveries = new Set<string>();
   /** Told of every status change (the workflow sets the search attribute and wakes the waiting calls). */
@@ -80,6 +84,10 @@ export class ApprovalState {
   }
 
   checkDecide(d: m.Decision, now: number): void {
+    // Only a decision the gateway vouches for is taken: an Update sent to Temporal by anyone else never enters history.
+    if (!proven(this.claimOf(d), d.proof, this.input.decisionKeys ?? [])) {
+      throw refuse('unproven_decision', 'This decision does not carry the gateway\'s proof that an operator or approval system made it; nothing was decided.');
+    }
     // The same webhook delivery again is answered, whatever happened since.
     if (this.isRepeatDelivery(d)) return;
     if (this.status !== 'pending') throw refuse('already_decided', `Approval ${this.input.approvalId} is ${this.status}; it can no longer be decided.`, { status: this.status });
@@ -89,10 +97,21 @@ export class ApprovalState {
     if (d.decision === 'reject' && !d.reason?.trim()) throw refuse('invalid_input', 'A rejection needs a reason.', { field: 'reason' });
   }
 
+  /** What a decision must be signed over: this approval, what it sends, and the decision as given. */
+  private claimOf(d: m.Decision): DecisionClaim {
+    return approvalClaim(this.input.runId, this.input.approvalId, this.input.binding, d, typeof d.proof?.at === 'number' ? d.proof.at : 0);
+  }
+
+  /** The decision taken and its proof, for the activities that act on it to check again. */
+  get provenDecision(): { claim: DecisionClaim; proof: DecisionProof } | undefined {
+    return this.taken?.proof ? { claim: this.claimOf(this.taken), proof: this.taken.proof } : undefined;
+  }
+
   /** Applies a person's decision; a repeated webhook delivery changes nothing. */
   decide(d: m.Decision, at: number): 'repeat' | 'approved' | 'rejected' {
     if (this.isRepeatDelivery(d)) return 'repeat';
     this.move(d.decision === 'approve' ? 'approved' : 'rejected', 'pending');
+    this.taken = d;
     if (d.delivery_id !== undefined) this.deliveries.add(d.delivery_id);
     this.decision = { approver: d.approver, via: d.via, decision: d.decision, reason: d.reason ?? null, at };
     if (d.decision === 'reject') return 'rejected';

@@ -1,5 +1,6 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { Text } from '../content';
+import type { DecisionClaim, DecisionProof } from '../decisionProof';
 
 /**
  * One approval-gated iSphere send: what was asked, who decides, and what
@@ -45,6 +46,8 @@ export interface ApprovalInput {
   attemptMs: number;
   /** Announce the request to the configured approval system (DIPPER_ISPHERE_APPROVAL_NOTIFY_URL). */
   notify?: boolean;
+  /** The public keys (hex) whose signature makes a decision a person's (workflows/decisionProof.ts); none: no decision is taken. */
+  decisionKeys?: string[];
   /** A file send: the file's real path on the run's host, and that host when the run is pinned to one. */
   filePath?: string;
   host?: string;
@@ -89,6 +92,25 @@ export interface Decision {
   reason?: string;
   /** The webhook's delivery id: the same delivery again is answered `already`, not decided twice. */
   delivery_id?: string;
+  /** The gateway's signature over this decision (workflows/decisionProof.ts): without a valid one nothing is decided. */
+  proof?: DecisionProof;
+}
+
+/** What a decision on an approval vouches for: the approval, the hash of what it sends, who decided what, and when. */
+export function approvalClaim(runId: string, approvalId: string, binding: Binding, d: Decision, at: number): DecisionClaim {
+  return {
+    kind: 'isphere_approval',
+    run_id: runId,
+    subject_id: approvalId,
+    content_sha256: binding.content_sha256,
+    file_sha256: binding.file_sha256,
+    decision: d.decision,
+    decider: d.approver,
+    via: d.via,
+    reason: d.reason ?? null,
+    delivery_id: d.delivery_id ?? null,
+    at,
+  };
 }
 
 export interface SendRequest {

@@ -1,0 +1,66 @@
+import { ed25519 } from '@noble/curves/ed25519';
+import { bytesToHex, hexToBytes, utf8ToBytes } from '@noble/curves/utils';
+
+/**
+ * A person's decision as the gateway vouches for it. The gateway signs it
+ * (Ed25519, under a key derived from its signing secret, which no agent
+ * holds) for the operator or webhook it authenticated; the workflow checks
+ * the signature in its Update validator against the keys it was started
+ * with, and the activity that acts on the decision checks again against
+ * the worker's own keys. So a caller who reaches Temporal itself, and can
+ * send Updates, still cannot decide. The check is plain arithmetic: the
+ * same on every replay.
+ */
+export interface DecisionClaim {
+  /** What is decided. */
+  kind: 'isphere_approval';
+  run_id: string;
+  /** The approval's id. */
+  subject_id: string;
+  /** The hashes of what the person decided on: the text (or a file's caption), and the file. */
+  content_sha256: string | null;
+  file_sha256: string | null;
+  decision: string;
+  decider: string;
+  via: string;
+  reason: string | null;
+  delivery_id: string | null;
+  /** When the gateway vouched for it (ms). */
+  at: number;
+}
+
+export interface DecisionProof {
+  at: number;
+  /** One signature per key the gateway signs with (its current secret's, then any previous one's), hex. */
+  signatures: { key: string; sig: string }[];
+}
+
+/** The bytes signed: a fixed order, so nothing depends on how an object's keys were laid out. */
+export function claimBytes(c: DecisionClaim): Uint8Array {
+  return utf8ToBytes(JSON.stringify(['dipper decision v1', c.kind, c.run_id, c.subject_id, c.content_sha256, c.file_sha256, c.decision, c.decider, c.via, c.reason, c.delivery_id, c.at]));
+}
+
+/** The public key (hex) of a 32-byte private seed. */
+export function publicKeyOf(seed: Uint8Array): string {
+  return bytesToHex(ed25519.getPublicKey(seed));
+}
+
+/** Signs a claim with each seed. */
+export function prove(claim: DecisionClaim, seeds: readonly Uint8Array[]): DecisionProof {
+  const bytes = claimBytes(claim);
+  return { at: claim.at, signatures: seeds.map((seed) => ({ key: publicKeyOf(seed), sig: bytesToHex(ed25519.sign(bytes, seed)) })) };
+}
+
+/** Whether one of the trusted keys signed this very claim. Malformed input is simply not proof. */
+export function proven(claim: DecisionClaim, proof: DecisionProof | undefined, trusted: readonly string[]): boolean {
+  if (!proof || proof.at !== claim.at || !Array.isArray(proof.signatures)) return false;
+  const bytes = claimBytes(claim);
+  return proof.signatures.some((s) => {
+    if (typeof s?.key !== 'string' || typeof s.sig !== 'string' || !trusted.includes(s.key)) return false;
+    try {
+      return ed25519.verify(hexToBytes(s.sig), bytes, hexToBytes(s.key));
+    } catch {
+      return false;
+    }
+  });
+}
