@@ -13,13 +13,14 @@ const program = new Command('soak')
   .option('--kills <n>', 'worker kills per soak', '10')
   .option('--agents <n>', 'members spawned at the start (half as many more join mid-soak)', '8')
   .option('--warmup <s>', 'seconds of traffic before the first kill', '20')
+  .option('--down <s>', 'a killed process stays down a random time up to this many seconds before it is started again (0: at once, as a supervisor would)', '3')
   .option('--sticky <ms>', 'sticky queue timeout of the worker (DIPPER_STICKY_TIMEOUT_MS)', '2000')
   .option('--unbounded-queries', 'let the gateway\'s Queries outlive the sticky timeout, as before the fix (the workflows\' guard must hold alone)')
   .option('--repair', 'repair what the replay finds (dipper doctor --repair), then check again')
   .option('--matrix', 'the crash matrix: of the kills, 2 are the gateway\'s and 1 the Temporal server\'s (at least 9 kills, 10 agents, 20 messages a second)')
   .option('--rate <n>', 'send_message calls offered per second besides the members\' own (default 20 with --matrix, else 0)')
   .option('--commit-seeds', 'seeds derived from the checked-out commit (seeds nobody tuned for); --runs of them')
-  .action(async (opts: { seed?: string; runs: string; kills: string; agents: string; warmup: string; sticky: string; unboundedQueries?: boolean; repair?: boolean; matrix?: boolean; rate?: string; commitSeeds?: boolean }) => {
+  .action(async (opts: { seed?: string; runs: string; kills: string; agents: string; warmup: string; sticky: string; unboundedQueries?: boolean; repair?: boolean; matrix?: boolean; rate?: string; commitSeeds?: boolean; down: string }) => {
     const first = opts.seed === undefined ? crypto.randomInt(1, 1_000_000) : Number(opts.seed);
     const seeds = Array.from({ length: Number(opts.runs) }, (_, i) => (opts.commitSeeds ? commitSeed(i) : first + i));
     if (opts.commitSeeds) process.stdout.write(`seeds of commit ${head().slice(0, 12)}: ${seeds.join(', ')}\n`);
@@ -33,7 +34,7 @@ const program = new Command('soak')
         ...(opts.matrix ? { matrix: { gateway: 2, temporal: 1 } } : {}),
         warmupSeconds: Number(opts.warmup),
         killEverySeconds: [2, 8],
-        maxDownSeconds: 3,
+        maxDownSeconds: Number(opts.down),
         pauseMs: 300,
         offerPerSecond: Number(opts.rate ?? (opts.matrix ? 20 : 0)),
         dataRoot: path.join(projectRoot, '.soak-data', `seed-${seed}`),
