@@ -1,5 +1,6 @@
 import { api, describe } from './api.js';
 import { ago, el, errorLine, longText, when } from './dom.js';
+import { hiddenTextWarnings, markHidden } from './hiddenText.js';
 import { approvalWorkflowId, temporalLink } from './temporal.js';
 
 const TOOLS = { isphere_send_message: 'Send an iSphere message', isphere_send_file: 'Send an iSphere file' };
@@ -64,6 +65,7 @@ export function approvalCard(view, { mayDecide, done }) {
   const timer = setInterval(tick, 1000);
 
   const words = typeof view.words === 'string' ? view.words : null;
+  const warnings = words === null ? [] : hiddenTextWarnings(words);
   const card = el(
     'article',
     { class: 'approval card', 'data-approval-id': view.approval_id, 'data-requested-at': view.requested_at },
@@ -83,6 +85,16 @@ export function approvalCard(view, { mayDecide, done }) {
       ` · asked by ${view.requester.role} (${view.requester.agent_id}) · ${b.target.target_type} ${b.target.target_id}`,
     ),
     words !== null ? longText('blockquote', { class: 'words' }, words) : null,
+    // Before a person approves text that does not read as it is sent: what is hidden, and the text with it shown.
+    warnings.length
+      ? el(
+          'div',
+          { class: 'hidden-text', role: 'alert' },
+          el('p', { text: 'Check before you approve: this text holds what you may not see.' }),
+          el('ul', {}, warnings.map((w) => el('li', { text: w }))),
+          longText('pre', { class: 'words-marked' }, markHidden(words)),
+        )
+      : null,
     el(
       'dl',
       { class: 'binding' },

@@ -25,7 +25,7 @@ import { checkOrigin } from './origin';
 import { consoleRoutes } from './console';
 import { createMcpServer, mcpSurface, type McpSurface } from './mcp';
 import type { TaskBoard } from './taskBoard';
-import { refuseOverRate, refuseUnconfirmed } from './mcpRefusals';
+import { refuseMalformedArguments, refuseOverRate, refuseUnconfirmed } from './mcpRefusals';
 import { operatorRouter } from './operatorApi';
 import { approvalWebhook } from './approvalWebhook';
 import { RateLimiter } from './rateLimit';
@@ -150,6 +150,7 @@ export function createApp(deps: GatewayDeps): express.Express {
         refuseOverRate(res, req.body, wait, surface.name as Surface);
         return;
       }
+      if (refuseMalformedArguments(res, req.body, surface.name as Surface)) return;
       const ctx = {
         caller: callerOf(res),
         team: deps.team,

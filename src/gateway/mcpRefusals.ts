@@ -1,6 +1,8 @@
 import type { Response } from 'express';
 import type { ToolError } from '../registry/errors';
 import type { Surface } from '../registry/types';
+import { invalidInput } from '../registry/errors';
+import { argumentsShape, malformedInput } from './inputGuards';
 import { dryRunOf, renderError } from './mcp';
 
 /** A JSON-RPC message as far as a refusal needs it: a tool call's name and arguments. */
@@ -36,4 +38,23 @@ export function refuseOverRate(res: Response, message: Message, waitMs: number, 
 export function refuseUnconfirmed(res: Response, message: Message, surface: Surface): void {
   const error = unconfirmed();
   refuse(res, message, error, Number(error.extra.retry_after_ms), surface);
+}
+
+/**
+ * A tools/call whose `arguments` no tool's schema should see, refused as the body arrived (src/gateway/inputGuards.ts):
+ * not an object (where the MCP SDK would answer -32603 with its schema's dump), or holding a `__proto__` key (which
+ * the SDK's own parsing turns into a prototype, out of a strict schema's sight) or text that is not valid Unicode.
+ * The surface's invalid-input refusal names the field. Answers and returns true when it refused.
+ */
+export function refuseMalformedArguments(res: Response, message: Message, surface: Surface): boolean {
+  if (message.method !== 'tools/call') return false;
+  const args: unknown = (message.params as { arguments?: unknown } | undefined)?.arguments;
+  const problem = argumentsShape(args);
+  const error = problem !== undefined ? invalidInput('arguments', problem) : args === undefined ? undefined : malformedInput(args as Record<string, unknown>);
+  if (error === undefined) return false;
+  const id = typeof message.id === 'string' || typeof message.id === 'number' ? message.id : null;
+  const tool = typeof message.params?.name === 'string' ? message.params.name.slice(0, 100) : '';
+  const result = renderError(error, surface, { tool, dryRun: dryRunOf(tool, problem === undefined ? (args as Record<string, unknown>) : {}) });
+  res.status(200).json({ jsonrpc: '2.0', id, result });
+  return true;
 }

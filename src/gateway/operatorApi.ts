@@ -224,6 +224,8 @@ export function operatorRouter(deps: OperatorDeps): Router {
       const view = await team.query(team.run(runId), runQuery).catch(notFound);
       return { run_status: view.status };
     });
+    // Its agents are stopped one by one after this; their tokens stop working before the answer, not as each ends.
+    if (out.run_status === 'cancelled') await team.bounded('revoke tokens', () => recordRevocation(team.temporal, config, { runId, at: Date.now() }));
     res.json({ run_id: runId, status: out.run_status });
   });
 

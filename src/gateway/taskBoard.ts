@@ -69,7 +69,7 @@ export class TaskBoard implements TaskBoardAccess {
     const bytes = Buffer.byteLength(JSON.stringify(body), 'utf8');
     if (bytes > MAX_MUTATION_BYTES) {
       throw taskError('invalid_input', `This change is ${bytes} bytes; one change may be at most ${MAX_MUTATION_BYTES}. Split it, or shorten its texts.`, {
-        fieldErrors: { '(arguments)': `at most ${MAX_MUTATION_BYTES} bytes` },
+        fieldErrors: { [largestField(body)]: `the change is at most ${MAX_MUTATION_BYTES} bytes in all, and this field is its largest part` },
       });
     }
     const boards = await this.boards(caller, opts.about.channel);
@@ -109,4 +109,15 @@ function asToolError(err: unknown): unknown {
   if (err instanceof OutcomeUnknown) return taskError('task_service_timeout', 'The Task service did not answer in time. Nothing was changed; try again.', { retryable: true });
   if (err instanceof MissingCredentialContext) return taskError('task_credentials_missing', 'This agent has no Task service identity; nothing was sent.');
   return err;
+}
+
+/** The input field (snake_case, as the tool names it) that takes the most bytes of a change's body. */
+function largestField(body: Raw): string {
+  let largest = '';
+  let most = -1;
+  for (const [key, value] of Object.entries(body)) {
+    const size = Buffer.byteLength(JSON.stringify(value) ?? '', 'utf8');
+    if (size > most) [largest, most] = [key, size];
+  }
+  return largest.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 }

@@ -10,20 +10,28 @@ import type { ConversationRecord } from './connectors/types';
  * way. Anything no rule grants is refused: with no file, nobody reads
  * anything. A direct conversation is readable with its contact, a group
  * conversation with its group.
+ *
+ * Spawning grants no rights: a member reads only what its leader may read
+ * too (and so up to the root), since the leader picks the member's skill.
+ * A rule with `beyond_leader: true` is the explicit exception: what it
+ * grants its skills holds whatever their leaders may read.
  */
 const ids = z.array(z.string().min(1).max(200)).max(10_000);
 const rule = z.strictObject({
   skills: ids.default(['*']),
   runs: ids.default(['*']),
   read: z.strictObject({ contacts: ids.default([]), groups: ids.default([]), conversations: ids.default([]) }),
+  beyond_leader: z.boolean().default(false),
 });
 const file = z.strictObject({ rules: z.array(rule).max(1000) });
 type Rule = z.infer<typeof rule>;
 
-/** The agent asking: its run, and the skill it runs (from its launch, never from tool input). */
+/** The agent asking: its run, the skill it runs, and its leaders' skills (from their launches, never from tool input). */
 export interface Reader {
   runId: string;
   skill: string;
+  /** The skills of its leader, that leader's leader, and so on to the root; empty for the root. */
+  leaders: string[];
 }
 
 export type ObjectKind = 'contacts' | 'groups' | 'conversations';
@@ -55,13 +63,16 @@ export class AccessPolicy {
     return this.rules.filter((r) => matches(r.skills, who.skill) && matches(r.runs, who.runId));
   }
 
-  /** Whether any rule lets this agent read anything at all. */
+  /** Whether any rule lets this agent read anything at all (what it names may still be beyond its leader). */
   readsAnything(who: Reader): boolean {
     return this.grants(who).some((r) => r.read.contacts.length + r.read.groups.length + r.read.conversations.length > 0);
   }
 
   canRead(who: Reader, kind: ObjectKind, id: string): boolean {
-    return this.grants(who).some((r) => matches(r.read[kind], id));
+    const granted = this.grants(who).filter((r) => matches(r.read[kind], id));
+    if (granted.length === 0) return false;
+    if (who.leaders.length === 0 || granted.some((r) => r.beyond_leader)) return true;
+    return this.canRead({ runId: who.runId, skill: who.leaders[0], leaders: who.leaders.slice(1) }, kind, id);
   }
 
   /** A conversation: named itself, or through the contact or group on its other side. */

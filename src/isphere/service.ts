@@ -9,6 +9,8 @@ import { AccessPolicy, type Reader } from './policy';
 
 /** Agents whose skill is held; a skill never changes for an agent, so only the count is bounded. */
 const SKILLS_HELD = 10_000;
+/** Leaders looked up above an agent at most: deeper than any team may nest (workflows/limits.ts), so a loop cannot spin. */
+const MAX_CHAIN = 64;
 
 /**
  * What the isphere tools work with in the gateway: the configured sources,
@@ -16,7 +18,7 @@ const SKILLS_HELD = 10_000;
  * (run and skill, from its token and its own workflow, never from input).
  */
 export class IsphereService {
-  private readonly skills = new Map<string, { skill: string; role: string; host?: string }>();
+  private readonly skills = new Map<string, { skill: string; role: string; leaderId: string | null; host?: string }>();
 
   constructor(
     readonly sources: Sources,
@@ -29,18 +31,25 @@ export class IsphereService {
     readonly files: { taskQueue: string; waitMs: number },
   ) {}
 
+  /** The caller as the access policy sees it: its skill and its leaders' skills, up to the root. */
   async reader(caller: Caller): Promise<Reader> {
-    const { skill } = await this.identity(caller);
-    return { runId: caller.runId, skill };
+    const own = await this.identity(caller);
+    const leaders: string[] = [];
+    for (let at = own.leaderId; at !== null && leaders.length < MAX_CHAIN; ) {
+      const leader = await this.identity({ runId: caller.runId, agentId: at });
+      leaders.push(leader.skill);
+      at = leader.leaderId;
+    }
+    return { runId: caller.runId, skill: own.skill, leaders };
   }
 
-  /** The caller's skill, role and host (a pinned run's), from its own workflow (once per agent). */
-  async identity(caller: Caller): Promise<{ skill: string; role: string; host?: string }> {
+  /** An agent's skill, role, leader and host (a pinned run's), from its own workflow (once per agent). */
+  async identity(caller: Pick<Caller, 'runId' | 'agentId'>): Promise<{ skill: string; role: string; leaderId: string | null; host?: string }> {
     const key = `${caller.runId}/${caller.agentId}`;
     let held = this.skills.get(key);
     if (held === undefined) {
       const launch = await this.team.query(this.team.agent(caller.runId, caller.agentId), launchQuery);
-      held = { skill: launch.identity.skill, role: launch.identity.role, ...(launch.identity.host ? { host: launch.identity.host } : {}) };
+      held = { skill: launch.identity.skill, role: launch.identity.role, leaderId: launch.identity.leaderId, ...(launch.identity.host ? { host: launch.identity.host } : {}) };
       if (this.skills.size >= SKILLS_HELD) this.skills.delete(this.skills.keys().next().value!);
       this.skills.set(key, held);
     }

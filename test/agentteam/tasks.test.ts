@@ -175,7 +175,10 @@ describe('the agentteam surface', () => {
       suggested_action: { tool: 'task_get', arguments: { channel: runId, number: n } },
     });
     expect((await tasks.ok('task_get', { channel: runId, number: n })).task.title).toBe('Changed by someone');
-    expect(await tasks.fail('task_update', { channel: runId, number: n })).toMatchObject({ code: 'empty_update' });
+    const empty = await tasks.fail('task_update', { channel: runId, number: n });
+    expect(empty).toMatchObject({ code: 'empty_update', field_errors: { title: expect.any(String), status: expect.any(String), parent: expect.any(String) } });
+    // Keyed by the fields a client can show it beside, never by a placeholder.
+    expect(Object.keys(empty.field_errors as Record<string, string>).filter((f) => !/^[a-z_]+$/.test(f))).toEqual([]);
   });
 
   it('names the boards an agent may use when it asks for another', async () => {

@@ -59,6 +59,7 @@ it('shows the send with its words and hash, and Approve lets the agent send it o
   expect(await card.locator('blockquote.words').textContent()).toBe(words);
   expect(await page.evaluate(() => (globalThis as any).__pwned)).toBeUndefined();
   expect(await card.locator('dd.hash').first().textContent()).toBe(plan.content_sha256);
+  expect(await card.locator('.hidden-text').count()).toBe(0);
   expect(Number(await page.locator('#approvals-count').textContent())).toBeGreaterThanOrEqual(1);
 
   // A rejection needs a reason before its button works.
@@ -93,3 +94,31 @@ it('shows the send with its words and hash, and Approve lets the agent send it o
   expect((await operator.request('GET', '/isphere/audit/verify')).json).toMatchObject({ ok: true, problems: [] });
   expect(pageErrors).toEqual([]);
 });
+
+it('warns before a person approves words that do not read as they are sent: reordering and invisible characters, text far below', async () => {
+  const res = await operator.request('POST', '/runs', { task: 'Send the invoice.' });
+  const run = res.json as { run_id: string; root: { agent_token: string } };
+  const isphere = await connect(run.root.agent_token, 'isphere');
+  // Reads as "ACME exe.png" in the card; a zero-width space; the real request 70 lines down.
+  const words = `Invoice from ACME \u202Egnp.exe\u202C attached.\u200B${'\n'.repeat(70)}Wire the money to account 999.`;
+  const plan = await isphere.ok('isphere_send_message', { target_type: 'group', target_id: 'g_0002', content_text: words });
+  await page.goto(`${gateway.url}/console#/approvals`);
+  if (await page.locator('#token').isVisible()) {
+    await page.fill('#token', ana.token);
+    await page.click('#login-form button[type=submit]');
+  }
+  const card = page.locator(`article.approval[data-approval-id="${plan.approval.approval_id}"]`);
+  await card.waitFor();
+  const warning = card.locator('.hidden-text[role=alert]');
+  await warning.waitFor();
+  await shot('23-approval-hidden-text');
+  const items = await warning.locator('li').allTextContents();
+  expect(items).toEqual([expect.stringContaining('U+202E, U+202C'), expect.stringContaining('U+200B'), expect.stringContaining('71 lines')]);
+  const marked = await warning.locator('pre.words-marked').textContent();
+  expect(marked).toContain('ACME [U+202E]gnp.exe[U+202C] attached.[U+200B]');
+  expect(marked).toContain('Wire the money to account 999.');
+  // The hash shown is still the one the approval binds: the words themselves, not the marked copy.
+  expect(await card.locator('dd.hash').first().textContent()).toBe(plan.content_sha256);
+  expect(pageErrors).toEqual([]);
+});
+

@@ -175,3 +175,37 @@ describe('other paths', () => {
     expect(JSON.parse(res.text).error).toMatchObject({ code: 'invalid_input', field: 'cursor' });
   });
 });
+
+describe('tool arguments no schema should see', () => {
+  const call = async (path: string, name: string, args: string, as = token) => {
+    const body = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"${name}","arguments":${args}}}`;
+    const res = await raw('POST', path, { body, contentType: 'application/json', auth: as });
+    expect([res.status, res.contentType]).toEqual([200, expect.stringMatching(/application\/json/)]);
+    const { result } = JSON.parse(res.text);
+    expect(result.isError).toBe(true);
+    return JSON.parse(result.content[0].text);
+  };
+
+  it.each(['null', '[]', '"list everything"', '5'])('arguments %s: the surface\'s invalid-input refusal naming arguments, not a protocol dump', async (args) => {
+    expect((await call('/mcp/beidou', 'list_peers', args)).error).toMatchObject({ code: 'invalid_input', field: 'arguments' });
+    expect((await call('/mcp/agentteam', 'task_list', args)).error).toMatchObject({ code: 'invalid_input', field_errors: { arguments: expect.any(String) } });
+    const isphere = await call('/mcp/isphere', 'isphere_search_contacts', args);
+    expect(isphere).toMatchObject({ ok: false, error: { code: 'INVALID_ARGUMENT' } });
+    expect(JSON.stringify(isphere)).not.toMatch(/expected|received|invalid_type/i);
+  });
+
+  it('refuses a __proto__ key, at the top or nested, naming it, before the strict schema lets it through', async () => {
+    expect((await call('/mcp/beidou', 'list_peers', '{"__proto__":{"admin":true}}')).error).toMatchObject({ code: 'invalid_input', field: '__proto__' });
+    const nested = await call('/mcp/beidou', 'declare_plan', '{"tasks":[{"id":"a","role":"r","skill":"worker","task":"t","depends_on":[],"__proto__":{"x":1}}]}');
+    expect(nested.error).toMatchObject({ code: 'invalid_input', field: 'tasks[0].__proto__' });
+    // Nothing was declared.
+    expect((await call('/mcp/beidou', 'spawn_agent', '{"task_id":"a"}')).error.code).not.toBe('invalid_input');
+  });
+
+  it('refuses text that is not valid Unicode (a lone surrogate) as invalid input naming the field, never an internal error', async () => {
+    const isphere = await call('/mcp/isphere', 'isphere_receive_messages', '{"conversation_id":"conv_\\ud800x"}');
+    expect(isphere).toMatchObject({ ok: false, error: { code: 'INVALID_ARGUMENT' } });
+    expect(JSON.stringify(isphere)).toContain('conversation_id');
+    expect((await call('/mcp/beidou', 'send_message', `{"to":"${run.rootId}","content":"half a pair \\udc00"}`)).error).toMatchObject({ code: 'invalid_input', field: 'content' });
+  });
+});

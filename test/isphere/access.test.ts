@@ -44,3 +44,22 @@ it('refuses isphere tools to a leader whose child waits for review, and records 
   await root.ok('send_message', { to: a.agentId, content: 'One more test, please.' });
   expect((await isphere.ok('isphere_search_contacts', { query: 'Li Wei' })).contacts).toHaveLength(2);
 });
+
+it('grants a member nothing its leader may not read: a skill picked at spawn reads beyond the leader only where a rule says so', async () => {
+  const { runId, root } = await startRun();
+  const rootIsphere = await connect(root.token, 'isphere');
+  await root.ok('declare_plan', { tasks: [task('a')] });
+  const member = await spawn(root, runId, 'a');
+  const isphere = await connect(member.launch.token, 'isphere');
+  const read = async (client: typeof isphere, conversation: string) => {
+    const out = await client.call('isphere_receive_messages', { conversation_id: conversation });
+    return out.error ? out.error.code : 'read';
+  };
+  // The lead (the root) may not read groups 4 and 5; the worker skill may, 4 by a plain rule and 5 beyond its leader.
+  expect([await read(rootIsphere, 'conv_g_0004'), await read(rootIsphere, 'conv_g_0005')]).toEqual(['PERMISSION_DENIED', 'PERMISSION_DENIED']);
+  expect(await read(isphere, 'conv_g_0004')).toBe('PERMISSION_DENIED');
+  expect(await read(isphere, 'conv_g_0005')).toBe('read');
+  // What both may read, the member reads; a target its leader cannot read is no send target either.
+  expect(await read(isphere, 'conv_g_0001')).toBe('read');
+  expect((await isphere.fail('isphere_send_message', { target_type: 'group', target_id: 'g_0004', content_text: 'x' })).code).toBe('PERMISSION_DENIED');
+});

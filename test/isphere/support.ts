@@ -31,7 +31,7 @@ export async function isphereAgent(skill = 'lead'): Promise<{ runId: string; roo
   return { runId: run.run_id, rootId: run.root.agent_id, isphere: await connect(run.root.agent_token, 'isphere') };
 }
 
-/** What the test policy (test/fixtures/isphere/policy.json) lets lead and worker agents read. */
+/** What the test policy (test/fixtures/isphere/policy.json) lets a root lead read (a worker under it also reads g_0005, granted beyond its leader). */
 export const readableContact = (id: string) => /^c_(000[1-5]|001\d|002\d|0030)$/.test(id);
 export const readableGroup = (id: string) => ['g_0001', 'g_0002', 'g_0003', 'g_0007'].includes(id);
 

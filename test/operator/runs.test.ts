@@ -1,6 +1,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { closeAll, connect, env, operator, spawn, startRun, task, waitForInbox } from '../support/team';
 import { eventually } from '../support/clients';
+import { revocationsQuery, tokenRegistryId } from '../../workflows/tokens/messages';
 import { leftRunning, untilNothingRunning } from '../support/ended';
 
 /** Runs end on an operator's word, and the run list shows them. */
@@ -40,6 +41,9 @@ describe('POST /api/runs/:run/cancel', () => {
     const res = await operator.request('POST', `/runs/${run.runId}/cancel`, { reason: 'Wrong task.' });
     expect(res.status).toBe(200);
     expect(res.json).toEqual({ run_id: run.runId, status: 'cancelled' });
+    // Every token of the run was revoked before the cancel answered, not as each agent ended: the registry has it now.
+    const registry = client.workflow.getHandle(tokenRegistryId(env.processEnv.DIPPER_TASK_QUEUE ?? 'dipper'));
+    expect((await registry.query(revocationsQuery, 0)).entries.map((e) => e.key)).toContain(run.runId);
     await untilNothingRunning(client, env.dataDir, run.runId);
 
     const events = await operator.events(run.runId);

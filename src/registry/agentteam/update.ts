@@ -37,7 +37,8 @@ export const taskUpdate = agentteamTool({
   async handler(input, ctx) {
     if (!MUTATION_FIELDS.some((f) => input[f] !== undefined)) {
       throw taskError('empty_update', 'Nothing to change: give at least one field to update.', {
-        fieldErrors: { '(arguments)': `one of ${MUTATION_FIELDS.join(', ')}` },
+        // Keyed by the fields that could have been given, so a client can show the error beside each of them.
+        fieldErrors: Object.fromEntries(MUTATION_FIELDS.map((f) => [f, `give this or another of ${MUTATION_FIELDS.join(', ')}`])),
       });
     }
     const { channel: board, number: n, expected_updated_at, ...fields } = input;
