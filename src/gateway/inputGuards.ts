@@ -8,8 +8,8 @@ const MAX_DEPTH = 16;
 /**
  * What no tool's schema should have to consider, refused before any schema
  * runs and named by its field: a `__proto__` key (JSON.parse makes it an own
- * property that strict objects let through, and code that copies the object
- * may turn it into a prototype) and a string that is not valid Unicode.
+ * property; the MCP SDK's parsing then copies it onto the prototype, out of a
+ * strict schema's sight) and a string that is not valid Unicode.
  */
 export function malformedInput(args: Record<string, unknown>): ToolError | undefined {
   return walk(args, '', 0);

@@ -1,7 +1,6 @@
 import type { Response } from 'express';
-import type { ToolError } from '../registry/errors';
+import { invalidInput, type ToolError } from '../registry/errors';
 import type { Surface } from '../registry/types';
-import { invalidInput } from '../registry/errors';
 import { argumentsShape, malformedInput } from './inputGuards';
 import { dryRunOf, renderError } from './mcp';
 
