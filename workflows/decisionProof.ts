@@ -35,6 +35,9 @@ export interface DecisionProof {
   signatures: { key: string; sig: string }[];
 }
 
+/** A gateway signs with its current secret and the previous ones still accepted: a handful at most. */
+const MAX_SIGNATURES = 8;
+
 /** The bytes signed: a fixed order, so nothing depends on how an object's keys were laid out. */
 export function claimBytes(c: DecisionClaim): Uint8Array {
   return utf8ToBytes(JSON.stringify(['dipper decision v1', c.kind, c.run_id, c.subject_id, c.content_sha256, c.file_sha256, c.decision, c.decider, c.via, c.reason, c.delivery_id, c.at]));
@@ -53,7 +56,8 @@ export function prove(claim: DecisionClaim, seeds: readonly Uint8Array[]): Decis
 
 /** Whether one of the trusted keys signed this very claim. Malformed input is simply not proof. */
 export function proven(claim: DecisionClaim, proof: DecisionProof | undefined, trusted: readonly string[]): boolean {
-  if (!proof || proof.at !== claim.at || !Array.isArray(proof.signatures)) return false;
+  // More signatures than keys a gateway signs with is not a proof; the bound keeps a forged Update's check cheap.
+  if (!proof || proof.at !== claim.at || !Array.isArray(proof.signatures) || proof.signatures.length > MAX_SIGNATURES) return false;
   const bytes = claimBytes(claim);
   return proof.signatures.some((s) => {
     if (typeof s?.key !== 'string' || typeof s.sig !== 'string' || !trusted.includes(s.key)) return false;

@@ -83,6 +83,20 @@ describe('the recorded set', () => {
     expect(got.together.has('isphereApprovalWorkflow')).toBe(true);
   });
 
+  it('holds approval decisions made through the gateway, each with its signature, every approved one sent or expired', () => {
+    const decisions: { proof?: { signatures?: unknown[] }; decision: string }[] = [];
+    for (const h of histories.values()) {
+      for (const e of h.events as Json[]) {
+        const input = e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest.input;
+        if (input?.name !== isphere.decideUpdate.name) continue;
+        decisions.push(JSON.parse(Buffer.from(input.args.payloads[0].data, 'base64').toString('utf8')));
+      }
+    }
+    expect(decisions.length).toBeGreaterThanOrEqual(3);
+    for (const d of decisions) expect(d.proof?.signatures?.length).toBeGreaterThanOrEqual(1);
+    expect(new Set(decisions.map((d) => d.decision))).toEqual(new Set(['approve', 'reject']));
+  });
+
   it('would notice a type, a Signal or an Update that no history reaches', () => {
     const without = reached([...histories.values()].filter((h) => h.events[0].workflowExecutionStartedEventAttributes.workflowType.name !== 'questionWorkflow'));
     expect(missing(Object.keys(workflows), without.types)).toEqual(['questionWorkflow']);
