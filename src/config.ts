@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { defaultLimits, WORKFLOW_TASK_TIMEOUT_MS } from '../workflows/limits';
 import path from 'node:path';
+import { parseDestination } from './common/destination';
 import { onOff, versioningOf, type VersioningConfig } from './versioning/config';
 
 /**
@@ -84,6 +85,13 @@ export interface RuntimeChoice {
   user?: string | number;
   /** For kind=command with `user`: one more group (name or number) its agents hold, such as one that may read a tools folder. */
   group?: string | number;
+  /**
+   * For kind=command with `user`: where its agents may connect. Absent or
+   * `{allow: [...]}`: the gateway and the listed destinations only
+   * (`host:port`, `[v6]:port`, an address or a network), kept by an
+   * nftables fence the worker puts up; "open" puts up no fence.
+   */
+  network?: 'open' | { allow?: string[] };
 }
 
 export interface DipperConfig {
@@ -436,6 +444,18 @@ function checkRuntime(where: string, choice: RuntimeChoice): void {
     if (choice.group !== undefined && !account(choice.group)) throw new Error(`DIPPER_RUNTIMES ${where}: group must be a group name or a number above 0`);
     if (choice.user === 'root' || choice.user === 0 || choice.user === '0') throw new Error(`DIPPER_RUNTIMES ${where}: user must not be root`);
   }
+  if (choice.network !== undefined) checkNetwork(where, choice);
+}
+
+function checkNetwork(where: string, choice: RuntimeChoice): void {
+  if (choice.user === undefined) throw new Error(`DIPPER_RUNTIMES ${where}: network applies to a runtime with user (agents that run as the worker cannot be fenced)`);
+  if (choice.network === 'open') return;
+  const allow = typeof choice.network === 'object' && choice.network !== null ? choice.network.allow : null;
+  if (!Array.isArray(allow ?? []) || Object.keys(choice.network ?? {}).some((k) => k !== 'allow')) {
+    throw new Error(`DIPPER_RUNTIMES ${where}: network must be "open" or {"allow": ["host:port", ...]}`);
+  }
+  const bad = (allow ?? []).find((d) => typeof d !== 'string' || !parseDestination(d));
+  if (bad !== undefined) throw new Error(`DIPPER_RUNTIMES ${where}: network.allow entry ${JSON.stringify(bad)} is not host:port, [v6]:port, an address or a network`);
 }
 
 /** Whether any runtime runs its agents as another OS user: workspaces then get groups of their own. */

@@ -9,6 +9,7 @@ import { openStores } from '../common/stores';
 import { openAuditStore } from '../common/stores/audit';
 import { createIsphereActivities } from '../../activities/isphere/send';
 import { AgentAccounts, checkAccountsSupport } from '../../activities/runtimes/accounts';
+import { putUpFence } from '../../activities/runtimes/netFence';
 import { CommandRuntime } from '../../activities/runtimes/command';
 import { runtimeExitedSignal } from '../../workflows/agent/messages';
 import { agentWorkflowId } from '../../workflows/ids';
@@ -48,6 +49,9 @@ export async function createDipperWorker(
   const runtimes = [config.runtimes.default, ...Object.values(config.runtimes.bySkill)];
   // Checked before anything starts: a host that cannot switch users says so once, not at every launch.
   const accounts = isolatesAgents(config.runtimes) ? new AgentAccounts(config.dataDir, checkAccountsSupport(runtimes, config.agentGroupIds, config.dataDir)) : undefined;
+  // Before any agent can start: agents that run as other users reach only the gateway and their runtime's destinations.
+  const fence = await putUpFence(runtimes, config.publicUrl, config.dataDir);
+  if (fence) opts.log?.info({ table: fence }, 'agents fenced off the network');
   const secrets = loadOrCreateSecrets(config);
   const stores = await openStores(config);
   const { events, content } = stores;

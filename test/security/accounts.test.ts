@@ -1,12 +1,16 @@
 import type { Client } from '@temporalio/client';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
+import { fenceTable } from '../../activities/runtimes/netFence';
 import { AgentClient, eventually, Operator } from '../support/clients';
 import { untilNothingRunning } from '../support/ended';
 import { projectRoot } from '../support/processes';
 import { startStack, type Stack } from '../support/stack';
 import { connectTemporal } from '../support/temporal';
+import { readTestEnv } from '../setup/env';
 
 /**
  * Agents run as other OS users than the worker (root, in CI), for real: the
@@ -24,6 +28,9 @@ const ordersDir = path.join(root, 'orders');
 const probe = path.join(root, 'bin', 'probe.js');
 
 let stack: Stack;
+/** A port the workers' runtime lists in `network.allow`, and one nobody lists, both on every address (IPv4 and IPv6). */
+let allowedServer: net.Server;
+let otherServer: net.Server;
 let operator: Operator;
 let temporal: { client: Client; close: () => Promise<void> };
 const clients: AgentClient[] = [];
@@ -41,6 +48,8 @@ beforeAll(async () => {
   fs.copyFileSync(path.join(projectRoot, 'test', 'fixtures', 'runtimes', 'accountProbe.js'), probe);
   fs.chmodSync(probe, 0o755);
   fs.mkdirSync(ordersDir, { mode: 0o755 });
+  allowedServer = await listening();
+  otherServer = await listening();
   const probeRuntime = (user: string, more: object = {}) => ({
     kind: 'command',
     command: [process.execPath, probe],
@@ -56,7 +65,7 @@ beforeAll(async () => {
       default: { kind: 'none' },
       skills: {
         lead: probeRuntime(NAMED_USER),
-        worker: probeRuntime(`${UID_RANGE.first}-${UID_RANGE.last}`, { group: 'nogroup' }),
+        worker: probeRuntime(`${UID_RANGE.first}-${UID_RANGE.last}`, { group: 'nogroup', network: { allow: [`[::1]:${portOf(allowedServer)}`, `127.0.0.1:${portOf(allowedServer)}`] } }),
       },
     }),
   });
@@ -69,8 +78,22 @@ afterAll(async () => {
   await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
   await stack?.stop();
   await temporal?.close();
+  for (const server of [allowedServer, otherServer]) server?.close();
+  // The fence outlives its worker on purpose (agents outlive workers); the test's own goes with the test.
+  try {
+    execFileSync('nft', ['delete', 'table', 'inet', fenceTable(dataDir)], { stdio: 'ignore' });
+  } catch {
+    // never put up: the tests above have said why
+  }
   fs.rmSync(root, { recursive: true, force: true });
 });
+
+async function listening(): Promise<net.Server> {
+  const server = net.createServer((socket) => socket.destroy());
+  await new Promise<void>((resolve) => server.listen({ host: '::', port: 0, ipv6Only: false }, resolve));
+  return server;
+}
+const portOf = (server: net.Server) => (server.address() as net.AddressInfo).port;
 
 type Seen = Record<string, { ok: boolean; value?: any; code?: string }>;
 
@@ -180,5 +203,94 @@ it('runs agents as other users who reach their workspace, team folder and home, 
   expect(fs.statSync(path.join(dataDir, 'secrets.json')).mode & 0o777).toBe(0o600);
 
   expect((await operator.request('POST', `/runs/${runId}/cancel`, { reason: 'Seen enough.' })).status).toBe(200);
+  await untilNothingRunning(temporal.client, dataDir, runId);
+}, 90_000);
+
+/** Every TCP port listening on this host now, as addresses to connect to: loopback for a wildcard, and the host's own address too. */
+function listeningTargets(): { host: string; port: number }[] {
+  const own = Object.values(os.networkInterfaces())
+    .flat()
+    .filter((a) => a && !a.internal && a.family === 'IPv4')
+    .map((a) => a!.address);
+  const targets = new Map<string, { host: string; port: number }>();
+  const add = (host: string, port: number) => targets.set(`${host}|${port}`, { host, port });
+  for (const [file, v6] of [['/proc/net/tcp', false], ['/proc/net/tcp6', true]] as const) {
+    for (const line of fs.readFileSync(file, 'utf8').split('\n').slice(1)) {
+      const [, local, , state] = line.trim().split(/\s+/);
+      if (state !== '0A') continue;
+      const [hex, portHex] = local.split(':');
+      const port = parseInt(portHex, 16);
+      const address = v6 ? ipv6Of(hex) : [3, 2, 1, 0].map((i) => parseInt(hex.slice(i * 2, i * 2 + 2), 16)).join('.');
+      const wildcard = address === '0.0.0.0' || address === '::';
+      if (wildcard) for (const host of [v6 ? '::1' : '127.0.0.1', ...(v6 ? ['127.0.0.1'] : []), ...own]) add(host, port);
+      else add(address, port);
+    }
+  }
+  return [...targets.values()];
+}
+
+/** /proc/net/tcp6 writes an address as four 32-bit words, each in the host's (little-endian) byte order. */
+function ipv6Of(hex: string): string {
+  const bytes = Buffer.from(hex, 'hex');
+  for (let i = 0; i < 16; i += 4) bytes.subarray(i, i + 4).reverse();
+  const words = [];
+  for (let i = 0; i < 16; i += 2) words.push(bytes.readUInt16BE(i).toString(16));
+  const mapped = words.slice(0, 5).every((w) => w === '0') && words[5] === 'ffff';
+  if (mapped) return [...bytes.subarray(12)].join('.');
+  return net.isIPv6(words.join(':')) ? new URL(`http://[${words.join(':')}]`).hostname.replace(/^\[|\]$/g, '') : words.join(':');
+}
+
+/** Whether this process (the worker's user, root) opens a connection there: what an agent would reach without the fence. */
+function opens(target: { host: string; port: number }): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect(target);
+    const end = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(5000, () => end(false));
+    socket.on('connect', () => end(true));
+    socket.on('error', () => end(false));
+  });
+}
+
+it('fences agents off every listening port but the gateway and their runtime\'s allowed destinations, over IPv4 and IPv6', async () => {
+  const run = await operator.startRun('Knock on every door.');
+  const runId = run.run_id;
+  const rootId = run.root.agent_id;
+  const lead = await AgentClient.connect(stack.gatewayUrl, run.root.agent_token);
+  clients.push(lead);
+  await lead.ok('declare_plan', { tasks: [{ id: 'n', role: 'knocker', skill: 'worker', task: 'Knock.', depends_on: [] }] });
+  const worker = (await lead.ok('spawn_agent', { task_id: 'n' })).agent_id as string;
+  await ready(runId, rootId);
+  await ready(runId, worker);
+
+  // The positive sign: each port listed is one the worker's own user reaches now, so a refusal below is the fence's.
+  const listed = listeningTargets();
+  const open = (await Promise.all(listed.map(async (t) => ((await opens(t)) ? t : null)))).filter((t): t is { host: string; port: number } => t !== null);
+  const gatewayPort = Number(new URL(stack.gatewayUrl).port);
+  const temporalPort = Number(readTestEnv().temporalAddress.split(':').pop());
+  // Among them: Temporal's frontend (the way round every decision), the gateway, and both test servers over IPv4 and IPv6.
+  for (const port of [temporalPort, gatewayPort]) expect([port, open.some((t) => t.port === port)]).toEqual([port, true]);
+  for (const host of ['127.0.0.1', '::1']) {
+    for (const port of [portOf(allowedServer), portOf(otherServer)]) expect([host, port, open.some((t) => t.host === host && t.port === port)]).toEqual([host, port, true]);
+  }
+
+  const orders = open.map((t) => ({ name: `connect ${t.host} ${t.port}`, connect: t }));
+  const [byRoot, byWorker] = await Promise.all([order(runId, rootId, orders), order(runId, worker, orders)]);
+  const fenced = ['EHOSTUNREACH', 'EACCES'];
+  for (const t of open) {
+    const name = `connect ${t.host} ${t.port}`;
+    const loopback = t.host === '127.0.0.1' || t.host === '::1';
+    const gateway = t.port === gatewayPort && t.host === '127.0.0.1';
+    const allowed = t.port === portOf(allowedServer) && loopback;
+    for (const [who, seen, may] of [['root', byRoot, gateway], ['worker', byWorker, gateway || allowed]] as const) {
+      const got = seen[name];
+      if (may) expect([who, name, got]).toEqual([who, name, { ok: true }]);
+      else expect([who, name, got.ok, fenced.includes(got.code!)]).toEqual([who, name, false, true]);
+    }
+  }
+
+  expect((await operator.request('POST', `/runs/${runId}/cancel`, { reason: 'Every door knocked.' })).status).toBe(200);
   await untilNothingRunning(temporal.client, dataDir, runId);
 }, 90_000);

@@ -1,0 +1,138 @@
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import dns from 'node:dns/promises';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import type { RuntimeChoice } from '../../src/config';
+import { parseDestination } from '../../src/common/destination';
+import { parseRange } from './hostIds';
+import { userId } from './osAccounts';
+
+/** One place an agent may open a connection to: an address or a network, and a port or any. */
+export interface Destination {
+  address: string;
+  /** Prefix length of a network; absent for one address. */
+  prefix?: number;
+  port?: number;
+}
+
+/** The fence cannot be put up: said once at worker start, like a missing setpriv. */
+export class FenceProblem extends Error {}
+
+/** The agents' user numbers as nft writes them: one number or "first-last". */
+export function uidsOf(choice: RuntimeChoice): string {
+  const range = typeof choice.user === 'string' ? parseRange(choice.user) : null;
+  if (range) return `${range.first}-${range.last}`;
+  const uid = userId(choice.user!);
+  if (uid === null) throw new FenceProblem(`the runtime's user "${choice.user}" does not exist on this host`);
+  return String(uid);
+}
+
+/**
+ * The nft script that replaces the data folder's table in one transaction:
+ * the agents of each fenced runtime may answer connections made to them
+ * and open new ones only to their destinations; anything else is refused
+ * at once (admin-prohibited: connect fails with EHOSTUNREACH or EACCES, so
+ * an agent hears no instead of waiting, and nobody mistakes it for a
+ * closed port). Loopback is not special: the agent's own listening ports
+ * are refused too, since a rule keyed on the sender cannot tell whose
+ * socket listens at the other end.
+ */
+export function fenceScript(table: string, runtimes: { uids: string; allow: Destination[] }[]): string {
+  const lines = [`table inet ${table} {}`, `delete table inet ${table}`, `table inet ${table} {`, '  chain output {', '    type filter hook output priority filter; policy accept;'];
+  runtimes.forEach((r, i) => lines.push(`    meta skuid ${r.uids} jump agents_${i}`));
+  lines.push('  }');
+  runtimes.forEach((r, i) => {
+    lines.push(`  chain agents_${i} {`, '    ct state established,related accept');
+    for (const d of r.allow) lines.push(`    ${allowRule(d)}`);
+    lines.push('    reject with icmpx type admin-prohibited', '  }');
+  });
+  lines.push('}');
+  return `${lines.join('\n')}\n`;
+}
+
+function allowRule(d: Destination): string {
+  const family = net.isIPv6(d.address) ? 'ip6' : 'ip';
+  const to = d.prefix === undefined ? d.address : `${d.address}/${d.prefix}`;
+  const port = d.port === undefined ? '' : ` meta l4proto { tcp, udp } th dport ${d.port}`;
+  return `${family} daddr ${to}${port} accept`;
+}
+
+/** The data folder's own table, so two Dipper installs on one host keep their fences apart. */
+export function fenceTable(dataDir: string): string {
+  return `dipper_${createHash('sha256').update(path.resolve(dataDir)).digest('hex').slice(0, 12)}`;
+}
+
+/** Every address a host name (or address) stands for now. */
+async function addressesOf(host: string): Promise<string[]> {
+  if (net.isIP(host)) return [host];
+  try {
+    return [...new Set((await dns.lookup(host, { all: true })).map((a) => a.address))];
+  } catch {
+    throw new FenceProblem(`cannot resolve "${host}" to let agents reach it`);
+  }
+}
+
+function resolvers(file = '/etc/resolv.conf'): string[] {
+  let text = '';
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch {
+    return [];
+  }
+  return [...text.matchAll(/^\s*nameserver\s+(\S+)/gm)].map((m) => m[1].replace(/%.*$/, '')).filter((a) => net.isIP(a));
+}
+
+/**
+ * Where a fenced runtime's agents may connect: the gateway (every address
+ * its public URL's host has now, at that port) and the runtime's own
+ * `network.allow`. Names are resolved here, when the worker starts; when
+ * any name is involved the agents also need the host's resolvers (port 53).
+ */
+export async function destinationsOf(choice: RuntimeChoice, publicUrl: string): Promise<Destination[]> {
+  const gateway = new URL(publicUrl);
+  const wanted = [{ host: gateway.hostname.replace(/^\[|\]$/g, ''), port: Number(gateway.port || (gateway.protocol === 'https:' ? 443 : 80)) as number | undefined, prefix: undefined as number | undefined }];
+  for (const entry of allowList(choice)) {
+    const d = parseDestination(entry);
+    if (!d) throw new FenceProblem(`network.allow entry "${entry}" is not host:port, an address or a network`);
+    wanted.push({ host: d.host, port: d.port, prefix: d.prefix });
+  }
+  const out: Destination[] = [];
+  for (const w of wanted) {
+    if (w.prefix !== undefined) out.push({ address: w.host, prefix: w.prefix, port: w.port });
+    else for (const address of await addressesOf(w.host)) out.push({ address, port: w.port });
+  }
+  if (wanted.some((w) => !net.isIP(w.host))) for (const address of resolvers()) out.push({ address, port: 53 });
+  return out;
+}
+
+/** A runtime's `network`: "open" (no fence) or `{allow: [...]}`. */
+export const fenced = (choice: RuntimeChoice) => choice.user !== undefined && choice.network !== 'open';
+const allowList = (choice: RuntimeChoice) => (typeof choice.network === 'object' ? (choice.network.allow ?? []) : []);
+
+/**
+ * At worker start, for runtimes whose agents run as other users: puts up
+ * (or replaces) the data folder's nftables table. It stays when the worker
+ * stops, since agents outlive a worker; a fence missing while agents run
+ * would be the one state worth avoiding. Returns the table's name, or null
+ * when no runtime is fenced.
+ */
+export async function putUpFence(runtimes: RuntimeChoice[], publicUrl: string, dataDir: string): Promise<string | null> {
+  const chosen = runtimes.filter(fenced);
+  if (chosen.length === 0) return null;
+  const table = fenceTable(dataDir);
+  const rules = [];
+  for (const choice of chosen) rules.push({ uids: uidsOf(choice), allow: await destinationsOf(choice, publicUrl) });
+  try {
+    execFileSync('nft', ['-f', '-'], { input: fenceScript(table, rules), stdio: ['pipe', 'ignore', 'pipe'] });
+  } catch (err) {
+    const missing = (err as NodeJS.ErrnoException).code === 'ENOENT';
+    throw new FenceProblem(
+      missing
+        ? 'a runtime with `user` keeps its agents off the network with nftables: install nft (Debian: nftables), or set "network": "open" on the runtime'
+        : `the agents' network fence could not be put up: ${String((err as { stderr?: Buffer }).stderr ?? '').trim().split('\n')[0]}`,
+    );
+  }
+  return table;
+}

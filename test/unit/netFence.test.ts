@@ -1,0 +1,59 @@
+import { destinationsOf, fenced, fenceScript, fenceTable } from '../../activities/runtimes/netFence';
+import { parseDestination } from '../../src/common/destination';
+import { loadConfig } from '../../src/config';
+
+const runtimes = (extra: object) => JSON.stringify({ default: { kind: 'command', command: ['agent'], ...extra } });
+
+describe('agent network fence', () => {
+  it('reads the destinations an operator writes, and nothing else', () => {
+    expect(parseDestination('api.example.com:443')).toEqual({ host: 'api.example.com', port: 443 });
+    expect(parseDestination('10.1.2.3')).toEqual({ host: '10.1.2.3' });
+    expect(parseDestination('10.0.0.0/8')).toEqual({ host: '10.0.0.0', prefix: 8 });
+    expect(parseDestination('[::1]:8080')).toEqual({ host: '::1', port: 8080 });
+    expect(parseDestination('fd00::/8')).toEqual({ host: 'fd00::', prefix: 8 });
+    expect(parseDestination('::1')).toEqual({ host: '::1' });
+    for (const bad of ['host:0', 'host:65536', '10.0.0.0/33', '[nothost]:80', 'a b', '', 'http://x:80', '1.2.3.4/8:80']) expect([bad, parseDestination(bad)]).toEqual([bad, null]);
+  });
+
+  it('refuses a malformed network setting at start, naming the entry', () => {
+    expect(() => loadConfig({ DIPPER_RUNTIMES: runtimes({ network: 'open' }) })).toThrow(/network applies to a runtime with user/);
+    expect(() => loadConfig({ DIPPER_RUNTIMES: runtimes({ user: '3000000-3000999', network: 'closed' }) })).toThrow(/network must be "open" or/);
+    expect(() => loadConfig({ DIPPER_RUNTIMES: runtimes({ user: '3000000-3000999', network: { allow: 'x:1' } }) })).toThrow(/network must be "open" or/);
+    expect(() => loadConfig({ DIPPER_RUNTIMES: runtimes({ user: '3000000-3000999', network: { allow: ['ok:1', 'bad:99999'] } }) })).toThrow(/entry "bad:99999"/);
+    const config = loadConfig({ DIPPER_RUNTIMES: runtimes({ user: '3000000-3000999', network: { allow: ['10.0.0.0/8'] } }) });
+    expect(fenced(config.runtimes.default)).toBe(true);
+    expect(fenced(loadConfig({ DIPPER_RUNTIMES: runtimes({ user: '3000000-3000999', network: 'open' }) }).runtimes.default)).toBe(false);
+    expect(fenced(loadConfig({ DIPPER_RUNTIMES: runtimes({}) }).runtimes.default)).toBe(false);
+  });
+
+  it('lets agents reach the gateway at its port, and resolvers only when a name needs them', async () => {
+    const choice = { kind: 'command' as const, user: '3000000-3000999', network: { allow: ['[::1]:9000', '192.168.0.0/16'] } };
+    expect(await destinationsOf(choice, 'http://127.0.0.1:8710')).toEqual([
+      { address: '127.0.0.1', port: 8710 },
+      { address: '::1', port: 9000 },
+      { address: '192.168.0.0', prefix: 16, port: undefined },
+    ]);
+    expect(await destinationsOf({ ...choice, network: undefined }, 'https://[::1]')).toEqual([{ address: '::1', port: 443 }]);
+    const named = await destinationsOf({ ...choice, network: undefined }, 'http://localhost:8710');
+    expect(named.filter((d) => d.port === 8710).map((d) => d.address)).toContain('127.0.0.1');
+    // A name is looked up by the agent too, so the host's resolvers (if it lists any) are let through on port 53.
+    expect(named.filter((d) => d.port !== 8710).every((d) => d.port === 53)).toBe(true);
+  });
+
+  it('writes one table that it replaces whole, a chain per runtime, refusing everything not allowed', () => {
+    const script = fenceScript('dipper_abc', [
+      { uids: '3000000-3000999', allow: [{ address: '127.0.0.1', port: 8710 }, { address: 'fd00::', prefix: 8 }] },
+      { uids: '998', allow: [{ address: '127.0.0.1', port: 8710 }] },
+    ]);
+    const lines = script.trim().split('\n').map((l) => l.trim());
+    // Created if missing, then deleted and written again in the same transaction: no moment without a fence.
+    expect(lines.slice(0, 3)).toEqual(['table inet dipper_abc {}', 'delete table inet dipper_abc', 'table inet dipper_abc {']);
+    expect(lines).toContain('meta skuid 3000000-3000999 jump agents_0');
+    expect(lines).toContain('meta skuid 998 jump agents_1');
+    expect(lines).toContain('ip daddr 127.0.0.1 meta l4proto { tcp, udp } th dport 8710 accept');
+    expect(lines).toContain('ip6 daddr fd00::/8 accept');
+    expect(lines.filter((l) => l === 'reject with icmpx type admin-prohibited')).toHaveLength(2);
+    expect(fenceTable('/var/lib/dipper')).toMatch(/^dipper_[0-9a-f]{12}$/);
+    expect(fenceTable('/var/lib/dipper')).not.toBe(fenceTable('/var/lib/dipper2'));
+  });
+});
