@@ -16,9 +16,9 @@ const WORKFLOW_IMPORT_MESSAGE =
 
 /**
  * Matches any specifier that is neither relative nor one of the allowed packages: the two SDK ones, and
- * @noble/curves, plain arithmetic that checks the gateway's signature on a person's decision (workflows/decisionProof.ts).
+ * @noble/curves and @noble/hashes, plain arithmetic that checks the gateway's signature on a person's decision (workflows/decisionProof.ts).
  */
-const NOT_WORKFLOW_SAFE = '^(?!\\.{1,2}(/|$)|@temporalio/(workflow|common)(/|$)|@noble/curves(/|$))';
+const NOT_WORKFLOW_SAFE = '^(?!\\.{1,2}(/|$)|@temporalio/(workflow|common)(/|$)|@noble/(curves|hashes)(/|$))';
 
 /**
  * Relative imports that climb out of workflows/ (to activities/ or src/) are

@@ -1,5 +1,7 @@
 import { ed25519 } from '@noble/curves/ed25519';
 import { bytesToHex, hexToBytes, utf8ToBytes } from '@noble/curves/utils';
+import { sha256 } from '@noble/hashes/sha2';
+import type { GivenAnswer } from './question/answers';
 
 /**
  * A person's decision as the gateway vouches for it. The gateway signs it
@@ -13,9 +15,9 @@ import { bytesToHex, hexToBytes, utf8ToBytes } from '@noble/curves/utils';
  */
 export interface DecisionClaim {
   /** What is decided. */
-  kind: 'isphere_approval';
+  kind: 'isphere_approval' | 'question_answer' | 'question_decline' | 'root_decision';
   run_id: string;
-  /** The approval's id. */
+  /** The approval's id; a question's id and when it was asked; the root report's kind and time. */
   subject_id: string;
   /** The hashes of what the person decided on: the text (or a file's caption), and the file. */
   content_sha256: string | null;
@@ -67,4 +69,54 @@ export function proven(claim: DecisionClaim, proof: DecisionProof | undefined, t
       return false;
     }
   });
+}
+
+/** SHA-256 of a text, hex: the same in a workflow, an activity and the gateway. */
+export function sha256Hex(text: string): string {
+  return bytesToHex(sha256(utf8ToBytes(text)));
+}
+
+/**
+ * A person's answer to a question at the human gateway, or their refusal
+ * to answer. The subject names the question and when it was asked, since
+ * the same question asked again after it closed has the same id.
+ */
+export function questionClaim(
+  runId: string,
+  question: { qid: string; asked_at: number },
+  operator: string,
+  d: { answers: GivenAnswer[] } | { decline: string },
+  at: number,
+): DecisionClaim {
+  const answers = 'answers' in d ? d.answers : null;
+  return {
+    kind: answers ? 'question_answer' : 'question_decline',
+    run_id: runId,
+    subject_id: `${question.qid}@${question.asked_at}`,
+    content_sha256: answers ? sha256Hex(JSON.stringify(answers.map((a) => [a.selected_labels, a.text]))) : null,
+    file_sha256: null,
+    decision: answers ? 'answer' : 'decline',
+    decider: operator,
+    via: 'operator',
+    reason: 'decline' in d ? d.decline : null,
+    delivery_id: null,
+    at,
+  };
+}
+
+/** A person's verdict on the root's report (a review or a request to end the run), named by its kind and time. */
+export function rootDecisionClaim(runId: string, report: { kind: string; ts: number }, d: { verdict: string; text?: unknown; operator?: string }, at: number): DecisionClaim {
+  return {
+    kind: 'root_decision',
+    run_id: runId,
+    subject_id: `${report.kind}@${report.ts}`,
+    content_sha256: sha256Hex(JSON.stringify(d.text ?? null)),
+    file_sha256: null,
+    decision: d.verdict,
+    decider: d.operator ?? '',
+    via: 'operator',
+    reason: null,
+    delivery_id: null,
+    at,
+  };
 }

@@ -163,7 +163,7 @@ export function createApp(deps: GatewayDeps): express.Express {
         isphere: deps.isphere,
         checkOutput: config.checkOutputs,
         countDeprecated: (tool: string) => deps.metrics.deprecatedCalls.inc({ tool }),
-        questions: { ...config.questions, taskQueue: config.temporal.taskQueue },
+        questions: { ...config.questions, taskQueue: config.temporal.taskQueue, decisionKeys: deps.decisions.publicKeys },
         recordEvent: (event: DipperEvent) => void deps.events.append([event]).catch(() => undefined),
         activity: () => marks.mark(callerOf(res).runId, callerOf(res).agentId),
       };

@@ -18,6 +18,7 @@ import type { RunInput } from '../../workflows/run/state';
 import { mayAct, type OperatorIdentity, type Role } from '../auth/operators';
 import { expiryOf, mintAgentToken } from '../auth/tokens';
 import { recordRevocation } from '../auth/revoke';
+import { rootDecisionClaim } from '../../workflows/decisionProof';
 import type { DipperConfig, Limits } from '../config';
 import type { SkillCatalog } from '../skills';
 import type { ContentKeeper } from './content';
@@ -173,6 +174,7 @@ export function operatorRouter(deps: OperatorDeps): Router {
       root: { agentId, name: `${slug(role)}-${agentId.slice(3, 7)}`, role, skill },
       limits: runLimits(config.limits, body.limits),
       humanGateway: config.questions.humanGateway,
+      decisionKeys: deps.decisions.publicKeys,
       ...deadlineOf(body.deadline_seconds ?? config.runDeadlineSeconds, config.runDeadlineWarningSeconds),
     };
     await team.bounded('start run', () => team.temporal.start(runWorkflow, {
@@ -284,13 +286,17 @@ export function operatorRouter(deps: OperatorDeps): Router {
       const who = res.locals.operator as OperatorIdentity;
       // The root keeps the words in its inbox until it reads them: a long text is stored, as an agent's message is.
       const text = body.text === undefined ? undefined : await deps.content.keep(runId, body.text);
-      res.json(await deps.content.around([text], () => team.update(team.run(runId), rootDecisionUpdate, [{ ...body, ...(text === undefined ? {} : { text }), operator: who.name }])));
+      const decision = { ...body, ...(text === undefined ? {} : { text }), operator: who.name };
+      // Signed for the report it decides, so the signature cannot decide a later one.
+      const report = (await team.query(team.run(runId), runQuery)).pending_root.find((r) => r.kind === body.kind);
+      const proof = report && deps.decisions.prove(rootDecisionClaim(runId, report, decision, Date.now()));
+      res.json(await deps.content.around([text], () => team.update(team.run(runId), rootDecisionUpdate, [{ ...decision, ...(proof ? { proof } : {}) }])));
     } catch (err) {
       notFound(asHttpError(err, 409));
     }
   });
 
-  questionRoutes(router, team, deps.content, needs);
+  questionRoutes(router, team, deps.content, deps.decisions, needs);
   approvalRoutes(router, team, deps.decisions, deps.content, needs);
   auditRoutes(router, deps.audit, deps.events, needs);
 

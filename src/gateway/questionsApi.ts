@@ -5,7 +5,9 @@ import { isQid, questionWorkflowId } from '../../workflows/ids';
 import { typeIs } from '../temporal';
 import { answerQuestionUpdate, declineQuestionUpdate, questionQuery, type QuestionView } from '../../workflows/question/messages';
 import { toAnswer, type GivenAnswer } from '../../workflows/question/answers';
+import type { DecisionKeys } from '../auth/decisionKeys';
 import type { OperatorIdentity } from '../auth/operators';
+import { questionClaim } from '../../workflows/decisionProof';
 import { asHttpError, HttpError, parseBody } from './http';
 import { NotFound, type TeamClient } from './teamClient';
 import type { ContentKeeper } from './content';
@@ -36,6 +38,7 @@ export function questionRoutes(
   router: Router,
   team: TeamClient,
   content: ContentKeeper,
+  keys: DecisionKeys,
   needs: (role: 'viewer' | 'approver' | 'admin') => RequestHandler,
 ): void {
   const handleOf = (runId: string, qid: string) => {
@@ -83,8 +86,11 @@ export function questionRoutes(
     const handle = handleOf(String(req.params.runId), String(req.params.qid));
     const body = parseBody(answerBody, req.body);
     const who = res.locals.operator as OperatorIdentity;
+    // Signed for this question as asked (a closed question's id can be asked again): read it first.
+    const asked = await team.query(handle, questionQuery).catch(missing);
+    const proof = keys.prove(questionClaim(asked.run_id, asked, who.name, { answers: body.answers }, Date.now()));
     try {
-      res.json(await team.update(handle, answerQuestionUpdate, [{ by: { operator: who.name }, answers: body.answers, reason: null }]));
+      res.json(await team.update(handle, answerQuestionUpdate, [{ by: { operator: who.name }, answers: body.answers, reason: null, proof }]));
     } catch (err) {
       const view = await settled(handle);
       if (view && answeredSo(view, who.name, body.answers)) return void res.json({ ok: true, qid: view.qid, already: true });
@@ -96,8 +102,10 @@ export function questionRoutes(
     const handle = handleOf(String(req.params.runId), String(req.params.qid));
     const body = parseBody(declineBody, req.body);
     const who = res.locals.operator as OperatorIdentity;
+    const asked = await team.query(handle, questionQuery).catch(missing);
+    const proof = keys.prove(questionClaim(asked.run_id, asked, who.name, { decline: body.reason }, Date.now()));
     try {
-      res.json(await team.update(handle, declineQuestionUpdate, [{ operator: who.name, reason: body.reason }]));
+      res.json(await team.update(handle, declineQuestionUpdate, [{ operator: who.name, reason: body.reason, proof }]));
     } catch (err) {
       const view = await settled(handle);
       if (view?.status === 'declined' && view.declined?.operator === who.name && view.declined.reason === body.reason) {

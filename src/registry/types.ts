@@ -24,7 +24,7 @@ export interface ToolContext {
   /** The isphere tools' own engine (src/isphere: sources, access policy, approvals, budget); the isphere surface only. */
   isphere?: IsphereService;
   /** How questions (ask_user) are held: whether a human gateway takes them, how long an answer waits for a re-issued call. */
-  questions: { humanGateway: boolean; reattachMs: number; progressMs: number; taskQueue: string };
+  questions: { humanGateway: boolean; reattachMs: number; progressMs: number; taskQueue: string; decisionKeys: string[] };
   /** For tools that wait: tells the client the call is still alive (when it sent a progress token). */
   progress?: (message: string) => Promise<void>;
   /** Aborts when the client has gone. */

@@ -1,7 +1,24 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import { DecisionKeys } from '../../src/auth/decisionKeys';
+import { questionClaim, rootDecisionClaim } from '../../workflows/decisionProof';
+import { questionWorkflowId, runWorkflowId } from '../../workflows/ids';
+import { answerQuestionUpdate, declineQuestionUpdate } from '../../workflows/question/messages';
+import { rootAnsweredSignal, rootDecisionUpdate } from '../../workflows/run/messages';
+import { testDataRoot } from '../setup/env';
 import { eventually } from '../support/clients';
+import { connectTemporal } from '../support/temporal';
 import { closeAll, eventsOf, operator, startRun, waitForInbox } from '../support/team';
 
-afterAll(closeAll);
+let temporal: { client: Client; close: () => Promise<void> };
+beforeAll(async () => {
+  temporal = await connectTemporal();
+});
+afterAll(async () => {
+  await closeAll();
+  await temporal?.close();
+});
 
 /** The run's questions waiting for a person, once there are `count`. */
 async function waitingQuestions(runId: string, count = 1): Promise<any[]> {
@@ -96,5 +113,58 @@ describe("the root's review, asked of the person", () => {
     expect(await eventsOf(runId, 'completion.approved')).toHaveLength(1);
     const [withdrawn] = await eventsOf(runId, 'question_withdrawn', 2);
     expect(withdrawn.data.qid).toBe(first.qid);
+  });
+});
+
+describe('a verdict sent round the gateway', () => {
+  const refusalOf = (err: unknown) => (err instanceof WorkflowUpdateFailedError ? (err.cause as { type?: string } | undefined)?.type : String(err));
+  const outsider = new DecisionKeys(['not-the-gateway-secret']);
+  const approve = [{ selected_labels: ['Approve'], text: null }];
+
+  it('straight to Temporal, bare or signed with another key, decides nothing; the person\'s own answer then does', async () => {
+    const { runId, root } = await startRun();
+    await root.ok('signal_review', { detail: '[REVIEW REQUIRED] forge me' });
+    const [q] = await waitingQuestions(runId);
+    const question = temporal.client.workflow.getHandle(questionWorkflowId(runId, q.qid));
+    const run = temporal.client.workflow.getHandle(runWorkflowId(runId));
+    const signed = (at: number) => outsider.prove(questionClaim(runId, q, 'operator', { answers: approve }, at));
+
+    // The question's answer and refusal, as if from the human gateway.
+    for (const proof of [undefined, signed(Date.now())]) {
+      const answered = await question.executeUpdate(answerQuestionUpdate, { args: [{ by: { operator: 'operator' }, answers: approve, reason: null, ...(proof ? { proof } : {}) }] }).then(() => 'taken', refusalOf);
+      expect(answered).toBe('unproven_decision');
+    }
+    const declined = await question.executeUpdate(declineQuestionUpdate, { args: [{ operator: 'operator', reason: 'no' }] }).then(() => 'taken', refusalOf);
+    // A root review cannot be declined at all; that refusal comes first.
+    expect(declined).toBe('invalid_input');
+    // The operator API's verdict.
+    const report = (await operator.request('GET', `/runs/${runId}`)).json.pending_root[0];
+    for (const proof of [undefined, outsider.prove(rootDecisionClaim(runId, report, { verdict: 'approve', operator: 'operator' }, Date.now()))]) {
+      const decided = await run.executeUpdate(rootDecisionUpdate, { args: [{ kind: 'review', verdict: 'approve', operator: 'operator', ...(proof ? { proof } : {}) }] }).then(() => 'taken', refusalOf);
+      expect(decided).toBe('unproven_decision');
+    }
+    // The question's word to the run, which a Signal carries and no validator guards: the run checks the proof itself.
+    const before = (await run.fetchHistory()).events?.length ?? 0;
+    await run.signal(rootAnsweredSignal, { qid: q.qid, kind: 'review', operator: 'operator', given: approve, asked_at: q.asked_at, proof: signed(Date.now()) });
+    // The positive sign: a workflow task completed after the Signal, so the run has handled it.
+    await eventually(async () => {
+      const events = ((await run.fetchHistory()).events ?? []).slice(before);
+      const signalled = events.findIndex((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'rootAnswered');
+      return signalled >= 0 && events.slice(signalled).some((e) => e.workflowTaskCompletedEventAttributes) ? true : undefined;
+    });
+    expect((await operator.request('GET', `/runs/${runId}`)).json.pending_root).toEqual([expect.objectContaining({ kind: 'review', qid: q.qid })]);
+    expect((await operator.request('GET', `/runs/${runId}/questions/${q.qid}`)).json.status).toBe('pending');
+    expect(await eventsOf(runId, 'completion.approved', 0)).toEqual([]);
+    await eventually(async () => {
+      const log = fs.readFileSync(path.join(testDataRoot, 'worker.log'), 'utf8').split('\n');
+      const refused = log.filter((l) => l.includes('refused a decision without a valid proof') && l.includes(q.qid));
+      // The question's validator said it for the Updates, the run for the Signal.
+      return refused.some((l) => l.includes('question_answer')) && refused.some((l) => l.includes('root_answer')) ? true : undefined;
+    }, 10_000);
+
+    // The person, through the gateway: taken.
+    expect((await answer(runId, q.qid, ['Approve'])).json).toEqual({ ok: true, qid: q.qid });
+    const [approved] = await eventsOf(runId, 'completion.approved');
+    expect(approved.data).toMatchObject({ kind: 'review', by: 'user', operator: 'operator' });
   });
 });

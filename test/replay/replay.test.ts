@@ -97,6 +97,25 @@ describe('the recorded set', () => {
     expect(new Set(decisions.map((d) => d.decision))).toEqual(new Set(['approve', 'reject']));
   });
 
+  it("holds a person's answers to questions, each with the gateway's signature, and the run's root verdict handed on with it", () => {
+    const byPerson: { by?: { operator?: string }; proof?: { signatures?: unknown[] } }[] = [];
+    const handedOn: { proof?: { signatures?: unknown[] }; given?: unknown[] }[] = [];
+    for (const h of histories.values()) {
+      for (const e of h.events as Json[]) {
+        const update = e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest.input;
+        if (update?.name === 'answerQuestion') {
+          const a = JSON.parse(Buffer.from(update.args.payloads[0].data, 'base64').toString('utf8'));
+          if (a.by?.operator !== undefined) byPerson.push(a);
+        }
+        const signal = e.workflowExecutionSignaledEventAttributes;
+        if (signal?.signalName === 'rootAnswered') handedOn.push(JSON.parse(Buffer.from(signal.input.payloads[0].data, 'base64').toString('utf8')));
+      }
+    }
+    expect(byPerson.length).toBeGreaterThanOrEqual(1);
+    expect(handedOn.length).toBeGreaterThanOrEqual(1);
+    for (const d of [...byPerson, ...handedOn]) expect(d.proof?.signatures?.length).toBeGreaterThanOrEqual(1);
+  });
+
   it('would notice a type, a Signal or an Update that no history reaches', () => {
     const without = reached([...histories.values()].filter((h) => h.events[0].workflowExecutionStartedEventAttributes.workflowType.name !== 'questionWorkflow'));
     expect(missing(Object.keys(workflows), without.types)).toEqual(['questionWorkflow']);

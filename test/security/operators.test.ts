@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import { loadOperators } from '../../src/auth/operators';
 import { readTestEnv } from '../setup/env';
 import { AgentClient, eventually, Operator } from '../support/clients';
-import { startStack, type Stack } from '../support/stack';
+import { stackPort, startStack, type Stack } from '../support/stack';
 
 /**
  * Named operators with roles, and the Origin check, on a stack of their own
@@ -11,7 +11,8 @@ import { startStack, type Stack } from '../support/stack';
 const base = readTestEnv();
 const tokens = { vera: `dpo_vera_${crypto.randomBytes(16).toString('hex')}`, ana: `dpo_ana_${crypto.randomBytes(16).toString('hex')}`, ada: `dpo_ada_${crypto.randomBytes(16).toString('hex')}` };
 const sha = (t: string) => crypto.createHash('sha256').update(t).digest('hex');
-const port = 28820;
+const STACK_PORT = 28820;
+const port = stackPort(STACK_PORT);
 const own = `http://127.0.0.1:${port}`;
 
 let stack: Stack;
@@ -19,7 +20,7 @@ const as = (name: keyof typeof tokens) => new Operator({ gatewayUrl: own, operat
 const clients: AgentClient[] = [];
 
 beforeAll(async () => {
-  stack = await startStack('operators', port, {
+  stack = await startStack('operators', STACK_PORT, {
     DIPPER_OPERATORS: JSON.stringify([
       { name: 'Vera Viewer', role: 'viewer', token: tokens.vera },
       { name: 'Ana Approver', role: 'approver', token_sha256: sha(tokens.ana) },

@@ -63,6 +63,11 @@ export async function startStack(name: string, port: number, extra: Record<strin
  * (DIPPER_TEST_GATEWAY_PORT): two jest runs on one machine, each with its
  * own ports, then start their stacks apart instead of on each other's.
  */
+/** The port a stack started on `port` listens on: test runs beside another (DIPPER_TEST_GATEWAY_PORT) shift every port alike. */
+export function stackPort(port: number): number {
+  return shifted(port, readTestEnv().gatewayUrl);
+}
+
 function shifted(port: number, runGatewayUrl: string): number {
   return port + (Number(new URL(runGatewayUrl).port) - DEFAULT_GATEWAY_PORT);
 }

@@ -114,18 +114,15 @@ export async function agentWorkflow(input: AgentInput): Promise<void> {
         s.data.subtree_told = true;
         await endSubtree(s);
       }
-      const revoke = () => tokens.revokeTokens({ runId: s.id.runId, agentId: s.id.agentId, at: Date.now() });
-      // A pinned run's stop waits for its host's worker, however long the host is away: its tokens die first.
-      const revokedFirst = s.id.host !== undefined;
-      if (revokedFirst) await revoke();
+      // A terminated agent's tokens die first, whatever generation: stopping its process can take seconds (SIGTERM,
+      // then a wait), and a pinned run's stop waits for its host's worker however long the host is away.
+      await tokens.revokeTokens({ runId: s.id.runId, agentId: s.id.agentId, at: Date.now() });
       try {
         await runtime.stopRuntime({ runId: s.id.runId, agentId: s.id.agentId, skill: s.id.skill });
       } catch (err) {
         // A runtime that cannot be stopped is recorded, never a reason to lose the agent's workflow.
         s.events.emit('agent_error', { stage: 'stop', message: failureText(err) });
       }
-      // A terminated agent's tokens die with it, whatever generation.
-      if (!revokedFirst) await revoke();
     }
     const mode = s.data.launch_wanted;
     if (mode && !runtimeStopped) {

@@ -1,5 +1,6 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { Text } from '../content';
+import type { DecisionProof } from '../decisionProof';
 import type { Answer, GivenAnswer, SubQuestion } from './answers';
 
 /** The human gateway's place in a chain: past the root, the user. */
@@ -37,6 +38,8 @@ export interface QuestionInput {
   humanGateway: boolean;
   /** How long an answered question stays open, so an identical ask_user re-issued by its asker gets the same answer. */
   reattachMs: number;
+  /** The gateway's public keys: a person's answer or refusal is taken only with a signature by one of them (workflows/decisionProof.ts). */
+  decisionKeys: string[];
 }
 
 /** Who acted: an agent of the run, or a named operator at the human gateway. */
@@ -66,9 +69,16 @@ export interface QuestionView {
   declined: { operator: string; reason: string } | null;
 }
 
-export const answerQuestionUpdate = defineUpdate<{ ok: true; qid: string }, [{ by: Actor; answers: GivenAnswer[]; reason: string | null }]>('answerQuestion');
+/** An operator's answer carries the gateway's proof (questionClaim); an agent's is the gateway's word for its token's holder. */
+export interface AnswerInput {
+  by: Actor;
+  answers: GivenAnswer[];
+  reason: string | null;
+  proof?: DecisionProof;
+}
+export const answerQuestionUpdate = defineUpdate<{ ok: true; qid: string }, [AnswerInput]>('answerQuestion');
 export const escalateQuestionUpdate = defineUpdate<{ ok: true; qid: string; new_holder: string | null }, [{ by: Actor; reason: string }]>('escalateQuestion');
-export const declineQuestionUpdate = defineUpdate<{ ok: true; qid: string }, [{ operator: string; reason: string }]>('declineQuestion');
+export const declineQuestionUpdate = defineUpdate<{ ok: true; qid: string }, [{ operator: string; reason: string; proof?: DecisionProof }]>('declineQuestion');
 /** The run ended: a question still open is over. */
 export const questionRunEndedSignal = defineSignal('questionRunEnded');
 /** What a system question asked was settled another way (a root decision through the operator API, a newer report): it is over. */

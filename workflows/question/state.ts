@@ -1,4 +1,6 @@
+import { questionClaim, type DecisionProof } from '../decisionProof';
 import { refuse } from '../errors';
+import { requireProof } from '../proofCheck';
 import { answerProblem, answerText, toAnswer, type Answer, type GivenAnswer } from './answers';
 import * as m from './messages';
 
@@ -16,6 +18,8 @@ export class QuestionState {
   answers: Answer[] | null = null;
   answeredBy: m.QuestionView['answered_by'] = null;
   declined: m.QuestionView['declined'] = null;
+  /** A person's answer as given, with the gateway's proof: handed on with a system question's outcome, for the run to check again. */
+  answeredByPerson: { given: GivenAnswer[]; proof: DecisionProof } | null = null;
   runEnded = false;
   /** Told when the question is over (the workflow wakes the asker's waiting call). */
   onOver: () => void = () => undefined;
@@ -60,6 +64,13 @@ export class QuestionState {
     }
   }
 
+  /** A person's answer or refusal is the gateway's to vouch for; an agent's answer needs no proof. */
+  checkProof(operator: string | undefined, d: { answers: GivenAnswer[] } | { decline: string }, proof: DecisionProof | undefined): void {
+    if (operator === undefined) return;
+    const claim = questionClaim(this.input.runId, { qid: this.input.qid, asked_at: this.askedAt }, operator, d, proof?.at ?? 0);
+    requireProof(claim, proof, this.input.decisionKeys, { qid: this.input.qid });
+  }
+
   checkDecline(operator: string): void {
     this.checkHolder({ operator }, 'unknown_qid');
     // The root waits on the verdict; declining would leave it waiting with nobody asked.
@@ -67,8 +78,9 @@ export class QuestionState {
     if (kind === 'root_review' || kind === 'root_termination') throw refuse('invalid_input', 'A root review is answered Approve or Rework; it cannot be declined.', { field: 'reason' });
   }
 
-  answer(by: m.Actor, given: GivenAnswer[], reason: string | null): void {
+  answer(by: m.Actor, given: GivenAnswer[], reason: string | null, proof?: DecisionProof): void {
     this.answers = given.map((a, i) => toAnswer(this.input.questions[i], a));
+    if (by.operator !== undefined && proof) this.answeredByPerson = { given, proof };
     this.answeredBy = { ...by, reason };
     this.end('answered');
   }

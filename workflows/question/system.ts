@@ -3,7 +3,8 @@ import { systemMessageSignal } from '../agent/messages';
 import { agentWorkflowId, runWorkflowId } from '../ids';
 import { rootAnsweredSignal } from '../run/messages';
 import { tell } from '../signals';
-import type { Answer, SubQuestion } from './answers';
+import type { DecisionProof } from '../decisionProof';
+import type { Answer, GivenAnswer, SubQuestion } from './answers';
 import type { SystemQuestion } from './messages';
 
 /**
@@ -30,6 +31,12 @@ const verdict = (what: string): SubQuestion => ({
     { label: 'Rework', description: 'Send it back; say what to change.', value: 'rework', requires_text: true },
   ],
 });
+
+/** What a person's answer to a root review question decides: the verdict, and for rework the words to the root. */
+export function rootVerdictOf(given: GivenAnswer): { verdict: 'approve' | 'rework'; text?: string } {
+  const value = verdict('').options.find((o) => o.label === given.selected_labels[0])?.value;
+  return value === 'approve' ? { verdict: 'approve' } : { verdict: 'rework', text: given.text ?? '' };
+}
 
 export function rootReviewAsk(kind: 'review' | 'termination', rootId: string, detail: Text): SystemAsk {
   return kind === 'review'
@@ -77,18 +84,21 @@ export async function deliverSystemAnswer(
   runId: string,
   qid: string,
   system: SystemQuestion,
-  outcome: { answers: Answer[] | null; operator: string | null; declined: string | null },
+  outcome: {
+    answers: Answer[] | null;
+    operator: string | null;
+    declined: string | null;
+    /** The person's answer as given, with the gateway's proof and when the question was asked: the run checks it again. */
+    byPerson: { given: GivenAnswer[]; proof: DecisionProof; asked_at: number } | null;
+  },
 ): Promise<void> {
   if (system.kind === 'root_review' || system.kind === 'root_termination') {
-    const answer = outcome.answers?.[0];
-    if (!answer) return;
-    const approve = answer.selected_values[0] === 'approve';
+    if (!outcome.byPerson || !outcome.operator) return;
     await tell(runWorkflowId(runId), rootAnsweredSignal, {
       qid,
       kind: system.kind === 'root_review' ? 'review' : 'termination',
-      verdict: approve ? 'approve' : 'rework',
-      ...(approve ? {} : { text: answer.text ?? '' }),
-      ...(outcome.operator ? { operator: outcome.operator } : {}),
+      operator: outcome.operator,
+      ...outcome.byPerson,
     });
     return;
   }

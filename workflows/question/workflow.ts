@@ -8,7 +8,7 @@ import { wakeSignal } from '../interceptors';
 import { questionClosedSignal, questionOpenedSignal } from '../run/messages';
 import { statusKey } from '../searchAttributes';
 import { tell } from '../signals';
-import { inboxQuestion, type GivenAnswer } from './answers';
+import { inboxQuestion } from './answers';
 import * as m from './messages';
 import { QuestionState } from './state';
 import { deliverSystemAnswer } from './system';
@@ -36,9 +36,13 @@ export async function questionWorkflow(input: m.QuestionInput): Promise<void> {
   const ctx = { q, events };
 
   setHandler(m.questionQuery, () => q.view(), { description: 'The question: its sub-questions, who holds it, the chain so far, and its answer once there is one.' });
-  setHandler(m.answerQuestionUpdate, (a) => answer(ctx, a), { validator: ({ by, answers }) => q.checkAnswer(by, answers) });
+  setHandler(m.answerQuestionUpdate, (a) => answer(ctx, a), {
+    validator: ({ by, answers, proof }) => void (q.checkAnswer(by, answers), q.checkProof(by.operator, { answers }, proof)),
+  });
   setHandler(m.escalateQuestionUpdate, (e) => escalate(ctx, e), { validator: ({ by }) => q.checkHolder(by, 'stale') });
-  setHandler(m.declineQuestionUpdate, (d) => decline(ctx, d), { validator: ({ operator }) => q.checkDecline(operator) });
+  setHandler(m.declineQuestionUpdate, (d) => decline(ctx, d), {
+    validator: ({ operator, reason, proof }) => void (q.checkDecline(operator), q.checkProof(operator, { decline: reason }, proof)),
+  });
   setHandler(m.questionRunEndedSignal, () => void ((q.runEnded = true), q.cancel()));
   setHandler(m.questionWithdrawnSignal, ({ reason }) => void (q.cancel() && events.emit('question_withdrawn', { qid, reason }, input.askerId)));
   setHandler(wakeSignal, () => undefined);
@@ -60,7 +64,12 @@ export async function questionWorkflow(input: m.QuestionInput): Promise<void> {
   upsertSearchAttributes([{ key: statusKey, value: over }]);
   if (asker !== null) await tell(asker, askingSignal, { qid, open: false });
   if (input.system && (over === 'answered' || over === 'declined')) {
-    await deliverSystemAnswer(runId, qid, input.system, { answers: q.answers, operator: q.answeredBy?.operator ?? null, declined: q.declined?.reason ?? null });
+    await deliverSystemAnswer(runId, qid, input.system, {
+      answers: q.answers,
+      operator: q.answeredBy?.operator ?? null,
+      declined: q.declined?.reason ?? null,
+      byPerson: q.answeredByPerson && { ...q.answeredByPerson, asked_at: q.askedAt },
+    });
   }
   // Open a while for a re-issued call, unless the run ends first (an ended run leaves nothing running).
   if (over === 'answered' || over === 'declined') await condition(() => q.runEnded, input.reattachMs);
@@ -75,8 +84,8 @@ interface Ctx {
 
 const label = (who: m.Actor) => who.agent_id ?? (who.operator ? `operator ${who.operator}` : 'unknown');
 
-function answer({ q, events }: Ctx, { by, answers, reason }: { by: m.Actor; answers: GivenAnswer[]; reason: string | null }): { ok: true; qid: string } {
-  q.answer(by, answers, reason);
+function answer({ q, events }: Ctx, { by, answers, reason, proof }: m.AnswerInput): { ok: true; qid: string } {
+  q.answer(by, answers, reason, proof);
   events.emit('question_answered', { qid: q.input.qid, by: label(by), reason, hops: q.chain.length }, q.input.askerId);
   return { ok: true, qid: q.input.qid };
 }

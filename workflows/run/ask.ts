@@ -46,6 +46,7 @@ export async function askSystemQuestions(input: RunInput, data: RunData, events:
       humanGateway: input.humanGateway ?? true,
       // Nobody re-issues a system question: it closes once answered.
       reattachMs: 0,
+      decisionKeys: input.decisionKeys,
     };
     // Open from now on, before the start returns or its own word arrives (questionOpened): an escalation signalled
     // meanwhile is judged against the run's limit with this one counted.

@@ -2,6 +2,8 @@ import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { Text } from '../content';
 import type { PeerEntry } from '../types';
 import type { SystemAsk } from '../question/system';
+import type { DecisionProof } from '../decisionProof';
+import type { GivenAnswer } from '../question/answers';
 
 /** An agent registers (entry) or reports a change (patch) to the run's directory. */
 export interface PeerChange {
@@ -34,9 +36,22 @@ export interface RootDecision {
   /** The name of the operator who decided (absent in decisions made before operators had names). */
   operator?: string;
 }
-export const rootDecisionUpdate = defineUpdate<{ ok: true; run_status: string }, [RootDecision]>('rootDecision');
-/** The human answered the root's review question (workflows/question/system.ts); ignored once decided another way. */
-export const rootAnsweredSignal = defineSignal<[RootDecision & { qid: string }]>('rootAnswered');
+/** Through the operator API: the gateway's proof (rootDecisionClaim) goes with it. */
+export const rootDecisionUpdate = defineUpdate<{ ok: true; run_status: string }, [RootDecision & { proof?: DecisionProof }]>('rootDecision');
+/**
+ * The human answered the root's review question (workflows/question/system.ts); ignored once decided another way.
+ * It carries the person's answer as given and the gateway's proof of it, which the run checks again: a Signal has
+ * no validator, and anyone who reaches Temporal can send one.
+ */
+export interface RootAnswered {
+  qid: string;
+  kind: RootDecision['kind'];
+  operator: string;
+  given: GivenAnswer[];
+  asked_at: number;
+  proof: DecisionProof;
+}
+export const rootAnsweredSignal = defineSignal<[RootAnswered]>('rootAnswered');
 /** An agent's watchdog asks the human (workflows/agent/watchdog.ts); the run starts the question. */
 export const systemQuestionSignal = defineSignal<[SystemAsk & { key: string }]>('systemQuestion');
 

@@ -1,11 +1,13 @@
-import { uuid4 } from '@temporalio/workflow';
+import { log, uuid4 } from '@temporalio/workflow';
 import { prefixed, type Text } from '../content';
 import { humanAnsweredSignal, systemMessageSignal } from '../agent/messages';
+import { proven, questionClaim, rootDecisionClaim, type DecisionProof } from '../decisionProof';
 import { refuse } from '../errors';
+import { requireProof } from '../proofCheck';
 import { EventBuffer } from '../events';
 import { agentWorkflowId, questionWorkflowId } from '../ids';
 import { questionWithdrawnSignal } from '../question/messages';
-import { rootReviewAsk, type SystemAsk } from '../question/system';
+import { rootReviewAsk, rootVerdictOf, type SystemAsk } from '../question/system';
 import { tell } from '../signals';
 import type { DipperEvent, Limits, PeerEntry } from '../types';
 import { systemQid, type Asking, type QueuedAsk } from './ask';
@@ -24,6 +26,8 @@ export interface RunInput {
   deadlineWarningSeconds?: number;
   /** Whether a human gateway takes questions (DIPPER_HUMAN_GATEWAY); absent in older runs, which had one. */
   humanGateway?: boolean;
+  /** The gateway's public keys: a person's verdict on the root's report is taken only with a signature by one of them. */
+  decisionKeys: string[];
   data?: RunData;
 }
 
@@ -176,17 +180,22 @@ export class RunState {
     return undefined;
   }
 
-  /** The person answered the question about a report (in the console). */
-  rootAnswered(answer: m.RootDecision & { qid: string }): Promise<void> | undefined {
+  /** The person answered the question about a report (in the console): taken only with the gateway's proof of that answer. */
+  rootAnswered(answer: m.RootAnswered): Promise<void> | undefined {
     // Decided already (through /root/decision, or a newer report replaced the question): nothing to do.
     if (!this.data.pending_root.some((r) => r.kind === answer.kind && r.qid === answer.qid)) return undefined;
-    return this.decide(answer).then(() => undefined);
+    const claim = questionClaim(this.input.runId, { qid: answer.qid, asked_at: answer.asked_at }, answer.operator, { answers: answer.given ?? [] }, answer.proof?.at ?? 0);
+    if (!answer.given?.[0] || !proven(claim, answer.proof, this.input.decisionKeys)) {
+      log.warn('refused a decision without a valid proof', { kind: 'root_answer', qid: answer.qid });
+      return undefined;
+    }
+    return this.decide({ kind: answer.kind, operator: answer.operator, ...rootVerdictOf(answer.given[0]) }).then(() => undefined);
   }
 
-  checkDecision({ kind }: m.RootDecision): void {
-    if (!this.data.pending_root.some((r) => r.kind === kind)) {
-      throw refuse('nothing_pending', `The root has no pending ${kind} to decide.`, { field: 'kind' });
-    }
+  checkDecision(decision: m.RootDecision & { proof?: DecisionProof }): void {
+    const report = this.data.pending_root.find((r) => r.kind === decision.kind);
+    if (!report) throw refuse('nothing_pending', `The root has no pending ${decision.kind} to decide.`, { field: 'kind' });
+    requireProof(rootDecisionClaim(this.input.runId, report, decision, decision.proof?.at ?? 0), decision.proof, this.input.decisionKeys, { report: `${report.kind}@${report.ts}` });
   }
 
   /** Decided through the operator API: the question about it in the console is over (reports from before `root-questions` have none). */

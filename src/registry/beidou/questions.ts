@@ -99,6 +99,7 @@ export const askUser = beidouTool({
         context: input.context ?? null,
         humanGateway: ctx.questions.humanGateway,
         reattachMs: ctx.questions.reattachMs,
+        decisionKeys: ctx.questions.decisionKeys,
       };
       await step(() =>
         ctx.team.bounded('ask_user', () =>
