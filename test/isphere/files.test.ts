@@ -80,6 +80,18 @@ describe('isphere_send_file', () => {
     expect(delivered).toEqual([expect.objectContaining({ kind: 'file', content_sha256: plan.file_sha256 })]);
   });
 
+  it('refuses a real send without approval_id, its audit naming the target, caption and file it would have sent', async () => {
+    const file = path.join(outbound, 'unasked.txt');
+    fs.writeFileSync(file, 'Never approved.');
+    const refused = await agent.call('isphere_send_file', { target_type: 'contact', target_id: 'c_0003', file_path: file, caption: 'Here.', dry_run: false });
+    expect(refused.error).toMatchObject({ code: 'APPROVAL_REQUIRED', details: { field: 'approval_id', approval_status: 'missing' } });
+    expect(refused.data.audit).toMatchObject({ dry_run: false, target_ref: 'c_0003', content_sha256: sha('Here.'), file_sha256: sha('Never approved.') });
+    // A path it may not send from is still answered as the missing approval.
+    const outsideToo = await agent.call('isphere_send_file', { target_type: 'contact', target_id: 'c_0003', file_path: '/etc/hostname', dry_run: false });
+    expect(outsideToo.error).toMatchObject({ code: 'APPROVAL_REQUIRED', details: { approval_status: 'missing' } });
+    expect(outsideToo.data.audit).toMatchObject({ target_ref: 'c_0003', file_sha256: null });
+  });
+
   it('does not send a file changed after its approval', async () => {
     const file = path.join(outbound, 'draft.txt');
     fs.writeFileSync(file, 'Draft one.');

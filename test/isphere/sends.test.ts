@@ -60,10 +60,17 @@ describe('isphere_send_message', () => {
     expect((await agent.fail('isphere_send_message', { target_type: 'group', target_id: 'c_0003', content_text: 'x' })).code).toBe('TARGET_NOT_FOUND');
   });
 
-  it('refuses a real send without approval_id before anything else, and with one nobody gave: nothing is sent', async () => {
+  it('refuses a real send without approval_id whatever else is wrong, and with one nobody gave: nothing is sent', async () => {
     const missing = await agent.call('isphere_send_message', { target_type: 'contact', target_id: 'c_0003', content_text: 'Go.', dry_run: false });
     expect(missing.error).toMatchObject({ code: 'APPROVAL_REQUIRED', details: { field: 'approval_id', approval_status: 'missing' } });
-    expect(missing.data.audit).toMatchObject({ dry_run: false, source: null });
+    // Its audit names what would have been sent and to whom, like any real-write attempt's.
+    expect(missing.data.audit).toMatchObject({ dry_run: false, result: 'error', source: 'bridge', target_ref: 'c_0003', content_sha256: sha('Go.') });
+    // A target that is not there, or not the agent's to read, changes nothing of the answer.
+    for (const target_id of ['Nobody Here', 'c_0006']) {
+      const refused = await agent.call('isphere_send_message', { target_type: 'contact', target_id, content_text: 'Go.', dry_run: false });
+      expect([target_id, refused.error?.code, refused.error?.details?.approval_status]).toEqual([target_id, 'APPROVAL_REQUIRED', 'missing']);
+      expect(refused.data.audit).toMatchObject({ target_ref: null, content_sha256: sha('Go.') });
+    }
     const forged = await agent.call('isphere_send_message', { target_type: 'contact', target_id: 'c_0003', content_text: 'Go.', dry_run: false, approval_id: 'apr_x' });
     expect(forged.error).toMatchObject({ code: 'APPROVAL_REQUIRED', details: { field: 'approval_id', approval_status: 'unknown' } });
     expect(forged.data.audit).toMatchObject({ approval_id: 'apr_x', dry_run: false });

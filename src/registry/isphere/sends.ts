@@ -64,13 +64,26 @@ interface SendInput {
   source_preference?: string;
 }
 
-/** A real send needs an approval; the check comes before anything else is looked at. */
-function mustHaveApproval(input: SendInput, dry: boolean): void {
-  if (!dry && input.approval_id === undefined) {
-    throw new ConnectorError('APPROVAL_REQUIRED', 'A real send needs approval_id. Call with dry_run true (the default) to plan it and request an approval.', false, {
-      field: 'approval_id',
-      approval_status: 'missing',
-    });
+/**
+ * A real send needs an approval. Without one the answer is that refusal
+ * whatever else is wrong, but it comes after the target is resolved and
+ * the content hashed, so its audit names what would have been sent and to
+ * whom, like any real-write attempt's (issue 21). Null when the call may go on.
+ */
+function missingApproval(input: SendInput, dry: boolean): ConnectorError | null {
+  if (dry || input.approval_id !== undefined) return null;
+  return new ConnectorError('APPROVAL_REQUIRED', 'A real send needs approval_id. Call with dry_run true (the default) to plan it and request an approval.', false, {
+    field: 'approval_id',
+    approval_status: 'missing',
+  });
+}
+
+/** A step of a send that lacks its approval: whatever the step finds wrong, the answer is the missing approval. */
+async function orRefusal<T>(refusal: ConnectorError | null, step: () => T | Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (err) {
+    throw refusal ?? err;
   }
 }
 
@@ -130,10 +143,11 @@ export const sendMessage = isphereTool({
     const s = start(ctx, 'isphere_send_message', input, input.dry_run ?? true);
     return answer(s.tool, ctx, s.dry, async (call) => {
       call.trail.note({ approval_id: s.approvalId });
-      mustHaveApproval(input, s.dry);
+      const refusal = missingApproval(input, s.dry);
       const contentSha = sha256Hex(input.content_text);
       call.trail.note({ content_sha256: contentSha });
-      const resolved = await targetOf(call, input);
+      const resolved = await orRefusal(refusal, () => targetOf(call, input));
+      if (refusal) throw refusal;
       const binding: Binding = { tool: 'isphere_send_message', target: resolved, content_sha256: contentSha, file_sha256: null, file_size_bytes: null, key_sha256: keyHash(input.idempotency_key) };
       const { runId, agentId } = ctx.caller;
       if (s.dry) {
@@ -184,19 +198,22 @@ export const sendFile = isphereTool({
     const s = start(ctx, 'isphere_send_file', input, input.dry_run ?? true);
     return answer(s.tool, ctx, s.dry, async (call) => {
       call.trail.note({ approval_id: s.approvalId });
-      mustHaveApproval(input, s.dry);
+      const refusal = missingApproval(input, s.dry);
       const file = input.file_path;
       if (file.includes('\0') || !path.isAbsolute(file) || file.split(/[\\/]/).includes('..')) {
-        throw new ConnectorError('INVALID_ARGUMENT', 'file_path must be an absolute path without "..".', false, { field: 'file_path' });
+        throw refusal ?? new ConnectorError('INVALID_ARGUMENT', 'file_path must be an absolute path without "..".', false, { field: 'file_path' });
       }
       const captionSha = input.caption ? sha256Hex(input.caption) : null;
       call.trail.note({ content_sha256: captionSha });
-      const resolved = await targetOf(call, input);
+      const resolved = await orRefusal(refusal, () => targetOf(call, input));
       const { runId, agentId } = ctx.caller;
-      const { role, host } = await call.service.identity(ctx.caller);
+      const { role, host } = await orRefusal(refusal, () => call.service.identity(ctx.caller));
       // Hashed on the run's host, where the file is: confined to an approved outbound directory, never through a symlink.
-      const { inspected } = await runFileOp(ctx.team, call.service.files.taskQueue, ctx.caller, { op: 'inspect', runId, filePath: file, ...(host ? { host } : {}) }, 'file_path', call.service.files.waitMs);
+      const { inspected } = await orRefusal(refusal, () =>
+        runFileOp(ctx.team, call.service.files.taskQueue, ctx.caller, { op: 'inspect', runId, filePath: file, ...(host ? { host } : {}) }, 'file_path', call.service.files.waitMs),
+      );
       call.trail.note({ file_sha256: inspected!.sha256 });
+      if (refusal) throw refusal;
       const binding: Binding = {
         tool: 'isphere_send_file',
         target: resolved,
