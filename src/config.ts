@@ -59,6 +59,8 @@ export interface Guards {
   /** Token buckets: sustained requests per second and burst, per agent and for the operator token; 0 per second is no limit. */
   agentRate: Rate;
   operatorRate: Rate;
+  /** Per connection address, where no token's bucket applies: the console's files, webhooks, health, refused tokens. */
+  addressRate: Rate;
 }
 
 export interface Rate {
@@ -498,6 +500,7 @@ function loadGuards(env: Env): Guards {
     requestTimeoutMs,
     agentRate: rate('DIPPER_RATE', 50, 100),
     operatorRate: rate('DIPPER_OPERATOR_RATE', 200, 400),
+    addressRate: rate('DIPPER_ADDRESS_RATE', 50, 200),
   };
 }
 

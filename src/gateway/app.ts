@@ -18,7 +18,7 @@ import { DeliveryBatcher } from './delivery';
 import type { Wakeups } from './wakeups';
 import { ActivityMarks } from './activityMarks';
 import type { ProcessMetrics } from '../metrics/temporalCalls';
-import { bearer, errorHandler, isMcpPath, limitRate, revoked, unauthorized } from './http';
+import { addressOf, bearer, errorHandler, isMcpPath, limitByAddress, limitRate, revoked, unauthorized } from './http';
 import { unconfirmed } from '../registry/serviceErrors';
 import { LongPolls } from './longPolls';
 import { checkOrigin } from './origin';
@@ -29,6 +29,7 @@ import { refuseMalformedArguments, refuseOverRate, refuseUnconfirmed } from './m
 import { operatorRouter } from './operatorApi';
 import { approvalWebhook } from './approvalWebhook';
 import { RateLimiter } from './rateLimit';
+import { rateLimited } from '../registry/serviceErrors';
 import type { RevocationView } from './revocations';
 import { runtimeRouter } from './runtimeApi';
 import type { TeamClient } from './teamClient';
@@ -92,10 +93,20 @@ export function createApp(deps: GatewayDeps): express.Express {
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
 
+  // Requests that no token's bucket holds (see limitByAddress), one bucket per connection address.
+  const addressRate = new RateLimiter(config.guards.addressRate);
+  const byAddress = limitByAddress(addressRate);
+  /** A refused token costs its address a token too: a flood of bad ones is slowed like any other. */
+  const refuseToken = (req: Request, res: Response, next: NextFunction) => {
+    const wait = addressRate.take(addressOf(req));
+    if (wait > 0) return next(rateLimited(wait, 'from this address'));
+    unauthorized(res);
+  };
+
   const agentAuth = async (req: Request, res: Response, next: NextFunction) => {
     const token = bearer(req);
     const claims = token ? verifyAgentToken(deps.tokenSecrets, token) : null;
-    if (!claims) return unauthorized(res);
+    if (!claims) return refuseToken(req, res, next);
     const verdict = await deps.revocations.check(claims);
     if (verdict === 'revoked') return revoked(res);
     if (verdict === 'unknown') {
@@ -109,13 +120,14 @@ export function createApp(deps: GatewayDeps): express.Express {
   const operatorAuth = (req: Request, res: Response, next: NextFunction) => {
     const token = bearer(req);
     const who = token ? deps.operators.identify(token) : undefined;
-    if (!who) return unauthorized(res);
+    if (!who) return refuseToken(req, res, next);
     res.locals.operator = who;
     next();
   };
 
   // Browsers may call in only from the gateway's own origin or one the operator allowed (DNS rebinding; MCP transport spec).
   app.use(['/mcp', '/api'], checkOrigin(config));
+  app.use(['/console', '/api/console', '/hooks', '/healthz'], byAddress);
   app.use(consoleRoutes(deps));
 
   app.get('/healthz', (_req, res) => {
@@ -204,7 +216,7 @@ export function createApp(deps: GatewayDeps): express.Express {
     operatorRouter(deps),
   );
 
-  app.use((_req: Request, res: Response) => {
+  app.use(byAddress, (_req: Request, res: Response) => {
     res.status(404).json({ error: { code: 'not_found', message: 'No such endpoint.' } });
   });
   app.use(errorHandler(log));

@@ -46,6 +46,24 @@ export function limitRate(limiter: RateLimiter, keyOf: (res: Response) => string
   };
 }
 
+/**
+ * Where no token's bucket applies (the console's files, the webhook, the
+ * health check, a request whose token was refused), the bucket is the
+ * connection's address. Dipper does not trust X-Forwarded-For: behind a
+ * proxy, its clients share the proxy's bucket.
+ */
+export function addressOf(req: Request): string {
+  return `address/${req.socket.remoteAddress ?? 'unknown'}`;
+}
+
+export function limitByAddress(limiter: RateLimiter) {
+  return (req: Request, _res: Response, next: NextFunction): void => {
+    const wait = limiter.take(addressOf(req));
+    if (wait > 0) throw rateLimited(wait, 'from this address');
+    next();
+  };
+}
+
 export function bearer(req: Request): string | null {
   const header = req.headers.authorization;
   if (!header || !header.startsWith('Bearer ')) return null;

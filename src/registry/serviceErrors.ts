@@ -67,8 +67,8 @@ export function needsRepair(agentId: string | undefined): ToolError {
   );
 }
 
-export function rateLimited(retryAfterMs: number): ToolError {
-  return new ToolError('rate_limited', 'Too many requests with this token. Retry after retry_after_ms.', { retry_after_ms: retryAfterMs }, true);
+export function rateLimited(retryAfterMs: number, from = 'with this token'): ToolError {
+  return new ToolError('rate_limited', `Too many requests ${from}. Retry after retry_after_ms.`, { retry_after_ms: retryAfterMs }, true);
 }
 
 const STATUS: Record<string, number> = { unavailable: 503, outcome_unknown: 503, rate_limited: 429, needs_repair: 500 };

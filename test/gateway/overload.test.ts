@@ -197,6 +197,9 @@ describe('server timeouts', () => {
         DIPPER_PORT: String(TIMED_PORT),
         DIPPER_REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS),
         DIPPER_HEADERS_TIMEOUT_MS: String(HEADERS_TIMEOUT_MS),
+        // A small bucket for requests no token holds, so the test below can empty it.
+        DIPPER_ADDRESS_RATE_PER_SECOND: '1',
+        DIPPER_ADDRESS_RATE_BURST: '30',
       },
       path.join(testDataRoot, 'overload-timed-gateway.log'),
     );
@@ -237,5 +240,30 @@ describe('server timeouts', () => {
     const answer = await poll;
     expect(answer.status).toBe(200);
     expect(answer.body.messages.map((m: any) => m.message_id)).toEqual([sent.message_id]);
+  });
+});
+
+describe('requests no token holds', () => {
+  const at = (what: string, init: RequestInit = {}) =>
+    fetch(`${timedUrl}${what}`, init).then(async (res) => ({ status: res.status, retryAfter: res.headers.get('retry-after'), text: await res.text() }));
+  const someRefused = async (send: () => ReturnType<typeof at>) => (await Promise.all(Array.from({ length: 5 }, send))).filter((a) => a.status === 429);
+
+  it("are limited per address: the console's files, the webhook, refused tokens; a good token is not", async () => {
+    // The console's page, far past the bucket (30 deep, one a second back).
+    const pages = await Promise.all(Array.from({ length: 40 }, () => at('/console/')));
+    const refused = pages.filter((p) => p.status === 429);
+    expect(refused.length).toBeGreaterThanOrEqual(5);
+    expect(pages.filter((p) => p.status === 200).length).toBeGreaterThanOrEqual(1);
+    expect(Number(refused[0].retryAfter)).toBeGreaterThanOrEqual(1);
+    expect(JSON.parse(refused[0].text).error).toMatchObject({ code: 'rate_limited', retryable: true, message: expect.stringContaining('from this address') });
+    // The same bucket: the webhook, and calls whose token is refused (401 until then).
+    const webhook = () => at('/hooks/isphere/approvals/run_000000000000/apr_x/decision', { method: 'POST', body: '{}' });
+    expect((await someRefused(webhook)).length).toBeGreaterThanOrEqual(1);
+    const badToken = () => at('/mcp/beidou', { method: 'POST', headers: { authorization: 'Bearer not-a-token', 'content-type': 'application/json' }, body: '{}' });
+    expect((await someRefused(badToken)).length).toBeGreaterThanOrEqual(1);
+    // A token that holds has a bucket of its own.
+    expect((await get(`${timedUrl}/api/runs/not-a-run`, env.operatorToken)).status).toBe(404);
+    // And the bucket fills again.
+    await eventually(async () => ((await at('/healthz')).status === 200 ? true : undefined), 10_000, 250);
   });
 });

@@ -68,7 +68,7 @@ describe('isphere_send_message', () => {
     // A target that is not there, or not the agent's to read, changes nothing of the answer.
     for (const target_id of ['Nobody Here', 'c_0006']) {
       const refused = await agent.call('isphere_send_message', { target_type: 'contact', target_id, content_text: 'Go.', dry_run: false });
-      expect([target_id, refused.error?.code, refused.error?.details?.approval_status]).toEqual([target_id, 'APPROVAL_REQUIRED', 'missing']);
+      expect([target_id, refused.error?.code, (refused.error?.details as { approval_status?: string } | undefined)?.approval_status]).toEqual([target_id, 'APPROVAL_REQUIRED', 'missing']);
       expect(refused.data.audit).toMatchObject({ target_ref: null, content_sha256: sha('Go.') });
     }
     const forged = await agent.call('isphere_send_message', { target_type: 'contact', target_id: 'c_0003', content_text: 'Go.', dry_run: false, approval_id: 'apr_x' });
