@@ -53,6 +53,8 @@ export interface Guards {
   callTimeoutMs: number;
   /** Concurrent long polls per agent; a new one supersedes the oldest. */
   pollsPerAgent: number;
+  /** Tool calls one agent may have in flight at once on a replica (waiting ones included); more are refused rate_limited. */
+  callsPerAgent: number;
   /** Time to receive a request's headers, and the whole request (not the answer: long polls are not cut). */
   headersTimeoutMs: number;
   requestTimeoutMs: number;
@@ -495,6 +497,7 @@ function loadGuards(env: Env): Guards {
   return {
     callTimeoutMs: Math.max(100, int(env, 'DIPPER_CALL_TIMEOUT_MS', 15_000)),
     pollsPerAgent: Math.max(1, int(env, 'DIPPER_POLLS_PER_AGENT', 1)),
+    callsPerAgent: Math.max(1, int(env, 'DIPPER_CALLS_PER_AGENT', 16)),
     // Node refuses a headers timeout longer than the request timeout.
     headersTimeoutMs: Math.min(requestTimeoutMs, Math.max(1000, int(env, 'DIPPER_HEADERS_TIMEOUT_MS', 10_000))),
     requestTimeoutMs,

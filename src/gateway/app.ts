@@ -66,6 +66,28 @@ function streamsProgress(surface: McpSurface, body: { method?: unknown; params?:
   return surface.byName.get(body.params.name)?.waits === true && body.params._meta?.progressToken !== undefined;
 }
 
+/** When an agent at its cap of calls in flight is told to try again. */
+const IN_FLIGHT_RETRY_MS = 200;
+
+/** Calls in flight per key, each let go when its response ends (answered, or the client went away). */
+class InFlight {
+  private readonly counts = new Map<string, number>();
+
+  constructor(private readonly cap: number) {}
+
+  enter(key: string, res: Response): boolean {
+    const now = this.counts.get(key) ?? 0;
+    if (now >= this.cap) return false;
+    this.counts.set(key, now + 1);
+    res.once('close', () => {
+      const left = (this.counts.get(key) ?? 1) - 1;
+      if (left <= 0) this.counts.delete(key);
+      else this.counts.set(key, left);
+    });
+    return true;
+  }
+}
+
 /** Room for a 256 KiB message after JSON escaping; the byte limit itself is checked per field. */
 const BODY_LIMIT = '2mb';
 
@@ -141,6 +163,7 @@ export function createApp(deps: GatewayDeps): express.Express {
   const polls = new LongPolls(config.guards.pollsPerAgent);
   const agentRate = new RateLimiter(config.guards.agentRate);
   const operatorRate = new RateLimiter(config.guards.operatorRate);
+  const inFlight = new InFlight(config.guards.callsPerAgent);
   const marks = new ActivityMarks(deps.team, config.activityMarkMs, log);
   const agentKey = (res: Response) => `${callerOf(res).runId}/${callerOf(res).agentId}`;
   const serve = (route: string, surface: McpSurface) => {
@@ -160,6 +183,11 @@ export function createApp(deps: GatewayDeps): express.Express {
       const wait = agentRate.take(agentKey(res));
       if (wait > 0) {
         refuseOverRate(res, req.body, wait, surface.name as Surface);
+        return;
+      }
+      // On top of the rate, a cap on calls in flight: an agent's flood of slow calls holds only its own slots.
+      if (!inFlight.enter(agentKey(res), res)) {
+        refuseOverRate(res, req.body, IN_FLIGHT_RETRY_MS, surface.name as Surface, `in flight with this token (${config.guards.callsPerAgent} at once)`);
         return;
       }
       if (refuseMalformedArguments(res, req.body, surface.name as Surface)) return;

@@ -28,9 +28,9 @@ function refuse(res: Response, message: Message, error: ToolError, waitMs: numbe
   res.status(serviceStatus(error) ?? 503).json({ jsonrpc: '2.0', id, error: { code: -32000, message: error.message, data: error.extra } });
 }
 
-/** Over its agent's rate: `rate_limited`, HTTP 429 outside a tool call. */
-export function refuseOverRate(res: Response, message: Message, waitMs: number, surface: Surface): void {
-  refuse(res, message, rateLimited(waitMs), waitMs, surface);
+/** Over its agent's rate, or with as many calls in flight as it may have: `rate_limited`, HTTP 429 outside a tool call. */
+export function refuseOverRate(res: Response, message: Message, waitMs: number, surface: Surface, from?: string): void {
+  refuse(res, message, rateLimited(waitMs, from), waitMs, surface);
 }
 
 /** The replica cannot see token revocations (fails closed): `unavailable`, HTTP 503 outside a tool call. */

@@ -3,14 +3,15 @@ import path from 'node:path';
 import { testDataRoot } from '../setup/env';
 import { eventually } from '../support/clients';
 import { startProcess, waitForHttp, type DipperProcess } from '../support/processes';
-import { closeAll, env, spawn, startRun, task } from '../support/team';
+import { stackPort } from '../support/stack';
+import { closeAll, env, operator, spawn, startRun, task } from '../support/team';
 
 /**
  * The overload guards, against the shared gateway (default limits) and one
  * more replica with short request timeouts.
  */
 
-const TIMED_PORT = 28743;
+const TIMED_PORT = stackPort(28743);
 const REQUEST_TIMEOUT_MS = 2000;
 const HEADERS_TIMEOUT_MS = 1000;
 
@@ -188,23 +189,28 @@ function rawExchange(port: number, text: string): { closed: Promise<{ reply: str
   return { closed };
 }
 
+/** One more replica with short request timeouts and small buckets, started once for the describes that use it. */
+async function startTimed(): Promise<void> {
+  if (timed) return;
+  timed = startProcess(
+    'gateway',
+    {
+      ...env.processEnv,
+      DIPPER_PORT: String(TIMED_PORT),
+      DIPPER_REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS),
+      DIPPER_HEADERS_TIMEOUT_MS: String(HEADERS_TIMEOUT_MS),
+      // A small bucket for requests no token holds, so the test below can empty it.
+      DIPPER_ADDRESS_RATE_PER_SECOND: '1',
+      DIPPER_ADDRESS_RATE_BURST: '30',
+      DIPPER_CALLS_PER_AGENT: '2',
+    },
+    path.join(testDataRoot, 'overload-timed-gateway.log'),
+  );
+  await waitForHttp(`${timedUrl}/healthz`);
+}
+
 describe('server timeouts', () => {
-  beforeAll(async () => {
-    timed = startProcess(
-      'gateway',
-      {
-        ...env.processEnv,
-        DIPPER_PORT: String(TIMED_PORT),
-        DIPPER_REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS),
-        DIPPER_HEADERS_TIMEOUT_MS: String(HEADERS_TIMEOUT_MS),
-        // A small bucket for requests no token holds, so the test below can empty it.
-        DIPPER_ADDRESS_RATE_PER_SECOND: '1',
-        DIPPER_ADDRESS_RATE_BURST: '30',
-      },
-      path.join(testDataRoot, 'overload-timed-gateway.log'),
-    );
-    await waitForHttp(`${timedUrl}/healthz`);
-  });
+  beforeAll(startTimed);
 
   it('closes a connection whose headers never end, after the headers timeout', async () => {
     const { closed } = rawExchange(TIMED_PORT, 'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ');
@@ -244,6 +250,7 @@ describe('server timeouts', () => {
 });
 
 describe('requests no token holds', () => {
+  beforeAll(startTimed);
   const at = (what: string, init: RequestInit = {}) =>
     fetch(`${timedUrl}${what}`, init).then(async (res) => ({ status: res.status, retryAfter: res.headers.get('retry-after'), text: await res.text() }));
   const someRefused = async (send: () => ReturnType<typeof at>) => (await Promise.all(Array.from({ length: 5 }, send))).filter((a) => a.status === 429);
@@ -265,5 +272,38 @@ describe('requests no token holds', () => {
     expect((await get(`${timedUrl}/api/runs/not-a-run`, env.operatorToken)).status).toBe(404);
     // And the bucket fills again.
     await eventually(async () => ((await at('/healthz')).status === 200 ? true : undefined), 10_000, 250);
+  });
+});
+
+describe('calls in flight per agent', () => {
+  beforeAll(startTimed);
+  it('are capped, so an agent holding slow calls is refused more while another agent is served; its slots come back when they end', async () => {
+    const begin = async () => {
+      const run = (await operator.request('POST', '/runs', { task: 'Hold on.' })).json as { run_id: string; root: { agent_token: string } };
+      return { runId: run.run_id, token: run.root.agent_token };
+    };
+    const flooder = await begin();
+    const other = await begin();
+    // Two questions to the person: each call waits (no timeout), holding one of the agent's two slots on this replica.
+    const held = new AbortController();
+    const waiting = [0, 1].map((i) =>
+      fetch(`${timedUrl}/mcp/beidou`, {
+        method: 'POST',
+        signal: held.signal,
+        headers: { authorization: `Bearer ${flooder.token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify(call(i + 1, 'ask_user', { questions: [{ question: `Hold slot ${i}?`, header: '', multiSelect: false, options: [] }] })),
+      }).catch(() => undefined),
+    );
+    // The positive sign that both are in flight: both questions reached the person.
+    await eventually(async () => ((await operator.request('GET', `/questions?run=${flooder.runId}`)).json.questions.length === 2 ? true : undefined));
+    const third = await post(timedUrl, flooder.token, call(3, 'list_peers', { scope: 'all' }));
+    expect(toolError(third)).toMatchObject({ code: 'rate_limited', retryable: true, message: expect.stringContaining('in flight') });
+    // Another agent on the same replica is served.
+    const served = await post(timedUrl, other.token, call(1, 'list_peers', { scope: 'all' }));
+    expect(served.body.result.isError).toBeFalsy();
+    // The waits end (the client went away): the slots are the agent's again.
+    held.abort();
+    await Promise.all(waiting);
+    await eventually(async () => ((await post(timedUrl, flooder.token, call(4, 'list_peers', { scope: 'all' }))).body.result.isError ? undefined : true));
   });
 });
