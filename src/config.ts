@@ -236,8 +236,10 @@ export interface IsphereConfig {
   policyFile?: string;
   /** Bytes of compact JSON one isphere result may take (DIPPER_ISPHERE_RESULT_BUDGET_BYTES). */
   resultBudgetBytes: number;
-  /** The audit chain's HMAC key (DIPPER_AUDIT_KEY); absent: derived from the token secret (src/auth/secrets.ts). */
+  /** The audit chain's HMAC key (DIPPER_AUDIT_KEY, or the file DIPPER_AUDIT_KEY_FILE); absent: derived from the token secret (src/auth/secrets.ts). */
   auditKey?: string;
+  /** A file outside the data folder that holds the chain's last head, signed (DIPPER_AUDIT_WITNESS; src/common/stores/audit/witness.ts). */
+  auditWitness?: string;
   /** `dry_run_only` (DIPPER_ISPHERE_SENDS): every real send is refused with DRY_RUN_ONLY; `approved`: sends under a person's approval. */
   sends: 'approved' | 'dry_run_only';
   /** How long a person has to decide an approval (DIPPER_ISPHERE_APPROVAL_TTL_SECONDS). */
@@ -280,7 +282,8 @@ function isphereOf(env: Env): IsphereConfig {
     connector,
     policyFile: env.DIPPER_ISPHERE_POLICY_FILE || undefined,
     resultBudgetBytes: Math.max(4096, int(env, 'DIPPER_ISPHERE_RESULT_BUDGET_BYTES', 32 * 1024)),
-    auditKey: env.DIPPER_AUDIT_KEY || undefined,
+    auditKey: env.DIPPER_AUDIT_KEY || (env.DIPPER_AUDIT_KEY_FILE ? readFileSync(env.DIPPER_AUDIT_KEY_FILE, 'utf8').trim() : undefined),
+    auditWitness: env.DIPPER_AUDIT_WITNESS || undefined,
     sends: sendsOf(env.DIPPER_ISPHERE_SENDS),
     approvalSeconds: Math.max(1, int(env, 'DIPPER_ISPHERE_APPROVAL_TTL_SECONDS', 3600)),
     useSeconds: Math.max(1, int(env, 'DIPPER_ISPHERE_APPROVAL_USE_SECONDS', 3600)),
@@ -426,7 +429,7 @@ function parseRuntimes(env: Env): DipperConfig['runtimes'] {
  * Dipper's own secrets and its Temporal connection: never handed to an
  * agent, whatever a runtime's `env` or `pass_env` says.
  */
-export const NEVER_PASSED = /^(DIPPER_TOKEN_SECRET|DIPPER_OPERATOR_TOKEN|DIPPER_OPERATORS|DIPPER_TASK_ADMIN_KEY|DIPPER_AUDIT_KEY|DIPPER_ISPHERE_BRIDGE_TOKEN|DIPPER_ISPHERE_SIM_CONTROL_TOKEN|DIPPER_ISPHERE_WEBHOOK_SECRETS|DIPPER_ISPHERE_APPROVAL_NOTIFY_SECRET|TEMPORAL_)/;
+export const NEVER_PASSED = /^(DIPPER_TOKEN_SECRET|DIPPER_OPERATOR_TOKEN|DIPPER_OPERATORS|DIPPER_TASK_ADMIN_KEY|DIPPER_AUDIT_KEY|DIPPER_AUDIT_WITNESS|DIPPER_ISPHERE_BRIDGE_TOKEN|DIPPER_ISPHERE_SIM_CONTROL_TOKEN|DIPPER_ISPHERE_WEBHOOK_SECRETS|DIPPER_ISPHERE_APPROVAL_NOTIFY_SECRET|TEMPORAL_)/;
 
 /** A runtime that would hand an agent Dipper's own secrets, or a malformed one, stops the process at start. */
 function checkRuntime(where: string, choice: RuntimeChoice): void {

@@ -1,4 +1,4 @@
-import { ANCHOR_EVENT, describeProblem, openAuditStore, verifyChain, type Anchor, type AuditRow } from '../common/stores/audit';
+import { ANCHOR_EVENT, checkAgainstWitness, describeProblem, describeWitnessProblem, FileWitness, openAuditStore, verifyChain, type Anchor, type AuditRow } from '../common/stores/audit';
 import { openStores } from '../common/stores';
 import { auditKey, loadOrCreateSecrets } from '../auth/secrets';
 import type { DipperConfig } from '../config';
@@ -36,15 +36,24 @@ async function allRows(config: DipperConfig): Promise<AuditRow[]> {
 
 /**
  * `dipper audit verify`: checks the whole chain (contiguous, each HMAC,
- * each link) and the anchors; prints each problem and exits 1 on any.
+ * each link, each lookup column) and the anchors, then, with a witness
+ * (DIPPER_AUDIT_WITNESS or `--witness FILE`), the table against the head
+ * the witness holds; prints each problem and exits 1 on any.
  */
-export async function auditVerify(config: DipperConfig, opts: { json?: boolean }, out: (line: string) => void = (l) => process.stdout.write(`${l}\n`)): Promise<number> {
+export async function auditVerify(config: DipperConfig, opts: { json?: boolean; witness?: string }, out: (line: string) => void = (l) => process.stdout.write(`${l}\n`)): Promise<number> {
+  const key = auditKey(config, loadOrCreateSecrets(config));
   const [rows, anchors] = await Promise.all([allRows(config), anchorsOf(config)]);
-  const problems = verifyChain(rows, auditKey(config, loadOrCreateSecrets(config)), anchors);
-  if (opts.json) out(JSON.stringify({ ok: problems.length === 0, records: rows.length, anchors: anchors.length, problems: problems.map((p) => ({ ...p, message: describeProblem(p) })) }));
-  else if (problems.length === 0) out(`audit chain ok: ${rows.length} records, ${anchors.length} anchors`);
-  else for (const p of problems) out(describeProblem(p));
-  return problems.length === 0 ? 0 : 1;
+  const file = opts.witness ?? config.isphere.auditWitness;
+  const head = file ? new FileWitness(file, key).read() : null;
+  const messages = [
+    ...verifyChain(rows, key, anchors).map((p) => ({ ...p, message: describeProblem(p) })),
+    ...(file ? checkAgainstWitness(rows, head, key).map((p) => ({ ...p, message: describeWitnessProblem(p) })) : []),
+  ];
+  const witness = file ? { seq: head?.seq ?? null, at: head?.at ?? null } : null;
+  if (opts.json) out(JSON.stringify({ ok: messages.length === 0, records: rows.length, anchors: anchors.length, witness, problems: messages }));
+  else if (messages.length === 0) out(`audit chain ok: ${rows.length} records, ${anchors.length} anchors${witness ? `, witnessed to record ${witness.seq ?? 0}` : ''}`);
+  else for (const p of messages) out(p.message);
+  return messages.length === 0 ? 0 : 1;
 }
 
 /** `dipper audit list`: the records, oldest first, one JSON line each. */

@@ -197,9 +197,10 @@ program
 const audit = program.command('audit').description('the tamper-evident record of every real iSphere send');
 audit
   .command('verify')
-  .description('check every record of the audit chain and its anchors; exits 1 naming each edited, removed or reordered record')
+  .description('check every record of the audit chain, its anchors and its witness; exits 1 naming each edited, removed, reordered, cut, wiped, rewritten or unwitnessed record')
   .option('--json', 'one JSON object instead of lines')
-  .action(async (opts: { json?: boolean }) => {
+  .option('--witness <file>', 'the witness file to check against (default: DIPPER_AUDIT_WITNESS)')
+  .action(async (opts: { json?: boolean; witness?: string }) => {
     process.exitCode = await (await import('./audit')).auditVerify(loadStackConfig(), opts);
   });
 audit

@@ -153,9 +153,8 @@ describe.each(backends)('the audit chain on %s', (_name, open) => {
     const problems = verifyChain(await b.store.rows(), KEY, anchors);
     if (want) expect(problems).toEqual(want);
     else {
-      expect(problems.length).toBeGreaterThan(0);
-      expect(problems.every((p) => p.kind === 'reordered')).toBe(true);
-      expect(problems.map((p) => p.seq)).toContain(2);
+      // A record's place is inside its hash: both moved records no longer match theirs.
+      expect(problems.filter((p) => p.kind === 'edited').map((p) => p.seq)).toEqual([2, 4]);
     }
   });
 });

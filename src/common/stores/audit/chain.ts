@@ -1,4 +1,5 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { canonicalJson } from '../../canonicalJson';
 
 /**
  * The tamper-evident chain of iSphere write records. Each record's hash is
@@ -48,6 +49,11 @@ export interface AuditRow {
   body: string;
   prev_hash: string;
   hash: string;
+  /** Columns kept beside the body for lookups; each must say what the body says (verifyChain checks). */
+  kind?: string;
+  run_id?: string;
+  approval_id?: string;
+  key_scope?: string | null;
 }
 
 export interface Anchor {
@@ -55,11 +61,18 @@ export interface Anchor {
   hash: string;
 }
 
+/** Scopes an idempotency key to its run, agent and tool: only an intent carries it. */
+export function keyScope(e: AuditEntry): string | null {
+  if (e.kind !== 'intent' || e.key_sha256 === null) return null;
+  return createHash('sha256').update(canonicalJson([e.run_id, e.requester, e.tool, e.key_sha256])).digest('hex');
+}
+
 /** The hash before the first record. */
 export const GENESIS = '0'.repeat(64);
 
-export function chainHash(key: string, prev: string, body: string): string {
-  return createHmac('sha256', key).update(prev).update('\n').update(body).digest('hex');
+/** The record's place is covered with its body: moving a record to another seq breaks its hash. */
+export function chainHash(key: string, prev: string, seq: number, body: string): string {
+  return createHmac('sha256', key).update(prev).update('\n').update(String(seq)).update('\n').update(body).digest('hex');
 }
 
 const sameHex = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
@@ -84,6 +97,21 @@ export function describe(p: Problem): string {
   }
 }
 
+/** The lookup columns say what the hashed body says (those a store returned). */
+function columnsAgree(row: AuditRow): boolean {
+  let entry: AuditEntry;
+  try {
+    entry = JSON.parse(row.body) as AuditEntry;
+  } catch {
+    return false;
+  }
+  if (row.record_id !== entry.record_id) return false;
+  if (row.kind !== undefined && row.kind !== entry.kind) return false;
+  if (row.run_id !== undefined && row.run_id !== entry.run_id) return false;
+  if (row.approval_id !== undefined && row.approval_id !== entry.approval_id) return false;
+  return row.key_scope === undefined || row.key_scope === keyScope(entry);
+}
+
 /**
  * Checks rows (in seq order) against the key and the anchors: contiguous
  * seqs from 1, each record's HMAC, each link to the record before, and
@@ -97,7 +125,7 @@ export function verifyChain(rows: AuditRow[], key: string, anchors: Anchor[]): P
   for (const row of rows) {
     const gap = row.seq !== expected;
     for (let s = expected; s < row.seq; s++) problems.push({ kind: 'removed', seq: s });
-    if (!sameHex(chainHash(key, row.prev_hash, row.body), row.hash)) problems.push({ kind: 'edited', seq: row.seq });
+    if (!sameHex(chainHash(key, row.prev_hash, row.seq, row.body), row.hash) || !columnsAgree(row)) problems.push({ kind: 'edited', seq: row.seq });
     else if (!gap && row.prev_hash !== prev) {
       // Linked to a record that is still here, elsewhere: moved. Linked to one that is gone: something before it was removed.
       problems.push(hashes.has(row.prev_hash) ? { kind: 'reordered', seq: row.seq } : { kind: 'removed', seq: row.seq - 1 });

@@ -24,7 +24,15 @@ CREATE TRIGGER dipper_isphere_audit_no_change BEFORE UPDATE OR DELETE ON dipper_
 /** Any number: the one lock every writer of the chain takes, on any host. */
 const APPEND_LOCK = 7_715_311;
 
-const rowOf = (r: Record<string, unknown>): AuditRow => ({ seq: Number(r.seq), record_id: String(r.record_id), body: String(r.body), prev_hash: String(r.prev_hash), hash: String(r.hash) });
+const rowOf = (r: Record<string, unknown>): AuditRow => ({
+  seq: Number(r.seq),
+  record_id: String(r.record_id),
+  body: String(r.body),
+  prev_hash: String(r.prev_hash),
+  hash: String(r.hash),
+  // The lookup columns, when selected: verifyChain checks them against the body.
+  ...('kind' in r ? { kind: String(r.kind), run_id: String(r.run_id), approval_id: String(r.approval_id), key_scope: r.key_scope === null ? null : String(r.key_scope) } : {}),
+});
 
 /** The chain in PostgreSQL; appends from every host serialised by a transaction-scoped advisory lock. */
 export class PgAuditStore implements AuditStore {
@@ -67,7 +75,7 @@ export class PgAuditStore implements AuditStore {
   }
 
   async rows(after = 0, limit = 10_000): Promise<AuditRow[]> {
-    const { rows } = await this.pool.query('SELECT seq, record_id, body, prev_hash, hash FROM dipper_isphere_audit WHERE seq > $1 ORDER BY seq LIMIT $2', [after, limit]);
+    const { rows } = await this.pool.query('SELECT seq, record_id, kind, run_id, approval_id, key_scope, body, prev_hash, hash FROM dipper_isphere_audit WHERE seq > $1 ORDER BY seq LIMIT $2', [after, limit]);
     return rows.map(rowOf);
   }
 

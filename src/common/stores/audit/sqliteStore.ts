@@ -58,7 +58,7 @@ export class SqliteAuditStore implements AuditStore {
   }
 
   async rows(after = 0, limit = 10_000): Promise<AuditRow[]> {
-    return this.db.prepare('SELECT seq, record_id, body, prev_hash, hash FROM audit WHERE seq > ? ORDER BY seq LIMIT ?').all(after, limit) as AuditRow[];
+    return this.db.prepare('SELECT seq, record_id, kind, run_id, approval_id, key_scope, body, prev_hash, hash FROM audit WHERE seq > ? ORDER BY seq LIMIT ?').all(after, limit) as AuditRow[];
   }
 
   async rowsBefore(seq: number, limit: number): Promise<AuditRow[]> {

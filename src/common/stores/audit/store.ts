@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { canonicalJson } from '../../canonicalJson';
 import { chainHash, GENESIS, type AuditEntry, type AuditRow } from './chain';
 
@@ -34,17 +33,14 @@ export class AuditKeyConflict extends Error {
   }
 }
 
-/** Scopes an idempotency key to its run, agent and tool: only an intent carries it. */
-export function keyScope(e: AuditEntry): string | null {
-  if (e.kind !== 'intent' || e.key_sha256 === null) return null;
-  return createHash('sha256').update(canonicalJson([e.run_id, e.requester, e.tool, e.key_sha256])).digest('hex');
-}
+export { keyScope } from './chain';
 
 /** The row to insert after `head`. */
 export function nextRow(key: string, entry: AuditEntry, head: { seq: number; hash: string } | undefined): AuditRow {
   const body = canonicalJson(entry);
   const prev = head?.hash ?? GENESIS;
-  return { seq: (head?.seq ?? 0) + 1, record_id: entry.record_id, body, prev_hash: prev, hash: chainHash(key, prev, body) };
+  const seq = (head?.seq ?? 0) + 1;
+  return { seq, record_id: entry.record_id, body, prev_hash: prev, hash: chainHash(key, prev, seq, body) };
 }
 
 /** A stored record_id: the same record comes back; another one is refused. */
