@@ -1,7 +1,8 @@
 import type { DecisionKeys } from '../auth/decisionKeys';
 import { decideApproval } from './decisions';
 import type { RequestHandler, Router } from 'express';
-import { ANCHOR_EVENT, describeProblem, verifyChain, type Anchor, type AuditEntry, type AuditRow, type AuditStore } from '../common/stores/audit';
+import fs from 'node:fs';
+import { ANCHOR_EVENT, checkAgainstWitness, describeProblem, describeWitnessProblem, FileWitness, verifyChain, type Anchor, type AuditEntry, type AuditRow, type AuditStore } from '../common/stores/audit';
 import type { EventStore } from '../common/stores/eventStore';
 import { z } from 'zod';
 import { isphereApprovalWorkflow } from '../../workflows';
@@ -92,7 +93,7 @@ const auditQuery = z.strictObject({
  * first, and a check of the whole chain against its anchors, as
  * `dipper audit verify` does.
  */
-export function auditRoutes(router: Router, audit: { store: AuditStore; key: string }, events: EventStore, needs: (role: 'viewer' | 'approver' | 'admin') => RequestHandler): void {
+export function auditRoutes(router: Router, audit: { store: AuditStore; key: string; witness?: string }, events: EventStore, needs: (role: 'viewer' | 'approver' | 'admin') => RequestHandler): void {
   router.get('/isphere/audit', needs('viewer'), async (req, res) => {
     const q = parseBody(auditQuery, req.query);
     const before = q.before ?? Number.MAX_SAFE_INTEGER;
@@ -118,7 +119,13 @@ export function auditRoutes(router: Router, audit: { store: AuditStore; key: str
       if (page.length < 1000) break;
       after = page.at(-1)!.seq;
     }
-    const problems = verifyChain(rows, audit.key, anchors);
-    res.json({ ok: problems.length === 0, records: rows.length, anchors: anchors.length, problems: problems.map((p) => ({ ...p, message: describeProblem(p) })) });
+    // The witness as this host sees it: a gateway on a host without the file says so rather than guess.
+    const head = audit.witness && fs.existsSync(audit.witness) ? new FileWitness(audit.witness, audit.key).read() : undefined;
+    const problems = [
+      ...verifyChain(rows, audit.key, anchors).map((p) => ({ ...p, message: describeProblem(p) })),
+      ...(head !== undefined ? checkAgainstWitness(rows, head, audit.key).map((p) => ({ ...p, message: describeWitnessProblem(p) })) : []),
+    ];
+    const witness = audit.witness ? (head ? { seq: head.seq, at: head.at } : 'not on this host') : null;
+    res.json({ ok: problems.length === 0, records: rows.length, anchors: anchors.length, witness, problems });
   });
 }

@@ -63,7 +63,7 @@ export async function startGateway(config: DipperConfig): Promise<GatewayHandle>
   const stores = await openStores(config);
   const { events, content } = stores;
   const key = auditKey(config, secrets);
-  const audit = { store: await openAuditStore(config, key), key };
+  const audit = { store: await openAuditStore(config, key), key, witness: config.isphere.auditWitness };
   const revocations = new RevocationView(
     // A slow answer still counts (it is dated when asked): cut off at 1 s, a loaded host whose Queries took longer never refreshed.
     new TemporalRevocationSource(temporal, config.temporal.taskQueue, Math.max(1000, config.revocation.staleMs - config.revocation.refreshMs)),

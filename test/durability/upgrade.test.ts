@@ -82,6 +82,8 @@ beforeAll(async () => {
     DIPPER_TASK_QUEUE: queue,
     DIPPER_PORT: String(gatewayPort),
     DIPPER_DATA_DIR: path.join(dir, 'data'),
+    // Its own chain, so its own witness.
+    DIPPER_AUDIT_WITNESS: path.join(dir, 'audit-witness.json'),
     DIPPER_TASK_API_URL: await proxy.start(),
     DIPPER_LOG_LEVEL: 'info',
   };

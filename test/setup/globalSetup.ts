@@ -79,6 +79,8 @@ export default async function globalSetup(): Promise<void> {
     DIPPER_ISPHERE_BRIDGE_TOKEN: `dbt_test_${crypto.randomBytes(12).toString('hex')}`,
     DIPPER_ISPHERE_LOCAL_STORE: path.join(dataDir, 'isphere-export.db'),
     DIPPER_ISPHERE_POLICY_FILE: path.join(projectRoot, 'test', 'fixtures', 'isphere', 'policy.json'),
+    // The audit chain's witness, outside the data folder as it must be (a stack with a data folder of its own gets its own).
+    DIPPER_AUDIT_WITNESS: path.join(testDataRoot, 'audit-witness.json'),
     // A queue of its own: the cluster's workers serve `dipper`.
     ...(cluster ? { DIPPER_DATABASE_URL: cluster.databaseUrl, DIPPER_TASK_QUEUE: 'dipper-tests' } : {}),
   };

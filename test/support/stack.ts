@@ -26,7 +26,9 @@ export interface Stack {
 export async function startStack(name: string, port: number, extra: Record<string, string> = {}): Promise<Stack> {
   const base = readTestEnv();
   const gatewayPort = shifted(port, base.gatewayUrl);
-  const env = { ...base.processEnv, DIPPER_TASK_QUEUE: `dipper-${name}`, DIPPER_PORT: String(gatewayPort), ...extra };
+  const env: Record<string, string> = { ...base.processEnv, DIPPER_TASK_QUEUE: `dipper-${name}`, DIPPER_PORT: String(gatewayPort), ...extra };
+  // Another data folder is another audit chain: it gets a witness of its own.
+  if (extra.DIPPER_DATA_DIR && !extra.DIPPER_AUDIT_WITNESS) env.DIPPER_AUDIT_WITNESS = `${extra.DIPPER_DATA_DIR}-audit-witness.json`;
   const log = (what: string) => path.join(testDataRoot, `${name}-${what}.log`);
   let worker = startProcess('worker', env, log('worker'));
   const gateways = [startProcess('gateway', env, log('gateway'))];
