@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { defaultLimits, WORKFLOW_TASK_TIMEOUT_MS } from '../workflows/limits';
 import path from 'node:path';
 import { parseDestination } from './common/destination';
+import { tlsFromEnv, type TemporalTarget, type TemporalTls } from './temporal/tls';
 import { onOff, versioningOf, type VersioningConfig } from './versioning/config';
 
 /**
@@ -110,6 +111,8 @@ export interface DipperConfig {
   temporal: {
     /** host:port, or undefined to start the bundled dev server. */
     address?: string;
+    /** Mutual TLS to a server that requires it (TEMPORAL_TLS_SERVER_CA_CERT_PATH, _CLIENT_CERT_PATH, _CLIENT_KEY_PATH, _SERVER_NAME: the Temporal CLI's names). */
+    tls?: TemporalTls;
     namespace: string;
     taskQueue: string;
     devPort: number;
@@ -524,6 +527,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): DipperC
     publicUrl: (env.DIPPER_PUBLIC_URL ?? `http://${host}:${port}`).replace(/\/$/, ''),
     temporal: {
       address: env.TEMPORAL_ADDRESS || undefined,
+      tls: tlsFromEnv(env),
       namespace: env.TEMPORAL_NAMESPACE ?? 'dipper',
       taskQueue: taskQueueOf(env),
       devPort,
@@ -598,4 +602,9 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): DipperC
 /** The Temporal frontend address in use: the configured one or the bundled dev server. */
 export function temporalAddress(config: DipperConfig): string {
   return config.temporal.address ?? `127.0.0.1:${config.temporal.devPort}`;
+}
+
+/** The server and how to speak to it: TLS only toward a server Dipper did not start (the dev server speaks plain gRPC on loopback). */
+export function temporalTarget(config: DipperConfig): TemporalTarget {
+  return { address: temporalAddress(config), ...(config.temporal.address && config.temporal.tls ? { tls: config.temporal.tls } : {}) };
 }

@@ -2,7 +2,7 @@ import { HISTORY_CHANNEL_ARGS } from '../ops/replayAll';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { temporalAddress, type DipperConfig } from '../config';
+import { temporalTarget, type DipperConfig } from '../config';
 import { writeWorkflowBundle } from '../devstack/bundle';
 import { diagnose, repair } from '../ops/doctor';
 import { installQuietRuntime } from '../ops/quietRuntime';
@@ -18,7 +18,7 @@ import { buildIdOf } from '../versioning/buildId';
 export async function doctor(config: DipperConfig, opts: { repair: boolean; runId?: string }): Promise<number> {
   installQuietRuntime();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dipper-doctor-'));
-  const temporal = await Temporal.connect({ address: temporalAddress(config), namespace: config.temporal.namespace, channelArgs: HISTORY_CHANNEL_ARGS });
+  const temporal = await Temporal.connect({ ...temporalTarget(config), namespace: config.temporal.namespace, channelArgs: HISTORY_CHANNEL_ARGS });
   try {
     const bundlePath = path.join(dir, 'workflow-bundle.js');
     await writeWorkflowBundle(bundlePath);

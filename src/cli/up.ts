@@ -1,7 +1,7 @@
 import { keepFilesPrivate } from '../private';
 import path from 'node:path';
 import { loadOrCreateSecrets, taskAdminKey } from '../auth/secrets';
-import type { DipperConfig } from '../config';
+import { temporalTarget, type DipperConfig } from '../config';
 import { taskServiceEnv } from '../taskservice/env';
 import { writeWorkflowBundle } from '../devstack/bundle';
 import { ensureNamespace, loadTemporalDevConfig, startDevServer } from '../devstack/devServer';
@@ -85,7 +85,7 @@ export async function up(config: DipperConfig, opts: UpOptions): Promise<void> {
       });
     temporal = await supervise('Temporal', startTemporal, recordPid('temporal'));
   } else {
-    await ensureNamespace(config.temporal.address!, config.temporal.namespace, devConfig.searchAttributes);
+    await ensureNamespace(temporalTarget(config), config.temporal.namespace, devConfig.searchAttributes);
   }
   if (stoppingSince !== undefined) return;
 

@@ -1,4 +1,4 @@
-import { type DipperConfig, temporalAddress } from '../config';
+import { type DipperConfig, temporalTarget } from '../config';
 import { TemporalAdmin } from '../temporal';
 
 /**
@@ -7,5 +7,5 @@ import { TemporalAdmin } from '../temporal';
  * few minutes after its last poll, so a dead worker turns unhealthy late.
  */
 export async function workerIsPolling(config: DipperConfig): Promise<boolean> {
-  return TemporalAdmin.with(temporalAddress(config), '5s', async (admin) => (await admin.workflowPollers(config.temporal.namespace, config.temporal.taskQueue)) > 0);
+  return TemporalAdmin.with(temporalTarget(config), '5s', async (admin) => (await admin.workflowPollers(config.temporal.namespace, config.temporal.taskQueue)) > 0);
 }

@@ -7,6 +7,8 @@ import { loadTemporalDevConfig } from '../devstack/devConfig';
 import { ensureNamespace } from '../devstack/namespace';
 import { stopProcess } from '../devstack/processes';
 import { startProcess, waitForHttp, type DipperProcess } from '../devstack/dipperProcess';
+import { clientTlsEnv, ensureCerts } from './certs';
+import { tlsFromEnv } from '../temporal/tls';
 import { createDatabase, ensureServerTools, prepareDatabases, startServer, writeServerConfig, type Postgres } from './temporalServer';
 
 /** What `dipper cluster` started, recorded in `<dir>/cluster.json` for tests and people. */
@@ -14,6 +16,10 @@ export interface ClusterRecord {
   /** The load balancer: the one URL agents and operators use. */
   url: string;
   temporalAddress: string;
+  /** The files a Temporal client needs (TEMPORAL_TLS_*): the server takes no connection without them. */
+  temporalTls: Record<string, string>;
+  /** The frontend's HTTP API (the same TLS). */
+  temporalHttpAddress: string;
   operatorToken: string;
   databaseUrl: string;
   /** Each Dipper process: how to find it, and the environment to start it again with. */
@@ -70,13 +76,16 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
     prepareDatabases(tools, pg, DBS, opts.fresh);
     createDatabase(tools, pg, DIPPER_DB, opts.fresh);
     const frontend = opts.basePort;
-    writeServerConfig(opts.projectRoot, path.join(dir, 'temporal'), pg, DBS, { frontend, base: opts.basePort + 1 });
-    log(`starting the Temporal server (${frontend})`);
-    const server = await startServer(tools, path.join(dir, 'temporal'), frontend, path.join(dir, 'temporal.log'));
-    started.push(() => stopProcess(server, 10_000));
+    const certs = ensureCerts(path.join(dir, 'certs'));
+    const tlsEnv = clientTlsEnv(certs);
+    writeServerConfig(opts.projectRoot, path.join(dir, 'temporal'), pg, DBS, { frontend, base: opts.basePort + 1 }, certs);
+    log(`starting the Temporal server (${frontend}, mutual TLS)`);
     const temporalAddress = `127.0.0.1:${frontend}`;
+    const target = { address: temporalAddress, tls: tlsFromEnv(tlsEnv) };
+    const server = await startServer(tools, path.join(dir, 'temporal'), target, path.join(dir, 'temporal.log'));
+    started.push(() => stopProcess(server, 10_000));
     const devConfig = loadTemporalDevConfig(opts.projectRoot);
-    await ensureNamespace(temporalAddress, devConfig.namespace, devConfig.searchAttributes);
+    await ensureNamespace(target, devConfig.namespace, devConfig.searchAttributes);
 
     const bundle = path.join(dir, 'workflow-bundle.js');
     await writeWorkflowBundle(bundle);
@@ -90,6 +99,7 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
       DIPPER_TASK_API_URL: `http://127.0.0.1:${tasksPort}`,
       DIPPER_TASK_ADMIN_KEY: `dtk_cluster_${crypto.randomBytes(12).toString('hex')}`,
       TEMPORAL_ADDRESS: temporalAddress,
+      ...tlsEnv,
       TEMPORAL_NAMESPACE: devConfig.namespace,
       DIPPER_DATABASE_URL: databaseUrl,
       DIPPER_PUBLIC_URL: url,
@@ -127,7 +137,7 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
     started.push(() => stopProcess(lb, 5000));
     await waitForHttp(`${url}/healthz`, 30_000);
 
-    const record: ClusterRecord = { url, temporalAddress, operatorToken, databaseUrl, processes, pids: { temporal: server.pid!, lb: lb.pid! } };
+    const record: ClusterRecord = { url, temporalAddress, temporalTls: tlsEnv, temporalHttpAddress: `127.0.0.1:${opts.basePort + 1}`, operatorToken, databaseUrl, processes, pids: { temporal: server.pid!, lb: lb.pid! } };
     fs.writeFileSync(path.join(dir, 'cluster.json'), JSON.stringify(record, null, 2), { mode: 0o600 });
     return { record, stop };
   } catch (err) {

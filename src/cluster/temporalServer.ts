@@ -2,6 +2,8 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { TemporalAdmin } from '../temporal';
+import type { TemporalTarget } from '../temporal/tls';
+import type { ClusterCerts } from './certs';
 
 /**
  * The production Temporal server `dipper cluster` runs, built from its Go
@@ -89,9 +91,13 @@ export interface ServerPorts {
 }
 
 /** The config file the server reads, from temporal-config/cluster/temporal.yaml. */
-export function writeServerConfig(projectRoot: string, dir: string, pg: Postgres, dbs: { main: string; visibility: string }, ports: ServerPorts): void {
+export function writeServerConfig(projectRoot: string, dir: string, pg: Postgres, dbs: { main: string; visibility: string }, ports: ServerPorts, certs: ClusterCerts): void {
   const p = ports.base;
   const fields: Record<string, string> = {
+    TLS_CA: certs.ca,
+    TLS_SERVER_CERT: certs.serverCert,
+    TLS_SERVER_KEY: certs.serverKey,
+    TLS_SERVER_NAME: certs.serverName,
     DB: dbs.main,
     VISIBILITY_DB: dbs.visibility,
     PG_ADDRESS: `${pg.host}:${pg.port}`,
@@ -118,8 +124,8 @@ export function writeServerConfig(projectRoot: string, dir: string, pg: Postgres
   fs.writeFileSync(path.join(dir, 'config', 'development.yaml'), text);
 }
 
-/** Starts the server and resolves once its frontend answers. */
-export async function startServer(tools: ServerTools, dir: string, frontend: number, logFile: string): Promise<ChildProcess> {
+/** Starts the server and resolves once its frontend answers (over mutual TLS, as every client must). */
+export async function startServer(tools: ServerTools, dir: string, frontend: TemporalTarget, logFile: string): Promise<ChildProcess> {
   const out = fs.openSync(logFile, 'a');
   const proc = spawn(tools.server, ['--root', dir, '--config', 'config', '--env', 'development', '--allow-no-auth', 'start'], {
     stdio: ['ignore', out, out],
@@ -133,7 +139,7 @@ export async function startServer(tools: ServerTools, dir: string, frontend: num
       throw new Error(`the Temporal server did not answer within 120 s; see ${logFile}`);
     }
     try {
-      await TemporalAdmin.with(`127.0.0.1:${frontend}`, 2000, (admin) => admin.systemInfo());
+      await TemporalAdmin.with(frontend, 2000, (admin) => admin.systemInfo());
       return proc;
     } catch {
       await new Promise((r) => setTimeout(r, 500));

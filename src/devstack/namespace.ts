@@ -1,4 +1,5 @@
 import { isNotFoundStatus, TemporalAdmin } from '../temporal';
+import type { TemporalTarget } from '../temporal/tls';
 
 // temporal.api.enums.v1.IndexedValueType; wire values never change.
 const indexedValueType: Record<string, number> = {
@@ -28,11 +29,12 @@ export async function namespaceState(admin: TemporalAdmin, namespace: string, na
  * did not start (TEMPORAL_ADDRESS). Safe to repeat; leaves existing ones alone.
  */
 export async function ensureNamespace(
-  address: string,
+  to: string | TemporalTarget,
   namespace: string,
   searchAttributes: Record<string, string>,
 ): Promise<void> {
-  await TemporalAdmin.with(address, undefined, async (admin) => {
+  const address = typeof to === 'string' ? to : to.address;
+  await TemporalAdmin.with(to, undefined, async (admin) => {
     const names = Object.keys(searchAttributes);
     if ((await namespaceState(admin, namespace, names)) === 'missing-namespace') await admin.registerNamespace(namespace, retentionSeconds);
     // A new namespace reaches the server's namespace cache some seconds after it is registered.

@@ -9,7 +9,7 @@ import { taskApiClient } from '../common/taskApi';
 import { isphereService } from '../isphere/service';
 import { openAuditStore } from '../common/stores/audit';
 import { TaskBoard } from './taskBoard';
-import { temporalAddress, type DipperConfig } from '../config';
+import { temporalTarget, type DipperConfig } from '../config';
 import { createLogger } from '../log';
 import { SkillCatalog } from '../skills';
 import { createApp } from './app';
@@ -52,7 +52,7 @@ export async function startGateway(config: DipperConfig): Promise<GatewayHandle>
   const secrets = loadOrCreateSecrets(config);
   const metrics = new ProcessMetrics('gateway');
   const temporal = await Temporal.connect({
-    address: temporalAddress(config),
+    ...temporalTarget(config),
     namespace: config.temporal.namespace,
     workflowTaskTimeoutMs: config.temporal.workflowTaskTimeoutMs,
     metrics,

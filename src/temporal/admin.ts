@@ -1,6 +1,7 @@
 import { Connection, isGrpcServiceError } from '@temporalio/client';
 import type { Duration } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
+import { sdkTls, type TemporalTarget } from './tls';
 
 // gRPC status codes; named here rather than pulling in @grpc/grpc-js for two numbers.
 const NOT_FOUND = 5;
@@ -23,13 +24,15 @@ type Retention = NonNullable<RegisterRequest['workflowExecutionRetentionPeriod']
 export class TemporalAdmin {
   private constructor(private readonly connection: Connection) {}
 
-  static async connect(address: string, connectTimeout?: Duration): Promise<TemporalAdmin> {
-    return new TemporalAdmin(await Connection.connect({ address, ...(connectTimeout !== undefined ? { connectTimeout } : {}) }));
+  /** `to`: an address (a server Dipper started, plain gRPC), or a target with its TLS. */
+  static async connect(to: string | TemporalTarget, connectTimeout?: Duration): Promise<TemporalAdmin> {
+    const target = typeof to === 'string' ? { address: to } : to;
+    return new TemporalAdmin(await Connection.connect({ address: target.address, ...sdkTls(target.tls), ...(connectTimeout !== undefined ? { connectTimeout } : {}) }));
   }
 
   /** Opens a connection, runs fn, closes it. */
-  static async with<T>(address: string, connectTimeout: Duration | undefined, fn: (admin: TemporalAdmin) => Promise<T>): Promise<T> {
-    const admin = await TemporalAdmin.connect(address, connectTimeout);
+  static async with<T>(to: string | TemporalTarget, connectTimeout: Duration | undefined, fn: (admin: TemporalAdmin) => Promise<T>): Promise<T> {
+    const admin = await TemporalAdmin.connect(to, connectTimeout);
     try {
       return await fn(admin);
     } finally {

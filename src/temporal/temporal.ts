@@ -8,6 +8,7 @@ import {
   type WorkflowStartOptions,
 } from '@temporalio/client';
 import type { Duration, SignalDefinition, UpdateDefinition, Workflow, WorkflowResultType } from '@temporalio/common';
+import { sdkTls, type TemporalTls } from './tls';
 import type { temporal } from '@temporalio/proto';
 import type { ProcessMetrics } from '../metrics/temporalCalls';
 import { counter, countedIteration, type Counted } from './counted';
@@ -24,6 +25,8 @@ type HistoryPage = temporal.api.workflowservice.v1.IGetWorkflowExecutionHistoryR
 
 export interface ConnectOptions {
   address: string;
+  /** Mutual TLS, toward a server that requires it (src/temporal/tls.ts). */
+  tls?: TemporalTls;
   namespace: string;
   /** Counts every RPC attempt by method and every operation here; a process without metrics (the CLI) counts nothing. */
   metrics?: ProcessMetrics;
@@ -63,6 +66,7 @@ export class Temporal {
   static async connect(o: ConnectOptions): Promise<Temporal> {
     const connection = await Connection.connect({
       address: o.address,
+      ...sdkTls(o.tls),
       // Temporal's own retries first, then the count, so each attempt counts; without metrics, the SDK's default.
       ...(o.metrics ? { interceptors: [makeGrpcRetryInterceptor(defaultGrpcRetryOptions()), o.metrics.rpcCounter()] } : {}),
       ...(o.channelArgs ? { channelArgs: o.channelArgs } : {}),

@@ -17,7 +17,8 @@ import { tokenRegistryQueue } from '../../workflows/tokens/messages';
 import { ensureTokenRegistry } from '../auth/revoke';
 import { DecisionKeys } from '../auth/decisionKeys';
 import { auditKey, loadOrCreateSecrets } from '../auth/secrets';
-import { isolatesAgents, temporalAddress, type DipperConfig } from '../config';
+import { isolatesAgents, temporalTarget, type DipperConfig } from '../config';
+import { sdkTls } from '../temporal/tls';
 import type { Logger } from '../log';
 import { SkillCatalog } from '../skills';
 import { startMender } from '../ops/mender';
@@ -45,7 +46,8 @@ export async function createDipperWorker(
   config: DipperConfig,
   opts: { workflowBundlePath?: string; tuning?: Partial<WorkerOptions>; log?: Logger } = {},
 ): Promise<WorkerHandle> {
-  const address = temporalAddress(config);
+  const target = temporalTarget(config);
+  const { address } = target;
   const runtimes = [config.runtimes.default, ...Object.values(config.runtimes.bySkill)];
   // Checked before anything starts: a host that cannot switch users says so once, not at every launch.
   const accounts = isolatesAgents(config.runtimes) ? new AgentAccounts(config.dataDir, checkAccountsSupport(runtimes, config.agentGroupIds, config.dataDir)) : undefined;
@@ -56,7 +58,7 @@ export async function createDipperWorker(
   const stores = await openStores(config);
   const { events, content } = stores;
   const audit = await openAuditStore(config, auditKey(config, secrets));
-  const temporal = await Temporal.connect({ address, namespace: config.temporal.namespace, workflowTaskTimeoutMs: config.temporal.workflowTaskTimeoutMs });
+  const temporal = await Temporal.connect({ ...target, namespace: config.temporal.namespace, workflowTaskTimeoutMs: config.temporal.workflowTaskTimeoutMs });
   const commands = new CommandRuntime((who, exit) => {
     temporal
       .handle(agentWorkflowId(who.run_id, who.agent_id))
@@ -66,9 +68,9 @@ export async function createDipperWorker(
   commands.adoptAll(path.join(config.dataDir, 'runs'));
   // Before any Worker.create: the workflow threads it starts load the preload (src/worker/workflowThreads.ts).
   const fast = config.temporal.fastActivations && opts.log ? speedUpWorkflowThreads(opts.log) : undefined;
-  const connection = await NativeConnection.connect({ address });
+  const connection = await NativeConnection.connect({ address, ...sdkTls(target.tls) });
   // The server's side of worker versioning: this build's promotion (src/versioning/promote.ts).
-  const admin = await TemporalAdmin.connect(address);
+  const admin = await TemporalAdmin.connect(target);
   // Built once, for both workers and the mender's replays (two workers bundling it each took twice as long to start).
   const workflowBundle = opts.workflowBundlePath
     ? { codePath: opts.workflowBundlePath }

@@ -16,6 +16,7 @@ import { AgentClient, eventually, inboxUnlessRetry } from '../support/clients';
 import { skipReplayOf } from '../support/replaySkip';
 import { startStack, type Stack } from '../support/stack';
 import { task } from '../support/team';
+import { temporalTargetOf } from '../support/temporal';
 
 /**
  * The kill -9 nondeterminism, reproduced on purpose, then repaired by
@@ -43,7 +44,7 @@ beforeAll(async () => {
   // The SDK's Runtime shuts itself down when its last native object goes, and a replay worker being created in that
   // moment gets the dead runtime ("failed to downcast any to … Runtime"): with the crash tests replaying side by side,
   // a native connection held for the whole file keeps it alive.
-  runtimeHold = await NativeConnection.connect({ address: readTestEnv().temporalAddress });
+  runtimeHold = await NativeConnection.connect(temporalTargetOf());
   // The workflows as they were before the fix: the same code without its interceptor module.
   const oldBundle = path.join(testDataRoot, 'workflow-bundle-without-guard.js');
   const quiet = { trace: () => {}, debug: () => {}, info: () => {}, warn: () => {}, error: () => {}, log: () => {} };
@@ -56,7 +57,7 @@ beforeAll(async () => {
   ]);
   // A replica with the gateway's Query deadline lifted (as before the fix), and a call timeout far beyond the crash.
   unbounded = await today.addGateway(28796, { DIPPER_STICKY_TIMEOUT_MS: '600000', DIPPER_CALL_TIMEOUT_MS: '60000' });
-  connection = await Connection.connect({ address: readTestEnv().temporalAddress });
+  connection = await Connection.connect(temporalTargetOf());
   client = new Client({ connection, namespace: 'dipper' });
 }, 120_000);
 afterAll(async () => {

@@ -82,7 +82,7 @@ export default async function globalSetup(): Promise<void> {
     // The audit chain's witness, outside the data folder as it must be (a stack with a data folder of its own gets its own).
     DIPPER_AUDIT_WITNESS: path.join(testDataRoot, 'audit-witness.json'),
     // A queue of its own: the cluster's workers serve `dipper`.
-    ...(cluster ? { DIPPER_DATABASE_URL: cluster.databaseUrl, DIPPER_TASK_QUEUE: 'dipper-tests' } : {}),
+    ...(cluster ? { DIPPER_DATABASE_URL: cluster.databaseUrl, DIPPER_TASK_QUEUE: 'dipper-tests', ...cluster.temporalTls } : {}),
   };
   const taskService = startProcess(
     'taskservice',

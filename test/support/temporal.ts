@@ -4,11 +4,17 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { HISTORY_CHANNEL_ARGS } from '../../src/ops/replayAll';
 import { readTestEnv } from '../setup/env';
+import { sdkTls, tlsFromEnv } from '../../src/temporal/tls';
+
+/** The test server and its TLS, as the shared stack reaches it (a cluster's server takes mutual TLS only). */
+export function temporalTargetOf(env = readTestEnv()) {
+  return { address: env.temporalAddress, ...sdkTls(tlsFromEnv(env.processEnv)) };
+}
 
 /** A Temporal client on the test server, for tests that read histories or visibility; close it in afterAll. */
 export async function connectTemporal(): Promise<{ client: Client; close: () => Promise<void> }> {
   const env = readTestEnv();
-  const connection = await Connection.connect({ address: env.temporalAddress, channelArgs: HISTORY_CHANNEL_ARGS });
+  const connection = await Connection.connect({ ...temporalTargetOf(env), channelArgs: HISTORY_CHANNEL_ARGS });
   return { client: new Client({ connection, namespace: env.namespace }), close: () => connection.close() };
 }
 
