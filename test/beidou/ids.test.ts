@@ -1,4 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
+import { temporalTargetOf } from '../support/temporal';
 import fs from 'node:fs';
 import path from 'node:path';
 import { declarePlanUpdate } from '../../workflows/agent/messages';
@@ -53,7 +54,7 @@ describe('plan task ids', () => {
 describe('ids that reach the workflow without the gateway', () => {
   let connection: Connection;
   beforeAll(async () => {
-    connection = await Connection.connect({ address: env.temporalAddress });
+    connection = await Connection.connect(temporalTargetOf(env));
   });
   afterAll(() => connection.close());
 

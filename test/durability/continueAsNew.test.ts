@@ -1,4 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
+import { temporalTargetOf } from '../support/temporal';
 import { declarePlanUpdate, spawnAgentUpdate } from '../../workflows/agent/messages';
 import { agentWorkflowId, runWorkflowId } from '../../workflows/ids';
 import { eventually } from '../support/clients';
@@ -15,7 +16,7 @@ async function executions(client: Client, workflowId: string): Promise<number> {
 
 describe('continue-as-new', () => {
   it('carries inbox, plan, reviews and the directory across new runs without losing a message', async () => {
-    const connection = await Connection.connect({ address: env.temporalAddress });
+    const connection = await Connection.connect(temporalTargetOf(env));
     const client = new Client({ connection, namespace: env.namespace });
     try {
       const { root, runId, rootId } = await startRun({ continue_as_new_events: 120 });

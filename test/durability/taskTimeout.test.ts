@@ -1,4 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
+import { temporalTargetOf } from '../support/temporal';
 import { agentWorkflowId, runWorkflowId } from '../../workflows/ids';
 import { closeAll, env, spawn, startRun, task } from '../support/team';
 
@@ -10,7 +11,7 @@ import { closeAll, env, spawn, startRun, task } from '../support/team';
  */
 let connection: Connection;
 beforeAll(async () => {
-  connection = await Connection.connect({ address: env.temporalAddress });
+  connection = await Connection.connect(temporalTargetOf(env));
 });
 afterAll(async () => {
   await closeAll();

@@ -1,4 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
+import { temporalTargetOf } from '../support/temporal';
 import { closeAll, connect, env, operator, spawn, startRun, task, waitForInbox } from '../support/team';
 import { eventually } from '../support/clients';
 import { revocationsQuery, tokenRegistryId } from '../../workflows/tokens/messages';
@@ -10,7 +11,7 @@ let connection: Connection;
 let client: Client;
 
 beforeAll(async () => {
-  connection = await Connection.connect({ address: env.temporalAddress });
+  connection = await Connection.connect(temporalTargetOf(env));
   client = new Client({ connection, namespace: env.namespace });
 });
 afterAll(async () => {

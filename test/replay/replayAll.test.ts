@@ -1,4 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
+import { temporalTargetOf } from '../support/temporal';
 import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -41,10 +42,10 @@ beforeAll(async () => {
   installQuietRuntime();
   // Not Dipper's workflows: the run's final replay over the namespace leaves them out.
   for (const workflowId of Object.values(ids)) skipReplayOf({ workflowId, reason: 'replayAll.test.ts probe' });
-  connection = await Connection.connect({ address: env.temporalAddress });
+  connection = await Connection.connect(temporalTargetOf(env));
   client = new Client({ connection, namespace: env.namespace });
   [v1, v2] = await Promise.all([bundle('v1'), bundle('v2')]);
-  const workerConnection = await NativeConnection.connect({ address: env.temporalAddress });
+  const workerConnection = await NativeConnection.connect(temporalTargetOf(env));
   const worker = await Worker.create({
     connection: workerConnection,
     namespace: env.namespace,

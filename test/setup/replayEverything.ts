@@ -6,6 +6,7 @@ import { installQuietRuntime } from '../../src/ops/quietRuntime';
 import { replayAll, replayersForMachine, summarize, type ReplayReport, HISTORY_CHANNEL_ARGS } from '../../src/ops/replayAll';
 import { Temporal } from '../../src/temporal';
 import { replaySkips } from '../support/replaySkip';
+import { temporalTargetOf } from '../support/temporal';
 import { readTestEnv } from './env';
 
 /**
@@ -19,7 +20,7 @@ export async function replayEverything(): Promise<string[]> {
   const root = process.env.DIPPER_TEST_DATA!;
   const env = readTestEnv(root);
   installQuietRuntime();
-  const connection = await Connection.connect({ address: env.temporalAddress, channelArgs: HISTORY_CHANNEL_ARGS });
+  const connection = await Connection.connect({ ...temporalTargetOf(env), channelArgs: HISTORY_CHANNEL_ARGS });
   let report: ReplayReport;
   try {
     const client = new Client({ connection, namespace: env.namespace });
