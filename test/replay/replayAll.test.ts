@@ -23,6 +23,8 @@ const ids = { changed: `${taskQueue}/changed`, steady: `${taskQueue}/steady`, go
 const quiet = { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} };
 
 let connection: Connection;
+/** Keeps the SDK's Runtime alive between this file's replays (see below). */
+let runtimeHold: NativeConnection;
 let client: Client;
 let v1: string;
 let v2: string;
@@ -43,6 +45,11 @@ beforeAll(async () => {
   // Not Dipper's workflows: the run's final replay over the namespace leaves them out.
   for (const workflowId of Object.values(ids)) skipReplayOf({ workflowId, reason: 'replayAll.test.ts probe' });
   connection = await Connection.connect(temporalTargetOf(env));
+  // The SDK's Runtime shuts itself down when its last native object goes, and a replay worker being made in that
+  // moment gets the dead runtime ("failed to downcast any to … Runtime"; test/upstream/idleRuntime.test.ts): this
+  // file replays again and again, once in 1 CI run so far right as the one before let go. A connection held for the
+  // whole file keeps the runtime up.
+  runtimeHold = await NativeConnection.connect(temporalTargetOf(env));
   client = new Client({ connection, namespace: env.namespace });
   [v1, v2] = await Promise.all([bundle('v1'), bundle('v2')]);
   const workerConnection = await NativeConnection.connect(temporalTargetOf(env));
@@ -84,6 +91,7 @@ afterAll(async () => {
   await client.workflow.getHandle(ids.stuck).terminate('replayAll.test.ts is done');
   await client.workflow.getHandle(ids.abandoned).terminate('replayAll.test.ts is done');
   await connection.close();
+  await runtimeHold?.close();
 });
 
 describe('replayAll', () => {
