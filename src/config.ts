@@ -503,7 +503,7 @@ function loadGuards(env: Env): Guards {
   return {
     callTimeoutMs: Math.max(100, int(env, 'DIPPER_CALL_TIMEOUT_MS', 15_000)),
     pollsPerAgent: Math.max(1, int(env, 'DIPPER_POLLS_PER_AGENT', 1)),
-    callsPerAgent: Math.max(1, int(env, 'DIPPER_CALLS_PER_AGENT', 16)),
+    callsPerAgent: Math.max(1, int(env, 'DIPPER_CALLS_PER_AGENT', 64)),
     // Node refuses a headers timeout longer than the request timeout.
     headersTimeoutMs: Math.min(requestTimeoutMs, Math.max(1000, int(env, 'DIPPER_HEADERS_TIMEOUT_MS', 10_000))),
     requestTimeoutMs,
