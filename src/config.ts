@@ -62,8 +62,10 @@ export interface Guards {
   /** Token buckets: sustained requests per second and burst, per agent and for the operator token; 0 per second is no limit. */
   agentRate: Rate;
   operatorRate: Rate;
-  /** Per connection address, where no token's bucket applies: the console's files, webhooks, health, refused tokens. */
+  /** Per client address, where no token's bucket applies: the console's files, webhooks, refused tokens. */
   addressRate: Rate;
+  /** Load balancers whose X-Forwarded-For names the client for those limits (DIPPER_TRUSTED_PROXIES, addresses). */
+  trustedProxies: string[];
 }
 
 export interface Rate {
@@ -510,6 +512,7 @@ function loadGuards(env: Env): Guards {
     agentRate: rate('DIPPER_RATE', 50, 100),
     operatorRate: rate('DIPPER_OPERATOR_RATE', 200, 400),
     addressRate: rate('DIPPER_ADDRESS_RATE', 50, 200),
+    trustedProxies: (env.DIPPER_TRUSTED_PROXIES ?? '').split(',').map((a) => a.trim()).filter(Boolean),
   };
 }
 

@@ -103,6 +103,8 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
       TEMPORAL_NAMESPACE: devConfig.namespace,
       DIPPER_DATABASE_URL: databaseUrl,
       DIPPER_PUBLIC_URL: url,
+      // HAProxy reaches the gateways from loopback and names each client (deploy/haproxy.cfg).
+      DIPPER_TRUSTED_PROXIES: '127.0.0.1',
       DIPPER_OPERATOR_TOKEN: operatorToken,
       DIPPER_TOKEN_SECRET: crypto.randomBytes(32).toString('hex'),
       DIPPER_WORKFLOW_BUNDLE: bundle,

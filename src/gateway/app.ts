@@ -76,6 +76,8 @@ class InFlight {
   constructor(private readonly cap: number) {}
 
   enter(key: string, res: Response): boolean {
+    // A client gone while its request was read has had its 'close' already: counting it would hold a slot for ever.
+    if (res.closed || res.req.socket.destroyed) return true;
     const now = this.counts.get(key) ?? 0;
     if (now >= this.cap) return false;
     this.counts.set(key, now + 1);
@@ -117,10 +119,10 @@ export function createApp(deps: GatewayDeps): express.Express {
 
   // Requests that no token's bucket holds (see limitByAddress), one bucket per connection address.
   const addressRate = new RateLimiter(config.guards.addressRate);
-  const byAddress = limitByAddress(addressRate);
+  const byAddress = limitByAddress(addressRate, config.guards.trustedProxies);
   /** A refused token costs its address a token too: a flood of bad ones is slowed like any other. */
   const refuseToken = (req: Request, res: Response, next: NextFunction) => {
-    const wait = addressRate.take(addressOf(req));
+    const wait = addressRate.take(addressOf(req, config.guards.trustedProxies));
     if (wait > 0) return next(rateLimited(wait, 'from this address'));
     unauthorized(res);
   };
@@ -149,7 +151,8 @@ export function createApp(deps: GatewayDeps): express.Express {
 
   // Browsers may call in only from the gateway's own origin or one the operator allowed (DNS rebinding; MCP transport spec).
   app.use(['/mcp', '/api'], checkOrigin(config));
-  app.use(['/console', '/api/console', '/hooks', '/healthz'], byAddress);
+  // Not /healthz: behind a load balancer every client shares its address, and a flood there must not fail its health checks.
+  app.use(['/console', '/api/console', '/hooks'], byAddress);
   app.use(consoleRoutes(deps));
 
   app.get('/healthz', (_req, res) => {

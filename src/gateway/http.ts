@@ -47,18 +47,21 @@ export function limitRate(limiter: RateLimiter, keyOf: (res: Response) => string
 }
 
 /**
- * Where no token's bucket applies (the console's files, the webhook, the
- * health check, a request whose token was refused), the bucket is the
- * connection's address. Dipper does not trust X-Forwarded-For: behind a
- * proxy, its clients share the proxy's bucket.
+ * Where no token's bucket applies (the console's files, the webhook, a
+ * request whose token was refused), the bucket is the client's address:
+ * the connection's, or, from a balancer named in DIPPER_TRUSTED_PROXIES,
+ * the one it forwards. Behind any other proxy, its clients share a bucket.
  */
-export function addressOf(req: Request): string {
-  return `address/${req.socket.remoteAddress ?? 'unknown'}`;
+export function addressOf(req: Request, trustedProxies: readonly string[] = []): string {
+  const peer = req.socket.remoteAddress ?? 'unknown';
+  // The balancer appends the client's address last; earlier entries are the client's own to write.
+  const forwarded = trustedProxies.includes(peer) ? String(req.headers['x-forwarded-for'] ?? '').split(',').at(-1)?.trim() : undefined;
+  return `address/${forwarded || peer}`;
 }
 
-export function limitByAddress(limiter: RateLimiter) {
+export function limitByAddress(limiter: RateLimiter, trustedProxies: readonly string[] = []) {
   return (req: Request, _res: Response, next: NextFunction): void => {
-    const wait = limiter.take(addressOf(req));
+    const wait = limiter.take(addressOf(req, trustedProxies));
     if (wait > 0) throw rateLimited(wait, 'from this address');
     next();
   };

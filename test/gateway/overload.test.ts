@@ -203,6 +203,8 @@ async function startTimed(): Promise<void> {
       DIPPER_ADDRESS_RATE_PER_SECOND: '1',
       DIPPER_ADDRESS_RATE_BURST: '30',
       DIPPER_CALLS_PER_AGENT: '2',
+      // As behind a balancer on this host: loopback's X-Forwarded-For names the client.
+      DIPPER_TRUSTED_PROXIES: '127.0.0.1',
     },
     path.join(testDataRoot, 'overload-timed-gateway.log'),
   );
@@ -270,8 +272,13 @@ describe('requests no token holds', () => {
     expect((await someRefused(badToken)).length).toBeGreaterThanOrEqual(1);
     // A token that holds has a bucket of its own.
     expect((await get(`${timedUrl}/api/runs/not-a-run`, env.operatorToken)).status).toBe(404);
+    // Health is never limited: a balancer's checks pass through any flood.
+    expect((await at('/healthz')).status).toBe(200);
+    // Another client behind the trusted balancer has its own bucket; the last X-Forwarded-For entry is the one believed.
+    expect((await at('/console/', { headers: { 'x-forwarded-for': '10.9.9.9' } })).status).toBe(200);
+    expect((await someRefused(() => at('/console/', { headers: { 'x-forwarded-for': '10.9.9.9, 127.0.0.1' } }))).length).toBeGreaterThanOrEqual(1);
     // And the bucket fills again.
-    await eventually(async () => ((await at('/healthz')).status === 200 ? true : undefined), 10_000, 250);
+    await eventually(async () => ((await at('/console/')).status === 200 ? true : undefined), 10_000, 250);
   });
 });
 
