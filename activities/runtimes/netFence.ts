@@ -52,11 +52,17 @@ export function fenceScript(table: string, runtimes: { uids: string; allow: Dest
   return `${lines.join('\n')}\n`;
 }
 
+/**
+ * Matched on the connection's original destination, before any NAT: the
+ * output hook's filter runs after nat, so Docker's DNS (127.0.0.11:53,
+ * rewritten to another port) or a Kubernetes service address would
+ * otherwise be judged by where they were rewritten to.
+ */
 function allowRule(d: Destination): string {
   const family = net.isIPv6(d.address) ? 'ip6' : 'ip';
   const to = d.prefix === undefined ? d.address : `${d.address}/${d.prefix}`;
-  const port = d.port === undefined ? '' : ` meta l4proto { tcp, udp } th dport ${d.port}`;
-  return `${family} daddr ${to}${port} accept`;
+  const port = d.port === undefined ? '' : ` meta l4proto { tcp, udp } ct original proto-dst ${d.port}`;
+  return `ct original ${family} daddr ${to}${port} accept`;
 }
 
 /** The data folder's own table, so two Dipper installs on one host keep their fences apart. */
@@ -107,6 +113,26 @@ export async function destinationsOf(choice: RuntimeChoice, publicUrl: string): 
   return out;
 }
 
+function takeDownFence(table: string): void {
+  try {
+    execFileSync('nft', ['delete', 'table', 'inet', table], { stdio: 'ignore' });
+  } catch {
+    // none was up, or nft is not installed: nothing to take down
+  }
+}
+
+/** Two fenced runtimes sharing user numbers would share one chain (the first jump wins): said at start instead. */
+function refuseOverlaps(uids: string[]): void {
+  const ranges = uids.map((u) => u.split('-').map(Number)).map(([first, last]) => ({ first, last: last ?? first }));
+  for (let i = 0; i < ranges.length; i++) {
+    for (let j = i + 1; j < ranges.length; j++) {
+      if (ranges[i].first <= ranges[j].last && ranges[j].first <= ranges[i].last) {
+        throw new FenceProblem(`two runtimes' users overlap (${uids[i]} and ${uids[j]}): give each fenced runtime user numbers of its own`);
+      }
+    }
+  }
+}
+
 /** A runtime's `network`: "open" (no fence) or `{allow: [...]}`. */
 export const fenced = (choice: RuntimeChoice) => choice.user !== undefined && choice.network !== 'open';
 const allowList = (choice: RuntimeChoice) => (typeof choice.network === 'object' ? (choice.network.allow ?? []) : []);
@@ -120,10 +146,20 @@ const allowList = (choice: RuntimeChoice) => (typeof choice.network === 'object'
  */
 export async function putUpFence(runtimes: RuntimeChoice[], publicUrl: string, dataDir: string): Promise<string | null> {
   const chosen = runtimes.filter(fenced);
-  if (chosen.length === 0) return null;
   const table = fenceTable(dataDir);
-  const rules = [];
-  for (const choice of chosen) rules.push({ uids: uidsOf(choice), allow: await destinationsOf(choice, publicUrl) });
+  if (chosen.length === 0) {
+    // No runtime is fenced (any more): a table an earlier worker left up comes down, so "open" means open.
+    if (runtimes.some((c) => c.user !== undefined)) takeDownFence(table);
+    return null;
+  }
+  // Runtimes sharing one account are the same processes to the kernel: one chain, allowed what either allows.
+  const byUids = new Map<string, Destination[]>();
+  for (const choice of chosen) {
+    const uids = uidsOf(choice);
+    byUids.set(uids, [...(byUids.get(uids) ?? []), ...(await destinationsOf(choice, publicUrl))]);
+  }
+  const rules = [...byUids].map(([uids, allow]) => ({ uids, allow }));
+  refuseOverlaps(rules.map((r) => r.uids));
   try {
     execFileSync('nft', ['-f', '-'], { input: fenceScript(table, rules), stdio: ['pipe', 'ignore', 'pipe'] });
   } catch (err) {

@@ -1,4 +1,5 @@
-import { destinationsOf, fenced, fenceScript, fenceTable } from '../../activities/runtimes/netFence';
+import { execFileSync } from 'node:child_process';
+import { destinationsOf, fenced, fenceScript, fenceTable, putUpFence } from '../../activities/runtimes/netFence';
 import { parseDestination } from '../../src/common/destination';
 import { loadConfig } from '../../src/config';
 
@@ -50,10 +51,36 @@ describe('agent network fence', () => {
     expect(lines.slice(0, 3)).toEqual(['table inet dipper_abc {}', 'delete table inet dipper_abc', 'table inet dipper_abc {']);
     expect(lines).toContain('meta skuid 3000000-3000999 jump agents_0');
     expect(lines).toContain('meta skuid 998 jump agents_1');
-    expect(lines).toContain('ip daddr 127.0.0.1 meta l4proto { tcp, udp } th dport 8710 accept');
-    expect(lines).toContain('ip6 daddr fd00::/8 accept');
+    // Judged by where a connection was headed before any NAT (Docker's DNS, a service address).
+    expect(lines).toContain('ct original ip daddr 127.0.0.1 meta l4proto { tcp, udp } ct original proto-dst 8710 accept');
+    expect(lines).toContain('ct original ip6 daddr fd00::/8 accept');
     expect(lines.filter((l) => l === 'reject with icmpx type admin-prohibited')).toHaveLength(2);
     expect(fenceTable('/var/lib/dipper')).toMatch(/^dipper_[0-9a-f]{12}$/);
     expect(fenceTable('/var/lib/dipper')).not.toBe(fenceTable('/var/lib/dipper2'));
+  });
+
+  // As root with nft (CI installs it, as the accounts test needs): the table goes up, and comes down when set open.
+  it('takes its table down when no runtime is fenced any more, and refuses runtimes whose users overlap', async () => {
+    const dataDir = `/tmp/dipper-fence-unit-${process.pid}`;
+    const table = fenceTable(dataDir);
+    const up = () => {
+      try {
+        execFileSync('nft', ['list', 'table', 'inet', table], { stdio: 'ignore' });
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    const worker = { kind: 'command' as const, command: ['agent'], user: '3300000-3300999' };
+    try {
+      expect(await putUpFence([worker], 'http://127.0.0.1:8710', dataDir)).toBe(table);
+      expect(up()).toBe(true);
+      expect(await putUpFence([{ ...worker, network: 'open' as const }], 'http://127.0.0.1:8710', dataDir)).toBeNull();
+      expect(up()).toBe(false);
+    } finally {
+      if (up()) execFileSync('nft', ['delete', 'table', 'inet', table]);
+    }
+    await expect(putUpFence([worker, { ...worker, user: '3300500-3301500' }], 'http://127.0.0.1:8710', dataDir)).rejects.toThrow(/overlap/);
+    expect(up()).toBe(false);
   });
 });
