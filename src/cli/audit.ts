@@ -1,4 +1,4 @@
-import { ANCHOR_EVENT, checkAgainstWitness, describeProblem, describeWitnessProblem, FileWitness, openAuditStore, verifyChain, type Anchor, type AuditRow } from '../common/stores/audit';
+import { ANCHOR_EVENT, checkAgainstWitness, describeProblem, describeWitnessProblem, FileWitness, openAuditStore, rowsWithHead, verifyChain, type Anchor, type AuditRow } from '../common/stores/audit';
 import { openStores } from '../common/stores';
 import { auditKey, loadOrCreateSecrets } from '../auth/secrets';
 import type { DipperConfig } from '../config';
@@ -42,9 +42,8 @@ async function allRows(config: DipperConfig): Promise<AuditRow[]> {
  */
 export async function auditVerify(config: DipperConfig, opts: { json?: boolean; witness?: string }, out: (line: string) => void = (l) => process.stdout.write(`${l}\n`)): Promise<number> {
   const key = auditKey(config, loadOrCreateSecrets(config));
-  const [rows, anchors] = await Promise.all([allRows(config), anchorsOf(config)]);
   const file = opts.witness ?? config.isphere.auditWitness;
-  const head = file ? new FileWitness(file, key).read() : null;
+  const [{ rows, head }, anchors] = await Promise.all([rowsWithHead(() => allRows(config), () => (file ? new FileWitness(file, key).read() : null)), anchorsOf(config)]);
   const messages = [
     ...verifyChain(rows, key, anchors).map((p) => ({ ...p, message: describeProblem(p) })),
     ...(file ? checkAgainstWitness(rows, head, key).map((p) => ({ ...p, message: describeWitnessProblem(p) })) : []),

@@ -2,7 +2,7 @@ import type { DecisionKeys } from '../auth/decisionKeys';
 import { decideApproval } from './decisions';
 import type { RequestHandler, Router } from 'express';
 import fs from 'node:fs';
-import { ANCHOR_EVENT, checkAgainstWitness, describeProblem, describeWitnessProblem, FileWitness, verifyChain, type Anchor, type AuditEntry, type AuditRow, type AuditStore } from '../common/stores/audit';
+import { ANCHOR_EVENT, checkAgainstWitness, describeProblem, describeWitnessProblem, FileWitness, rowsWithHead, verifyChain, type Anchor, type AuditEntry, type AuditRow, type AuditStore } from '../common/stores/audit';
 import type { EventStore } from '../common/stores/eventStore';
 import { z } from 'zod';
 import { isphereApprovalWorkflow } from '../../workflows';
@@ -105,13 +105,18 @@ export function auditRoutes(router: Router, audit: { store: AuditStore; key: str
   });
 
   router.get('/isphere/audit/verify', needs('viewer'), async (_req, res) => {
-    const rows: AuditRow[] = [];
-    for (let after = 0; ; ) {
-      const page = await audit.store.rows(after, 10_000);
-      rows.push(...page);
-      if (page.length < 10_000) break;
-      after = page.at(-1)!.seq;
-    }
+    const allRows = async () => {
+      const rows: AuditRow[] = [];
+      for (let after = 0; ; ) {
+        const page = await audit.store.rows(after, 10_000);
+        rows.push(...page);
+        if (page.length < 10_000) return rows;
+        after = page.at(-1)!.seq;
+      }
+    };
+    // The witness as this host sees it: a gateway on a host without the file says so rather than guess.
+    const hasWitness = audit.witness !== undefined && fs.existsSync(audit.witness);
+    const { rows, head } = await rowsWithHead(allRows, () => (hasWitness ? new FileWitness(audit.witness!, audit.key).read() : null));
     const anchors: Anchor[] = [];
     for (let after = 0; ; ) {
       const page = await events.ofType(ANCHOR_EVENT, after, 1000);
@@ -119,13 +124,11 @@ export function auditRoutes(router: Router, audit: { store: AuditStore; key: str
       if (page.length < 1000) break;
       after = page.at(-1)!.seq;
     }
-    // The witness as this host sees it: a gateway on a host without the file says so rather than guess.
-    const head = audit.witness && fs.existsSync(audit.witness) ? new FileWitness(audit.witness, audit.key).read() : undefined;
     const problems = [
       ...verifyChain(rows, audit.key, anchors).map((p) => ({ ...p, message: describeProblem(p) })),
-      ...(head !== undefined ? checkAgainstWitness(rows, head, audit.key).map((p) => ({ ...p, message: describeWitnessProblem(p) })) : []),
+      ...(hasWitness ? checkAgainstWitness(rows, head, audit.key).map((p) => ({ ...p, message: describeWitnessProblem(p) })) : []),
     ];
-    const witness = audit.witness ? (head ? { seq: head.seq, at: head.at } : 'not on this host') : null;
+    const witness = !audit.witness ? null : hasWitness ? { seq: head?.seq ?? null, at: head?.at ?? null } : 'not on this host';
     res.json({ ok: problems.length === 0, records: rows.length, anchors: anchors.length, witness, problems });
   });
 }

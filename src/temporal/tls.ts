@@ -2,7 +2,7 @@ import fs from 'node:fs';
 
 /**
  * Mutual TLS to a Temporal server that requires it (the production
- * topology: `dipper cluster`, docker-compose.yml): the CA that signed the
+ * topology as `dipper cluster` runs it): the CA that signed the
  * server's certificate, and the client certificate and key that Dipper's
  * processes present. The variables are the Temporal CLI's own
  * (TEMPORAL_TLS_SERVER_CA_CERT_PATH, TEMPORAL_TLS_CLIENT_CERT_PATH,

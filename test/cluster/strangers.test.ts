@@ -11,8 +11,10 @@ import { sdkTls, tlsFromEnv } from '../../src/temporal/tls';
 /**
  * Run by `dipper cluster test` only: the production server takes a client
  * only with a certificate of the cluster's CA (temporal-config/cluster,
- * src/cluster/certs.ts). A process that reaches its ports (an agent that
- * found them) gets nowhere without Dipper's client key, over gRPC or HTTP.
+ * src/cluster/certs.ts). A process that reaches its frontend (an agent
+ * that found it) gets nowhere without Dipper's client key, over gRPC or
+ * HTTP. (The services' membership and metrics ports stay plain text on
+ * loopback, where the agents' fence keeps agents away.)
  */
 const recordFile = process.env.DIPPER_TEST_CLUSTER;
 const maybe = recordFile ? describe : describe.skip;

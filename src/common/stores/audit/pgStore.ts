@@ -40,6 +40,8 @@ export class PgAuditStore implements AuditStore {
     private readonly pool: Pool,
     private readonly key: string,
     readonly close: () => Promise<void>,
+    /** Told of each new row while the append lock is held (the witness), so heads are written in the chain's order. */
+    private readonly onAppended: (row: AuditRow) => void = () => undefined,
   ) {}
 
   async append(entry: AuditEntry): Promise<AuditRow & { reused: boolean }> {
@@ -64,6 +66,7 @@ export class PgAuditStore implements AuditStore {
         if ((err as { code?: string; constraint?: string }).code === '23505' && /key_scope/.test(String((err as { constraint?: string }).constraint))) throw new AuditKeyConflict();
         throw err;
       }
+      this.onAppended(row);
       await client.query('COMMIT');
       return { ...row, reused: false };
     } catch (err) {

@@ -29,6 +29,8 @@ export class SqliteAuditStore implements AuditStore {
   constructor(
     file: string,
     private readonly key: string,
+    /** Told of each new row inside the append's transaction (the witness), so heads are written in the chain's order. */
+    onAppended: (row: AuditRow) => void = () => undefined,
   ) {
     // FULL: a record the tool answered after must survive a power cut.
     this.db = openSqlite(file, { synchronous: 'FULL' });
@@ -48,6 +50,7 @@ export class SqliteAuditStore implements AuditStore {
         if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE' && /key_scope/.test((err as Error).message)) throw new AuditKeyConflict();
         throw err;
       }
+      onAppended(row);
       return { ...row, reused: false };
     });
     this.appendTx = (entry) => tx.immediate(entry);

@@ -37,11 +37,16 @@ export class FileWitness {
     private readonly key: string,
   ) {}
 
-  /** Records the head after an append, if it is past the head already there; written whole, under a new name, then renamed. */
+  /**
+   * Records the head after an append (inside its transaction), unless the
+   * witness is already past it; written whole, under a new name, then
+   * renamed. The same seq with another hash replaces it: an append whose
+   * commit failed after its head was written gives its seq to the next one.
+   */
   record(row: Pick<AuditRow, 'seq' | 'hash'>): void {
-    if (row.seq <= this.written) return;
+    if (row.seq < this.written) return;
     const now = this.read();
-    if (now && now.seq >= row.seq) {
+    if (now && (now.seq > row.seq || (now.seq === row.seq && now.hash === row.hash))) {
       this.written = now.seq;
       return;
     }
@@ -97,6 +102,21 @@ function substance(body: string): string {
   } catch {
     return body;
   }
+}
+
+/**
+ * The rows and the witness's head as one moment: the rows first, then the
+ * head, read again once when the head is past the last row (an append
+ * between the two reads writes its head before its row is visible).
+ */
+export async function rowsWithHead<T extends { seq: number }>(readRows: () => Promise<T[]>, readHead: () => WitnessHead | null): Promise<{ rows: T[]; head: WitnessHead | null }> {
+  let rows = await readRows();
+  const head = readHead();
+  if (head && (rows.at(-1)?.seq ?? 0) < head.seq) {
+    await new Promise((r) => setTimeout(r, 250));
+    rows = await readRows();
+  }
+  return { rows, head };
 }
 
 /** Checks the rows (all of them, in seq order) against the witness's head. */
