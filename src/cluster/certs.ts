@@ -33,8 +33,17 @@ export function ensureCerts(dir: string): ClusterCerts {
     clientKey: at('client.key'),
     serverName: SERVER_NAME,
   };
-  if (Object.values(certs).every((f) => f === SERVER_NAME || fs.existsSync(f))) return certs;
   const openssl = (args: string[]) => execFileSync('openssl', args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  // Made again, all of them, when any is missing or has less than 30 days left.
+  const lasts = (file: string) => {
+    try {
+      openssl(['x509', '-checkend', String(30 * 24 * 3600), '-noout', '-in', file]);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  if ([certs.serverKey, certs.clientKey].every((f) => fs.existsSync(f)) && [certs.ca, certs.serverCert, certs.clientCert].every(lasts)) return certs;
   const key = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes'];
   openssl(['req', '-x509', ...key, '-keyout', at('ca.key'), '-out', certs.ca, '-days', '3650', '-subj', '/CN=Dipper cluster CA']);
   const signed = (name: string, subject: string, ext: string) => {

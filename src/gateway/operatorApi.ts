@@ -290,7 +290,7 @@ export function operatorRouter(deps: OperatorDeps): Router {
       // Signed for the report it decides, so the signature cannot decide a later one.
       const report = (await team.query(team.run(runId), runQuery)).pending_root.find((r) => r.kind === body.kind);
       const proof = report && deps.decisions.prove(rootDecisionClaim(runId, report, decision, Date.now()));
-      res.json(await deps.content.around([text], () => team.update(team.run(runId), rootDecisionUpdate, [{ ...decision, ...(proof ? { proof } : {}) }])));
+      res.json(await deps.content.around([text], () => team.update(team.run(runId), rootDecisionUpdate, [{ ...decision, ...(proof ? { proof, report_ts: report.ts } : {}) }])));
     } catch (err) {
       notFound(asHttpError(err, 409));
     }

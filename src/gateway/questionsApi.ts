@@ -90,7 +90,7 @@ export function questionRoutes(
     const asked = await team.query(handle, questionQuery).catch(missing);
     const proof = keys.prove(questionClaim(asked.run_id, asked, who.name, { answers: body.answers }, Date.now()));
     try {
-      res.json(await team.update(handle, answerQuestionUpdate, [{ by: { operator: who.name }, answers: body.answers, reason: null, proof }]));
+      res.json(await team.update(handle, answerQuestionUpdate, [{ by: { operator: who.name }, answers: body.answers, reason: null, proof, asked_at: asked.asked_at }]));
     } catch (err) {
       const view = await settled(handle);
       if (view && answeredSo(view, who.name, body.answers)) return void res.json({ ok: true, qid: view.qid, already: true });
@@ -105,7 +105,7 @@ export function questionRoutes(
     const asked = await team.query(handle, questionQuery).catch(missing);
     const proof = keys.prove(questionClaim(asked.run_id, asked, who.name, { decline: body.reason }, Date.now()));
     try {
-      res.json(await team.update(handle, declineQuestionUpdate, [{ operator: who.name, reason: body.reason, proof }]));
+      res.json(await team.update(handle, declineQuestionUpdate, [{ operator: who.name, reason: body.reason, proof, asked_at: asked.asked_at }]));
     } catch (err) {
       const view = await settled(handle);
       if (view?.status === 'declined' && view.declined?.operator === who.name && view.declined.reason === body.reason) {

@@ -6,7 +6,7 @@ import { questionClaim, rootDecisionClaim } from '../../workflows/decisionProof'
 import { questionWorkflowId, runWorkflowId } from '../../workflows/ids';
 import { answerQuestionUpdate, declineQuestionUpdate } from '../../workflows/question/messages';
 import { rootAnsweredSignal, rootDecisionUpdate } from '../../workflows/run/messages';
-import { testDataRoot } from '../setup/env';
+import { readTestEnv, testDataRoot } from '../setup/env';
 import { eventually } from '../support/clients';
 import { connectTemporal } from '../support/temporal';
 import { closeAll, eventsOf, operator, startRun, waitForInbox } from '../support/team';
@@ -143,6 +143,13 @@ describe('a verdict sent round the gateway', () => {
       const decided = await run.executeUpdate(rootDecisionUpdate, { args: [{ kind: 'review', verdict: 'approve', operator: 'operator', ...(proof ? { proof } : {}) }] }).then(() => 'taken', refusalOf);
       expect(decided).toBe('unproven_decision');
     }
+    // Signed by the gateway but for the report before this one (the person looked, the root reported again): stale, not taken.
+    const gateway = new DecisionKeys([readTestEnv().tokenSecret]);
+    const older = { ...report, ts: report.ts - 1 };
+    const stale = await run
+      .executeUpdate(rootDecisionUpdate, { args: [{ kind: 'review', verdict: 'approve', operator: 'operator', proof: gateway.prove(rootDecisionClaim(runId, older, { verdict: 'approve', operator: 'operator' }, Date.now())), report_ts: older.ts }] })
+      .then(() => 'taken', refusalOf);
+    expect(stale).toBe('stale');
     // The question's word to the run, which a Signal carries and no validator guards: the run checks the proof itself.
     const before = (await run.fetchHistory()).events?.length ?? 0;
     await run.signal(rootAnsweredSignal, { qid: q.qid, kind: 'review', operator: 'operator', given: approve, asked_at: q.asked_at, proof: signed(Date.now()) });

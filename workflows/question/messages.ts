@@ -75,10 +75,12 @@ export interface AnswerInput {
   answers: GivenAnswer[];
   reason: string | null;
   proof?: DecisionProof;
+  /** When the question the person answered was asked (the gateway read it before signing). */
+  asked_at?: number;
 }
 export const answerQuestionUpdate = defineUpdate<{ ok: true; qid: string }, [AnswerInput]>('answerQuestion');
 export const escalateQuestionUpdate = defineUpdate<{ ok: true; qid: string; new_holder: string | null }, [{ by: Actor; reason: string }]>('escalateQuestion');
-export const declineQuestionUpdate = defineUpdate<{ ok: true; qid: string }, [{ operator: string; reason: string; proof?: DecisionProof }]>('declineQuestion');
+export const declineQuestionUpdate = defineUpdate<{ ok: true; qid: string }, [{ operator: string; reason: string; proof?: DecisionProof; asked_at?: number }]>('declineQuestion');
 /** The run ended: a question still open is over. */
 export const questionRunEndedSignal = defineSignal('questionRunEnded');
 /** What a system question asked was settled another way (a root decision through the operator API, a newer report): it is over. */

@@ -65,8 +65,10 @@ export class QuestionState {
   }
 
   /** A person's answer or refusal is the gateway's to vouch for; an agent's answer needs no proof. */
-  checkProof(operator: string | undefined, d: { answers: GivenAnswer[] } | { decline: string }, proof: DecisionProof | undefined): void {
+  checkProof(operator: string | undefined, d: { answers: GivenAnswer[] } | { decline: string }, proof: DecisionProof | undefined, askedAt?: number): void {
     if (operator === undefined) return;
+    // The same question asked again after the person read it: an honest click on the older one, not a forgery.
+    if (askedAt !== undefined && askedAt !== this.askedAt) throw refuse('stale', `Question ${this.input.qid} was asked again since you read it; answer the new one.`, { field: 'qid' });
     const claim = questionClaim(this.input.runId, { qid: this.input.qid, asked_at: this.askedAt }, operator, d, proof?.at ?? 0);
     requireProof(claim, proof, this.input.decisionKeys, { qid: this.input.qid });
   }

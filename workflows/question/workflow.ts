@@ -37,11 +37,11 @@ export async function questionWorkflow(input: m.QuestionInput): Promise<void> {
 
   setHandler(m.questionQuery, () => q.view(), { description: 'The question: its sub-questions, who holds it, the chain so far, and its answer once there is one.' });
   setHandler(m.answerQuestionUpdate, (a) => answer(ctx, a), {
-    validator: ({ by, answers, proof }) => void (q.checkAnswer(by, answers), q.checkProof(by.operator, { answers }, proof)),
+    validator: ({ by, answers, proof, asked_at }) => void (q.checkAnswer(by, answers), q.checkProof(by.operator, { answers }, proof, asked_at)),
   });
   setHandler(m.escalateQuestionUpdate, (e) => escalate(ctx, e), { validator: ({ by }) => q.checkHolder(by, 'stale') });
   setHandler(m.declineQuestionUpdate, (d) => decline(ctx, d), {
-    validator: ({ operator, reason, proof }) => void (q.checkDecline(operator), q.checkProof(operator, { decline: reason }, proof)),
+    validator: ({ operator, reason, proof, asked_at }) => void (q.checkDecline(operator), q.checkProof(operator, { decline: reason }, proof, asked_at)),
   });
   setHandler(m.questionRunEndedSignal, () => void ((q.runEnded = true), q.cancel()));
   setHandler(m.questionWithdrawnSignal, ({ reason }) => void (q.cancel() && events.emit('question_withdrawn', { qid, reason }, input.askerId)));

@@ -36,8 +36,8 @@ export interface RootDecision {
   /** The name of the operator who decided (absent in decisions made before operators had names). */
   operator?: string;
 }
-/** Through the operator API: the gateway's proof (rootDecisionClaim) goes with it. */
-export const rootDecisionUpdate = defineUpdate<{ ok: true; run_status: string }, [RootDecision & { proof?: DecisionProof }]>('rootDecision');
+/** Through the operator API: the gateway's proof (rootDecisionClaim) goes with it, and the time of the report it decides. */
+export const rootDecisionUpdate = defineUpdate<{ ok: true; run_status: string }, [RootDecision & { proof?: DecisionProof; report_ts?: number }]>('rootDecision');
 /**
  * The human answered the root's review question (workflows/question/system.ts); ignored once decided another way.
  * It carries the person's answer as given and the gateway's proof of it, which the run checks again: a Signal has

@@ -192,9 +192,13 @@ export class RunState {
     return this.decide({ kind: answer.kind, operator: answer.operator, ...rootVerdictOf(answer.given[0]) }).then(() => undefined);
   }
 
-  checkDecision(decision: m.RootDecision & { proof?: DecisionProof }): void {
+  checkDecision(decision: m.RootDecision & { proof?: DecisionProof; report_ts?: number }): void {
     const report = this.data.pending_root.find((r) => r.kind === decision.kind);
     if (!report) throw refuse('nothing_pending', `The root has no pending ${decision.kind} to decide.`, { field: 'kind' });
+    // The root reported again after the person looked: an honest click on the older report, not a forgery.
+    if (decision.report_ts !== undefined && decision.report_ts !== report.ts) {
+      throw refuse('stale', `The root has reported its ${decision.kind} again since; decide on the newer report.`, { field: 'kind' });
+    }
     requireProof(rootDecisionClaim(this.input.runId, report, decision, decision.proof?.at ?? 0), decision.proof, this.input.decisionKeys, { report: `${report.kind}@${report.ts}` });
   }
 
