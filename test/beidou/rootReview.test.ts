@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { DecisionKeys } from '../../src/auth/decisionKeys';
 import { questionClaim, rootDecisionClaim } from '../../workflows/decisionProof';
 import { questionWorkflowId, runWorkflowId } from '../../workflows/ids';
@@ -8,17 +8,10 @@ import { answerQuestionUpdate, declineQuestionUpdate } from '../../workflows/que
 import { rootAnsweredSignal, rootDecisionUpdate } from '../../workflows/run/messages';
 import { readTestEnv, testDataRoot } from '../setup/env';
 import { eventually } from '../support/clients';
-import { connectTemporal } from '../support/temporal';
+import { temporalForFile } from '../support/temporal';
 import { closeAll, eventsOf, operator, startRun, waitForInbox } from '../support/team';
 
-let temporal: { client: Client; close: () => Promise<void> };
-beforeAll(async () => {
-  temporal = await connectTemporal();
-});
-afterAll(async () => {
-  await closeAll();
-  await temporal?.close();
-});
+const temporal = temporalForFile(closeAll);
 
 /** The run's questions waiting for a person, once there are `count`. */
 async function waitingQuestions(runId: string, count = 1): Promise<any[]> {

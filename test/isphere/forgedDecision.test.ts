@@ -1,13 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { DecisionKeys } from '../../src/auth/decisionKeys';
 import { approvalWorkflowId } from '../../workflows/ids';
 import { isphereApprovalWorkflow } from '../../workflows/isphere/approval';
 import { approvalClaim, decideUpdate, type ApprovalInput, type Decision } from '../../workflows/isphere/messages';
 import { testDataRoot } from '../setup/env';
 import { eventually } from '../support/clients';
-import { connectTemporal } from '../support/temporal';
+import { temporalForFile } from '../support/temporal';
 import { closeAll, connect, operator } from '../support/team';
 import { sim } from './support';
 
@@ -19,14 +19,7 @@ import { sim } from './support';
  * worker's own keys, so even an approval workflow started by the forger
  * with a key of its own sends nothing.
  */
-let temporal: { client: Client; close: () => Promise<void> };
-beforeAll(async () => {
-  temporal = await connectTemporal();
-});
-afterAll(async () => {
-  await closeAll();
-  await temporal?.close();
-});
+const temporal = temporalForFile(closeAll);
 
 const ana: Decision = { approver: 'operator', via: 'console', decision: 'approve' };
 

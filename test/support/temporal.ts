@@ -19,6 +19,26 @@ export async function connectTemporal(): Promise<{ client: Client; close: () => 
 }
 
 /**
+ * A Temporal client for a whole test file: opened before its tests, closed
+ * after them, once `also` (the file's own clean-up) has run.
+ */
+export function temporalForFile(also: () => Promise<void> = async () => undefined): { readonly client: Client } {
+  let opened: { client: Client; close: () => Promise<void> } | undefined;
+  beforeAll(async () => {
+    opened = await connectTemporal();
+  });
+  afterAll(async () => {
+    await also();
+    await opened?.close();
+  });
+  return {
+    get client() {
+      return opened!.client;
+    },
+  };
+}
+
+/**
  * Waits until the server holds Update `updateId` for the workflow's next task (admitted), with no worker to take it.
  * Admitted shows as a poll for the Update that waits out its deadline (this dev server cannot be asked to answer at
  * admission) rather than one refused for an unknown update. Sending a second Update only after the first is admitted
