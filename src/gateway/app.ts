@@ -18,7 +18,7 @@ import { DeliveryBatcher } from './delivery';
 import type { Wakeups } from './wakeups';
 import { ActivityMarks } from './activityMarks';
 import type { ProcessMetrics } from '../metrics/temporalCalls';
-import { addressOf, bearer, errorHandler, isMcpPath, limitByAddress, limitRate, revoked, unauthorized } from './http';
+import { bearer, errorHandler, isMcpPath, limitByAddress, limitRate, revoked, unauthorized } from './http';
 import { unconfirmed } from '../registry/serviceErrors';
 import { LongPolls } from './longPolls';
 import { checkOrigin } from './origin';
@@ -29,7 +29,6 @@ import { refuseMalformedArguments, refuseOverRate, refuseUnconfirmed } from './m
 import { operatorRouter } from './operatorApi';
 import { approvalWebhook } from './approvalWebhook';
 import { RateLimiter } from './rateLimit';
-import { rateLimited } from '../registry/serviceErrors';
 import type { RevocationView } from './revocations';
 import { runtimeRouter } from './runtimeApi';
 import type { TeamClient } from './teamClient';
@@ -121,16 +120,12 @@ export function createApp(deps: GatewayDeps): express.Express {
   const addressRate = new RateLimiter(config.guards.addressRate);
   const byAddress = limitByAddress(addressRate, config.guards.trustedProxies);
   /** A refused token costs its address a token too: a flood of bad ones is slowed like any other. */
-  const refuseToken = (req: Request, res: Response, next: NextFunction) => {
-    const wait = addressRate.take(addressOf(req, config.guards.trustedProxies));
-    if (wait > 0) return next(rateLimited(wait, 'from this address'));
-    unauthorized(res);
-  };
+  const refuseToken = (req: Request, res: Response) => byAddress(req, res, () => unauthorized(res));
 
   const agentAuth = async (req: Request, res: Response, next: NextFunction) => {
     const token = bearer(req);
     const claims = token ? verifyAgentToken(deps.tokenSecrets, token) : null;
-    if (!claims) return refuseToken(req, res, next);
+    if (!claims) return refuseToken(req, res);
     const verdict = await deps.revocations.check(claims);
     if (verdict === 'revoked') return revoked(res);
     if (verdict === 'unknown') {
@@ -144,7 +139,7 @@ export function createApp(deps: GatewayDeps): express.Express {
   const operatorAuth = (req: Request, res: Response, next: NextFunction) => {
     const token = bearer(req);
     const who = token ? deps.operators.identify(token) : undefined;
-    if (!who) return refuseToken(req, res, next);
+    if (!who) return refuseToken(req, res);
     res.locals.operator = who;
     next();
   };

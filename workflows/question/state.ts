@@ -18,7 +18,7 @@ export class QuestionState {
   answers: Answer[] | null = null;
   answeredBy: m.QuestionView['answered_by'] = null;
   declined: m.QuestionView['declined'] = null;
-  /** A person's answer as given, with the gateway's proof: handed on with a system question's outcome, for the run to check again. */
+  /** A person's answer to a root review as given, with the gateway's proof: handed on to the run, which checks it again. */
   answeredByPerson: { given: GivenAnswer[]; proof: DecisionProof } | null = null;
   runEnded = false;
   /** Told when the question is over (the workflow wakes the asker's waiting call). */
@@ -82,7 +82,8 @@ export class QuestionState {
 
   answer(by: m.Actor, given: GivenAnswer[], reason: string | null, proof?: DecisionProof): void {
     this.answers = given.map((a, i) => toAnswer(this.input.questions[i], a));
-    if (by.operator !== undefined && proof) this.answeredByPerson = { given, proof };
+    const kind = this.input.system?.kind;
+    if (by.operator !== undefined && proof && (kind === 'root_review' || kind === 'root_termination')) this.answeredByPerson = { given, proof };
     this.answeredBy = { ...by, reason };
     this.end('answered');
   }
