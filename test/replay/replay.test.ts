@@ -98,14 +98,14 @@ describe('the recorded set', () => {
   });
 
   it("holds a person's answers to questions, each with the gateway's signature, and the run's root verdict handed on with it", () => {
-    const byPerson: { by?: { operator?: string }; proof?: { signatures?: unknown[] } }[] = [];
+    const byPerson: { by?: { operator?: string }; proof?: { signatures?: unknown[] }; asked_at?: number; report_ts?: number }[] = [];
     const handedOn: { proof?: { signatures?: unknown[] }; given?: unknown[] }[] = [];
     for (const h of histories.values()) {
       for (const e of h.events as Json[]) {
         const update = e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest.input;
-        if (update?.name === 'answerQuestion') {
+        if (update?.name === 'answerQuestion' || update?.name === 'rootDecision') {
           const a = JSON.parse(Buffer.from(update.args.payloads[0].data, 'base64').toString('utf8'));
-          if (a.by?.operator !== undefined) byPerson.push(a);
+          if (a.by?.operator !== undefined || update.name === 'rootDecision') byPerson.push(a);
         }
         const signal = e.workflowExecutionSignaledEventAttributes;
         if (signal?.signalName === 'rootAnswered') handedOn.push(JSON.parse(Buffer.from(signal.input.payloads[0].data, 'base64').toString('utf8')));
@@ -114,6 +114,9 @@ describe('the recorded set', () => {
     expect(byPerson.length).toBeGreaterThanOrEqual(1);
     expect(handedOn.length).toBeGreaterThanOrEqual(1);
     for (const d of [...byPerson, ...handedOn]) expect(d.proof?.signatures?.length).toBeGreaterThanOrEqual(1);
+    // Each names what the person looked at: the question as asked, or the report decided.
+    for (const d of byPerson) expect(typeof (d.asked_at ?? d.report_ts)).toBe('number');
+    expect(byPerson.some((d) => d.report_ts !== undefined)).toBe(true);
   });
 
   it('would notice a type, a Signal or an Update that no history reaches', () => {
