@@ -15,6 +15,7 @@ import { measureWorkspace, watchUntilOver, type WatchInput } from './workspaceWa
 import type { EventStore } from '../src/common/stores/eventStore';
 import type { InboxWakes } from '../src/common/stores/inboxWakes';
 import { AccountProblem, runAs, type AgentAccounts } from './runtimes/accounts';
+import { claudeCommand, claudeEnv, claudeHome } from './runtimes/claude';
 import { agentEnv } from './runtimes/agentEnv';
 import { TooManyProcesses, type CommandRuntime } from './runtimes/command';
 import { buildPayload, type LaunchPayload, type ReadLaunch } from '../src/common/launchPayload';
@@ -168,8 +169,13 @@ export function createActivities(deps: ActivityDeps) {
       try {
         const dir = paths.agentRuntime(config.dataDir, input.identity.runId, input.identity.agentId);
         const account = choice.user !== undefined ? accountFor(choice, input.identity) : undefined;
-        const argv = account ? runAs(account, choice.command!) : choice.command!;
-        deps.commands.launch(argv, payload, dir, input.mode, agentEnv(choice, payload, account?.home ?? os.homedir()));
+        const claude = choice.kind === 'claude';
+        const command = claude ? claudeCommand() : choice.command!;
+        const argv = account ? runAs(account, command) : command;
+        const home = account?.home ?? (claude ? claudeHome(dir) : os.homedir());
+        if (claude) await fs.mkdir(home, { recursive: true, mode: 0o700 });
+        const env = { ...agentEnv(choice, payload, home), ...(claude ? claudeEnv(choice, config.publicUrl) : {}) };
+        deps.commands.launch(argv, payload, dir, input.mode, env);
       } catch (err) {
         if (err instanceof AccountProblem) throw ApplicationFailure.create({ type: 'runtime_unavailable', message: err.message, nonRetryable: true });
         if (err instanceof TooManyProcesses) {
@@ -184,7 +190,7 @@ export function createActivities(deps: ActivityDeps) {
 
     async stopRuntime({ runId, agentId, skill }: { runId: string; agentId: string; skill: string }): Promise<void> {
       const choice = runtimeFor(skill);
-      if (choice.kind === 'command') await onDisk('stop runtime', () => deps.commands.stop(paths.agentRuntime(config.dataDir, runId, agentId)));
+      if (choice.kind === 'command' || choice.kind === 'claude') await onDisk('stop runtime', () => deps.commands.stop(paths.agentRuntime(config.dataDir, runId, agentId)));
       if (choice.kind === 'webhook') await postWebhook(choice.url!, stopBody(runId, agentId));
     },
   });

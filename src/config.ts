@@ -74,7 +74,8 @@ export interface Rate {
 }
 
 export interface RuntimeChoice {
-  kind: 'none' | 'command' | 'webhook';
+  /** `claude`: each agent a Claude Agent SDK session (src/runtime/claude), launched as a command is. */
+  kind: 'none' | 'command' | 'webhook' | 'claude';
   /** For kind=command: argv; the launch payload is given as env vars and on stdin. */
   command?: string[];
   /** For kind=webhook: where the launch payload is POSTed. */
@@ -99,6 +100,10 @@ export interface RuntimeChoice {
    * nftables fence the worker puts up; "open" puts up no fence.
    */
   network?: 'open' | { allow?: string[] };
+  /** For kind=claude: the model when a spawn names none. */
+  model?: string;
+  /** For kind=claude: built-in tools its agents may use (default: files and a shell); Dipper's own are always there. */
+  allowed_tools?: string[];
 }
 
 export interface DipperConfig {
@@ -224,6 +229,15 @@ export interface DipperConfig {
   checkOutputs: boolean;
   taskApi: TaskApiConfig;
   isphere: IsphereConfig;
+  model: ModelProxyConfig;
+}
+
+/** Dipper's model proxy (/model), which Claude agents reach with their own tokens: the real key stays here. */
+export interface ModelProxyConfig {
+  /** The Messages API it forwards to (DIPPER_MODEL_UPSTREAM_URL). */
+  upstreamUrl: string;
+  /** The operator's key (DIPPER_MODEL_API_KEY or the file DIPPER_MODEL_API_KEY_FILE); never logged, never given to an agent. */
+  apiKey?: string;
 }
 
 /** The isphere tools' sources and policy (docs/isphere.md). */
@@ -434,7 +448,7 @@ function parseRuntimes(env: Env): DipperConfig['runtimes'] {
  * Dipper's own secrets and its Temporal connection: never handed to an
  * agent, whatever a runtime's `env` or `pass_env` says.
  */
-export const NEVER_PASSED = /^(DIPPER_TOKEN_SECRET|DIPPER_OPERATOR_TOKEN|DIPPER_OPERATORS|DIPPER_TASK_ADMIN_KEY|DIPPER_AUDIT_KEY|DIPPER_AUDIT_WITNESS|DIPPER_ISPHERE_BRIDGE_TOKEN|DIPPER_ISPHERE_SIM_CONTROL_TOKEN|DIPPER_ISPHERE_WEBHOOK_SECRETS|DIPPER_ISPHERE_APPROVAL_NOTIFY_SECRET|TEMPORAL_)/;
+export const NEVER_PASSED = /^(DIPPER_TOKEN_SECRET|DIPPER_OPERATOR_TOKEN|DIPPER_OPERATORS|DIPPER_TASK_ADMIN_KEY|DIPPER_AUDIT_KEY|DIPPER_AUDIT_WITNESS|DIPPER_ISPHERE_BRIDGE_TOKEN|DIPPER_ISPHERE_SIM_CONTROL_TOKEN|DIPPER_ISPHERE_WEBHOOK_SECRETS|DIPPER_ISPHERE_APPROVAL_NOTIFY_SECRET|DIPPER_MODEL_API_KEY|TEMPORAL_)/;
 
 /** A runtime that would hand an agent Dipper's own secrets, or a malformed one, stops the process at start. */
 function checkRuntime(where: string, choice: RuntimeChoice): void {
@@ -447,9 +461,10 @@ function checkRuntime(where: string, choice: RuntimeChoice): void {
   }
   const secret = names.find((n) => NEVER_PASSED.test(n));
   if (secret) throw new Error(`DIPPER_RUNTIMES ${where}: ${secret} is Dipper's own and is never given to agents`);
+  if (choice.kind === 'claude') checkClaude(where, choice, names);
   const account = (v: unknown) => (typeof v === 'number' && Number.isInteger(v) && v > 0) || (typeof v === 'string' && /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/.test(v));
   if (choice.user !== undefined || choice.group !== undefined) {
-    if (choice.kind !== 'command') throw new Error(`DIPPER_RUNTIMES ${where}: user and group apply to kind "command" only`);
+    if (choice.kind !== 'command' && choice.kind !== 'claude') throw new Error(`DIPPER_RUNTIMES ${where}: user and group apply to kinds "command" and "claude" only`);
     if (!account(choice.user) && !(typeof choice.user === 'string' && /^\d+-\d+$/.test(choice.user))) {
       throw new Error(`DIPPER_RUNTIMES ${where}: user must be a user name, a number above 0 or a range "first-last" (and is required with group)`);
     }
@@ -458,6 +473,20 @@ function checkRuntime(where: string, choice: RuntimeChoice): void {
   }
   if (choice.network !== undefined) checkNetwork(where, choice);
 }
+
+/** A Claude agent reaches its model through Dipper's proxy only: no model key or endpoint of its own. */
+function checkClaude(where: string, choice: RuntimeChoice, names: string[]): void {
+  const modelVar = names.find((n) => MODEL_VARIABLES.test(n));
+  if (modelVar) throw new Error(`DIPPER_RUNTIMES ${where}: ${modelVar} is not given to claude agents: they reach the model through Dipper's proxy (DIPPER_MODEL_API_KEY)`);
+  if (choice.model !== undefined && (typeof choice.model !== 'string' || choice.model === '')) throw new Error(`DIPPER_RUNTIMES ${where}: model must be a model name`);
+  const tools = choice.allowed_tools;
+  if (tools !== undefined && !(Array.isArray(tools) && tools.every((t) => typeof t === 'string' && /^[A-Za-z][\w()*:. -]*$/.test(t)))) {
+    throw new Error(`DIPPER_RUNTIMES ${where}: allowed_tools must be a list of tool names`);
+  }
+}
+
+/** Variables that would point a Claude agent's CLI at a model on its own terms. */
+const MODEL_VARIABLES = /^(ANTHROPIC_|CLAUDE_CODE_OAUTH_TOKEN$|CLAUDE_CODE_USE_|AWS_BEARER_TOKEN_BEDROCK$)/;
 
 function checkNetwork(where: string, choice: RuntimeChoice): void {
   if (choice.user === undefined) throw new Error(`DIPPER_RUNTIMES ${where}: network applies to a runtime with user (agents that run as the worker cannot be fenced)`);
@@ -599,6 +628,10 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): DipperC
     checkOutputs: env.DIPPER_CHECK_OUTPUTS === '1',
     taskApi: taskApiOf(env, port),
     isphere: isphereOf(env),
+    model: {
+      upstreamUrl: (env.DIPPER_MODEL_UPSTREAM_URL || 'https://api.anthropic.com').replace(/\/+$/, ''),
+      apiKey: env.DIPPER_MODEL_API_KEY || (env.DIPPER_MODEL_API_KEY_FILE ? readFileSync(env.DIPPER_MODEL_API_KEY_FILE, 'utf8').trim() : undefined),
+    },
   };
 }
 

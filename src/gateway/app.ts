@@ -31,6 +31,8 @@ import { approvalWebhook } from './approvalWebhook';
 import { RateLimiter } from './rateLimit';
 import type { RevocationView } from './revocations';
 import { runtimeRouter } from './runtimeApi';
+import { runtimeEventsRouter } from './runtimeEvents';
+import { modelProxyRouter, type ModelUsage } from './modelProxy';
 import type { TeamClient } from './teamClient';
 
 export interface GatewayDeps {
@@ -57,6 +59,15 @@ export interface GatewayDeps {
   audit: { store: AuditStore; key: string };
   /** Signs the decisions people make (workflows/decisionProof.ts). */
   decisions: DecisionKeys;
+  /** Where the model proxy's counts go, per agent (absent: counted nowhere). */
+  modelUsage?: (caller: Caller, usage: ModelUsage) => void;
+}
+
+/** The Claude CLI sends its API key as `x-api-key`: at the model proxy that is the agent's token. */
+function apiKeyAsBearer(req: Request, _res: Response, next: NextFunction): void {
+  const key = req.headers['x-api-key'];
+  if (typeof key === 'string' && !req.headers.authorization) req.headers.authorization = `Bearer ${key}`;
+  next();
 }
 
 /** A tools/call of a tool that waits, with a progress token: answered as an event stream. */
@@ -145,7 +156,7 @@ export function createApp(deps: GatewayDeps): express.Express {
   };
 
   // Browsers may call in only from the gateway's own origin or one the operator allowed (DNS rebinding; MCP transport spec).
-  app.use(['/mcp', '/api'], checkOrigin(config));
+  app.use(['/mcp', '/api', '/model'], checkOrigin(config));
   // Not /healthz: behind a load balancer every client shares its address, and a flood there must not fail its health checks.
   app.use(['/console', '/api/console', '/hooks'], byAddress);
   app.use(consoleRoutes(deps));
@@ -231,8 +242,11 @@ export function createApp(deps: GatewayDeps): express.Express {
     agentAuth,
     limitRate(agentRate, agentKey),
     express.json({ limit: BODY_LIMIT }),
+    runtimeEventsRouter((events) => deps.events.append(events), callerOf),
     runtimeRouter(deps.team, deps.content, wakeups, polls, callerOf),
   );
+  // A Claude agent's CLI sends its token as an API key; it is an agent's token like any other.
+  app.use('/model', apiKeyAsBearer, agentAuth, limitRate(agentRate, agentKey), modelProxyRouter(config.model, callerOf, (caller, usage) => deps.modelUsage?.(caller, usage)));
   // The operator token has a bucket of its own, so agents cannot crowd out the person running them (nor the reverse).
   app.use(
     '/api',

@@ -1,0 +1,19 @@
+/**
+ * The runtime's shadow tools that compete with Dipper's (the team spec's
+ * "Forbidden tools"): each names the tool to use instead. They are removed
+ * from the model's list (layer 1), and the pre-tool hook denies any that
+ * still reaches a call (layer 2), with this text as the reason.
+ */
+export const FORBIDDEN: Record<string, { use: string; event: 'disallowed_alias.denied' | 'ask_user_question.redirected' }> = {
+  SendMessage: { use: 'mcp__beidou__send_message: messages go through the agent inbox and its reply gate', event: 'disallowed_alias.denied' },
+  TodoWrite: {
+    use: 'mcp__beidou__declare_plan and mcp__beidou__update_plan_task to track work, and mcp__beidou__signal_review(detail=...) to hand it over',
+    event: 'disallowed_alias.denied',
+  },
+  AskUserQuestion: { use: 'mcp__beidou__ask_user: questions climb your chain of leaders before they reach a person', event: 'ask_user_question.redirected' },
+};
+
+export function denyReason(tool: string): string | null {
+  const rule = FORBIDDEN[tool];
+  return rule ? `${tool} is not available in a Dipper team. Use ${rule.use}. (team-tool-surface, "Forbidden tools")` : null;
+}
