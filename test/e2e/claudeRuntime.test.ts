@@ -13,7 +13,14 @@ import { startScriptedModel, type ScriptedModel, type Step } from '../../src/mod
  */
 const MODEL_KEY = 'sk-operator-key-never-for-agents-7f3a';
 
+/** A root that hands in at every new user turn: the crash ladder's agent. */
+const handsIn = (c: Conversation): Step => {
+  if (c.last?.kind === 'user') return { calls: [{ tool: 'signal_review', input: { detail: `[REVIEW REQUIRED] after ${c.userTexts.length} user turn(s)` } }] };
+  return { say: 'Handed in; waiting.' };
+};
+
 const lead = (c: Conversation): Step => {
+  if (c.userTexts[0]?.includes('[crash ladder]')) return handsIn(c);
   if (c.calls('declare_plan').length === 0) {
     return { calls: [{ tool: 'declare_plan', input: { tasks: [{ id: 'hello', role: 'helper', skill: 'worker', task: 'Greet your leader, then hand in your work.' }] } }] };
   }
@@ -55,6 +62,18 @@ afterAll(async () => {
   await model?.close();
 });
 
+const processOf = (runId: string, agentId: string): number | null => {
+  const file = path.join(stack.env.DIPPER_DATA_DIR, 'runs', runId, 'agents', agentId, 'runtime.pid');
+  return fs.existsSync(file) ? Number(fs.readFileSync(file, 'utf8').split(' ')[0]) : null;
+};
+
+/** Kills the agent's whole process group (the runtime and the CLI under it) as a crash would, and returns the pid it had. */
+async function crash(runId: string, agentId: string): Promise<number> {
+  const pid = await eventually(async () => processOf(runId, agentId) ?? undefined, 30_000);
+  process.kill(-pid, 'SIGKILL');
+  return pid;
+}
+
 describe('the claude runtime', () => {
   it('runs a lead and its helper as Claude sessions that hear their inboxes, through the model proxy', async () => {
     const run = (await stack.operator.request('POST', '/runs', { task: 'Say hello as a team.', root_skill: 'lead' })).json;
@@ -89,4 +108,40 @@ describe('the claude runtime', () => {
     await eventually(async () => (fs.readdirSync(agentsDir).every((a) => !fs.existsSync(path.join(agentsDir, a, 'runtime.pid'))) ? true : undefined), 60_000, 250);
     for (const agentId of [rootId, helperId]) expect(stderrOf(agentId)).not.toContain(MODEL_KEY);
   }, 180_000);
+
+  it('resumes the same session after a first crash, starts a fresh one after a second, and escalates the third', async () => {
+    const run = (await stack.operator.request('POST', '/runs', { task: '[crash ladder] Hand in, then redo it when asked.', root_skill: 'lead' })).json;
+    const rootId: string = run.root.agent_id;
+    const reports = async () => (await stack.operator.events(run.run_id, 'completion.reported')).filter((e) => e.agent_id === rootId).length;
+    const stderr = () => fs.readFileSync(path.join(stack.env.DIPPER_DATA_DIR, 'runs', run.run_id, 'agents', rootId, 'stderr.log'), 'utf8');
+    const requestsOfRun = () => model.requests.filter((r) => r.agent?.skill === 'lead' && r.conversation.userTexts[0]?.includes('[crash ladder]'));
+    await eventually(async () => ((await reports()) === 1 ? true : undefined), 60_000, 250);
+
+    // First crash: the runtime comes back on the same session, whose transcript already holds the task.
+    const first = await crash(run.run_id, rootId);
+    await eventually(async () => (stderr().includes('session resumed (launch mode resume)') ? true : undefined), 60_000, 250);
+    expect(processOf(run.run_id, rootId)).not.toBe(first);
+    const rework = await stack.operator.request('POST', `/runs/${run.run_id}/root/decision`, { kind: 'review', verdict: 'rework', text: 'Redo it, please.' });
+    expect(rework.status).toBe(200);
+    await eventually(async () => ((await reports()) === 2 ? true : undefined), 60_000, 250);
+    const resumed = requestsOfRun().find((r) => r.conversation.userTexts.some((t) => t.includes('Redo it, please.')))!;
+    // The resumed session heard the rework after its task, each once: nothing was fed twice.
+    expect(resumed.conversation.userTexts).toHaveLength(2);
+    expect(resumed.conversation.userTexts[0]).toContain('[crash ladder]');
+
+    // Second crash: a fresh session, which starts from the task again.
+    const before = requestsOfRun().length;
+    await crash(run.run_id, rootId);
+    await eventually(async () => (stderr().includes('session started (launch mode fresh)') ? true : undefined), 60_000, 250);
+    const fresh = await eventually(async () => requestsOfRun().slice(before).find((r) => r.conversation.userTexts.length === 1), 60_000, 250);
+    expect(fresh.conversation.calls()).toEqual([]);
+
+    // Third crash: not started again; the person is told.
+    await crash(run.run_id, rootId);
+    await eventually(async () => ((await stack.operator.events(run.run_id, 'root_crash_escalation')).length === 1 ? true : undefined), 60_000, 250);
+    const crashed = await stack.operator.events(run.run_id, 'agent_crashed');
+    expect(crashed.filter((e) => e.agent_id === rootId)).toHaveLength(3);
+    expect(processOf(run.run_id, rootId)).toBeNull();
+    await stack.operator.request('POST', `/runs/${run.run_id}/cancel`, { reason: 'test over' });
+  }, 240_000);
 });
