@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { eventually } from '../support/clients';
 import { startStack, type Stack } from '../support/stack';
+import { temporalForFile } from '../support/temporal';
 import { resultJson, type Conversation } from '../../src/model/scripted/conversation';
 import { startScriptedModel, type ScriptedModel, type Step } from '../../src/model/scripted/server';
 
@@ -47,12 +48,49 @@ const helper = (c: Conversation): Step => {
   return { say: 'Handed in.' };
 };
 
+/** An agent whose shadow tools are offered (layer 1 off, as if it leaked): its call of one meets the hook. */
+const leaky = (c: Conversation): Step => {
+  if (c.calls('SendMessage').length === 0) return { calls: [{ tool: 'SendMessage', input: { to: 'team-lead', message: 'Done, I think.', summary: 'done' } }] };
+  if (c.calls('signal_review').length === 0) return { calls: [{ tool: 'signal_review', input: { detail: '[REVIEW REQUIRED] Tried the shadow tool.' } }] };
+  return { say: 'Done.' };
+};
+
+/** Processes whose environment names the run: an agent's runtime and the Claude CLI under it. */
+function processesOfRun(runId: string): Array<{ pid: number; environ: string }> {
+  return fs
+    .readdirSync('/proc')
+    .filter((p) => /^\d+$/.test(p))
+    .flatMap((p) => {
+      try {
+        const environ = fs.readFileSync(`/proc/${p}/environ`, 'utf8');
+        return environ.split('\0').includes(`DIPPER_RUN_ID=${runId}`) ? [{ pid: Number(p), environ }] : [];
+      } catch {
+        return [];
+      }
+    });
+}
+
+/** Reads each agent's token from its runtime's environment while it runs, as anything on the host with the rights could. */
+function tokensOf(runId: string): { tokens: Map<string, string>; stop: () => void } {
+  const tokens = new Map<string, string>();
+  const timer = setInterval(() => {
+    for (const p of processesOfRun(runId)) {
+      const vars = new Map(p.environ.split('\0').map((v) => [v.slice(0, v.indexOf('=')), v.slice(v.indexOf('=') + 1)]));
+      const agent = vars.get('DIPPER_AGENT_ID');
+      const token = vars.get('DIPPER_AGENT_TOKEN');
+      if (agent && token) tokens.set(agent, token);
+    }
+  }, 50);
+  return { tokens, stop: () => clearInterval(timer) };
+}
+
 let model: ScriptedModel;
 let stack: Stack;
+const temporal = temporalForFile();
 beforeAll(async () => {
-  model = await startScriptedModel({ lead, worker: helper });
+  model = await startScriptedModel({ lead, worker: helper, reviewer: leaky });
   stack = await startStack('claude', 28905, {
-    DIPPER_RUNTIMES: JSON.stringify({ default: { kind: 'claude' } }),
+    DIPPER_RUNTIMES: JSON.stringify({ default: { kind: 'claude' }, skills: { reviewer: { kind: 'claude', env: { DIPPER_CLAUDE_SHADOW_TOOLS: 'offered' } } } }),
     DIPPER_MODEL_UPSTREAM_URL: model.url,
     DIPPER_MODEL_API_KEY: MODEL_KEY,
   });
@@ -78,6 +116,7 @@ describe('the claude runtime', () => {
   it('runs a lead and its helper as Claude sessions that hear their inboxes, through the model proxy', async () => {
     const run = (await stack.operator.request('POST', '/runs', { task: 'Say hello as a team.', root_skill: 'lead' })).json;
     const rootId: string = run.root.agent_id;
+    const sampler = tokensOf(run.run_id);
     // The lead's own report reaches the person once it heard the helper's message and report and approved the helper.
     await eventually(async () => ((await stack.operator.events(run.run_id, 'completion.reported')).some((e) => e.agent_id === rootId) ? true : undefined), 120_000, 500);
 
@@ -98,15 +137,40 @@ describe('the claude runtime', () => {
     const inputs = await stack.operator.events(run.run_id, 'agent_input');
     expect(inputs.filter((e) => e.agent_id === rootId).map((e) => e.data.kind).sort()).toEqual(['message', 'review_report']);
 
+    // The model key is in no agent process's environment (the runtime's, the CLI's), while the lead still runs.
+    const agentProcesses = processesOfRun(run.run_id);
+    expect(agentProcesses.length).toBeGreaterThanOrEqual(2);
+    for (const p of agentProcesses) expect(p.environ).not.toContain(MODEL_KEY);
+
     // The approved helper got its terminate item and closed its session cleanly before exiting.
     const agentsDir = path.join(stack.env.DIPPER_DATA_DIR, 'runs', run.run_id, 'agents');
     const helperId = fs.readdirSync(agentsDir).find((a) => a !== rootId)!;
     const stderrOf = (agentId: string) => fs.readFileSync(path.join(agentsDir, agentId, 'stderr.log'), 'utf8');
     await eventually(async () => (stderrOf(helperId).includes('session closed after the terminate item') ? true : undefined), 30_000, 250);
+    // Its credential at the model proxy (its token, read from its environment while it ran) died with it.
+    sampler.stop();
+    const askAsHelper = await fetch(`${stack.gatewayUrl}/model/v1/messages`, {
+      method: 'POST',
+      headers: { 'x-api-key': sampler.tokens.get(helperId)!, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'x', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    expect(askAsHelper.status).toBe(401);
+    expect(((await askAsHelper.json()) as { error: { code: string } }).error.code).toBe('token_revoked');
     // Ending the run stops the lead's process too; no process is left.
     expect((await stack.operator.request('POST', `/runs/${run.run_id}/cancel`, { reason: 'test over' })).status).toBe(200);
     await eventually(async () => (fs.readdirSync(agentsDir).every((a) => !fs.existsSync(path.join(agentsDir, a, 'runtime.pid'))) ? true : undefined), 60_000, 250);
+    // Nor is the key in any log, event or workflow history of the run.
     for (const agentId of [rootId, helperId]) expect(stderrOf(agentId)).not.toContain(MODEL_KEY);
+    const logs = path.dirname(stack.env.DIPPER_DATA_DIR);
+    for (const file of fs.readdirSync(logs).filter((f) => f.endsWith('.log'))) expect(fs.readFileSync(path.join(logs, file), 'utf8')).not.toContain(MODEL_KEY);
+    expect(JSON.stringify(await stack.operator.events(run.run_id))).not.toContain(MODEL_KEY);
+    let histories = 0;
+    for await (const wf of temporal.client.workflow.list({ query: `DipperRunId = '${run.run_id}'` })) {
+      const history = await temporal.client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory();
+      expect(JSON.stringify(history)).not.toContain(MODEL_KEY);
+      histories++;
+    }
+    expect(histories).toBeGreaterThanOrEqual(3);
   }, 180_000);
 
   it('resumes the same session after a first crash, starts a fresh one after a second, and escalates the third', async () => {
@@ -144,4 +208,17 @@ describe('the claude runtime', () => {
     expect(processOf(run.run_id, rootId)).toBeNull();
     await stack.operator.request('POST', `/runs/${run.run_id}/cancel`, { reason: 'test over' });
   }, 240_000);
+
+  it('denies a shadow tool that reaches a call (layer 2) with the Dipper tool to use, and records it', async () => {
+    const run = (await stack.operator.request('POST', '/runs', { task: 'Try the shadow tools.', root_skill: 'reviewer' })).json;
+    await eventually(async () => ((await stack.operator.events(run.run_id, 'completion.reported')).length === 1 ? true : undefined), 60_000, 250);
+    const last = model.requests.filter((r) => r.agent?.skill === 'reviewer').at(-1)!.conversation;
+    // Layer 1 was off for this runtime: the model was offered the shadow tool, and the hook stood in.
+    expect(model.requests.find((r) => r.agent?.skill === 'reviewer')!.tools).toContain('SendMessage');
+    const [shadow] = last.calls('SendMessage');
+    expect(shadow).toMatchObject({ isError: true });
+    expect(shadow.result).toContain('Use mcp__beidou__send_message');
+    expect((await stack.operator.events(run.run_id, 'disallowed_alias.denied')).map((e) => e.data)).toEqual([{ tool: 'SendMessage' }]);
+    await stack.operator.request('POST', `/runs/${run.run_id}/cancel`, { reason: 'test over' });
+  }, 120_000);
 });

@@ -1,3 +1,5 @@
+import type { HookCallback } from '@anthropic-ai/claude-agent-sdk';
+
 /**
  * The runtime's shadow tools that compete with Dipper's (the team spec's
  * "Forbidden tools"): each names the tool to use instead. They are removed
@@ -16,4 +18,20 @@ export const FORBIDDEN: Record<string, { use: string; event: 'disallowed_alias.d
 export function denyReason(tool: string): string | null {
   const rule = FORBIDDEN[tool];
   return rule ? `${tool} is not available in a Dipper team. Use ${rule.use}. (team-tool-surface, "Forbidden tools")` : null;
+}
+
+/**
+ * Layer 2: a call that still reaches a forbidden tool is denied, with the
+ * Dipper tool to use as the reason the model reads, and recorded.
+ */
+export function forbiddenHook(record: (event: string, tool: string) => Promise<void>, log: (line: string) => void): HookCallback {
+  return async (input) => {
+    if (input.hook_event_name !== 'PreToolUse') return {};
+    const reason = denyReason(input.tool_name);
+    if (!reason) return {};
+    const event = FORBIDDEN[input.tool_name].event;
+    log(`denied ${input.tool_name} (${event})`);
+    await record(event, input.tool_name).catch((err: unknown) => log(`recording ${event} failed: ${err instanceof Error ? err.message : String(err)}`));
+    return { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: reason } };
+  };
 }

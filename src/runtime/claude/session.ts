@@ -1,9 +1,9 @@
 import crypto from 'node:crypto';
 import path from 'node:path';
-import type { HookCallback, Options, SDKMessage } from '@anthropic-ai/claude-agent-sdk';
+import type { Options, SDKMessage } from '@anthropic-ai/claude-agent-sdk';
 import type { LaunchPayload } from '../../common/launchPayload';
 import { runtimeRequest } from '../retry';
-import { denyReason, FORBIDDEN } from './forbidden';
+import { FORBIDDEN, forbiddenHook } from './forbidden';
 import { InboxFeeder } from './inbox';
 import { Input } from './input';
 import { appendix, sessionIdFor, type ClaudeSettings } from './settings';
@@ -37,14 +37,13 @@ export async function runSession(payload: LaunchPayload, settings: ClaudeSetting
   const firstUuid = stableUuid(payload.agent_id, sessionId, 'first');
   if (!stored.has(firstUuid)) input.push(firstUuid, payload.first_message);
 
-  let ending = false;
+  // Set by the terminate item: the session is closed first, so its transcript is whole, and the item acknowledged after.
+  let ending: { seq: number | null } | null = null;
   const abort = new AbortController();
   const feeder = new InboxFeeder(payload, input, sessionId, stored, async (item) => {
-    // The terminate item: close the session, let the CLI write its transcript out, then acknowledge.
-    ending = true;
+    ending = { seq: item?.seq ?? null };
     input.close();
     await session.interrupt().catch(() => undefined);
-    if (item) await feeder.ack(item.seq).catch((err: unknown) => log(`acknowledging the terminate item failed: ${String(err)}`));
   }, log);
 
   const session = query({ prompt: input, options: options(payload, settings, home, configDir, sessionId, resume, abort) });
@@ -61,12 +60,15 @@ export async function runSession(payload: LaunchPayload, settings: ClaudeSetting
       return 1;
     }
   }
-  if (!ending) {
+  const end = ending as { seq: number | null } | null;
+  if (!end) {
     log('the session ended without a terminate item');
     return 1;
   }
   await feeding;
   await feeder.settled();
+  // Acknowledging the terminate item ends the agent: Dipper stops the process after it.
+  if (end.seq !== null) await feeder.ack(end.seq).catch((err: unknown) => log(`acknowledging the terminate item failed: ${String(err)}`));
   log('session closed after the terminate item');
   return 0;
 }
@@ -92,18 +94,19 @@ function options(payload: LaunchPayload, settings: ClaudeSettings, home: string,
     strictMcpConfig: true,
     // Nothing from the host's or the workspace's Claude settings: the operator's runtime configuration is the whole of it.
     settingSources: [],
-    // Layer 1 of the forbidden tools: the model never sees them.
-    disallowedTools: Object.keys(FORBIDDEN),
+    // Layer 1 of the forbidden tools: the model never sees them (`offered` turns it off, to test layer 2 alone).
+    disallowedTools: process.env.DIPPER_CLAUDE_SHADOW_TOOLS === 'offered' ? [] : Object.keys(FORBIDDEN),
     allowedTools: ['mcp__beidou', 'mcp__agentteam', 'mcp__isphere', ...Object.keys(settings.mcpServers).map((s) => `mcp__${s}`), ...settings.allowedTools],
     // Anything not allowed above is refused, never asked: nobody is at this agent's terminal.
     permissionMode: 'dontAsk',
-    hooks: { PreToolUse: [{ matcher: Object.keys(FORBIDDEN).join('|'), hooks: [forbiddenHook(payload)] }] },
+    hooks: { PreToolUse: [{ matcher: Object.keys(FORBIDDEN).join('|'), hooks: [forbiddenHook((event, tool) => report(payload, event, tool), log)] }] },
     ...(resume ? { resume: sessionId } : { sessionId }),
     extraArgs: { 'replay-user-messages': null },
+    // The runtime's own environment (built from nothing by the worker, with the operator's `env` and `pass_env`), and the CLI's settings.
     env: {
-      PATH: process.env.PATH,
+      ...process.env,
+      DIPPER_CLAUDE: undefined,
       HOME: home,
-      LANG: process.env.LANG ?? 'C.UTF-8',
       CLAUDE_CONFIG_DIR: configDir,
       // The agent's credential at Dipper's model proxy is its own token; the real key stays with Dipper.
       ANTHROPIC_BASE_URL: settings.modelUrl,
@@ -114,24 +117,12 @@ function options(payload: LaunchPayload, settings: ClaudeSettings, home: string,
       ENABLE_TOOL_SEARCH: 'false',
       MCP_TOOL_TIMEOUT: MCP_CALL_MS,
       MCP_TIMEOUT: '60000',
-      DIPPER_AGENT_ID: payload.agent_id,
-      DIPPER_RUN_ID: payload.run_id,
     },
     stderr: (data) => process.stderr.write(data),
   };
 }
 
-/** Layer 2 of the forbidden tools: a call that still reaches one is denied with the tool to use, and recorded. */
-function forbiddenHook(payload: LaunchPayload): HookCallback {
-  return async (input) => {
-    if (input.hook_event_name !== 'PreToolUse') return {};
-    const reason = denyReason(input.tool_name);
-    if (!reason) return {};
-    const event = FORBIDDEN[input.tool_name].event;
-    log(`denied ${input.tool_name} (${event})`);
-    await runtimeRequest(payload.token, 'POST', payload.inbox_url.replace(/\/inbox$/, '/events'), { type: event, tool: input.tool_name }, 3).catch((err: unknown) =>
-      log(`recording ${event} failed: ${err instanceof Error ? err.message : String(err)}`),
-    );
-    return { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: reason } };
-  };
+/** Records an event only the runtime sees at the gateway (a few tries: a denial must not wait long on it). */
+async function report(payload: LaunchPayload, type: string, tool: string): Promise<void> {
+  await runtimeRequest(payload.token, 'POST', payload.inbox_url.replace(/\/inbox$/, '/events'), { type, tool }, 3);
 }
