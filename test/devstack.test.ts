@@ -183,10 +183,13 @@ describe('docker-compose.yml', () => {
 });
 
 describe('mcpClientConfig', () => {
-  it('is an MCP client config for the beidou server over HTTP with the agent token', () => {
+  it('is an MCP client config for the three surfaces over HTTP with the agent token', () => {
+    const headers = { Authorization: 'Bearer dpa_x' };
     expect(mcpClientConfig('http://127.0.0.1:8710/mcp/beidou', 'dpa_x')).toEqual({
       mcpServers: {
-        beidou: { type: 'http', url: 'http://127.0.0.1:8710/mcp/beidou', headers: { Authorization: 'Bearer dpa_x' } },
+        beidou: { type: 'http', url: 'http://127.0.0.1:8710/mcp/beidou', headers },
+        agentteam: { type: 'http', url: 'http://127.0.0.1:8710/mcp/agentteam', headers },
+        isphere: { type: 'http', url: 'http://127.0.0.1:8710/mcp/isphere', headers },
       },
     });
   });

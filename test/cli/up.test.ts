@@ -59,7 +59,10 @@ describe('npm start (dipper up)', () => {
     expect(printed).toMatch(new RegExp(`Operator token: +${secrets.operatorToken}\n`));
     expect(printed).toMatch(/Temporal UI: +external server/);
 
+    // Said where the config is printed: a client can call the tools but not hear the inbox.
+    expect(printed).toContain('It does not hear\nthe root\'s inbox');
     const config = JSON.parse(printed.slice(printed.indexOf('{', printed.indexOf('MCP client config for the root agent:'))));
+    expect(Object.keys(config.mcpServers)).toEqual(['beidou', 'agentteam', 'isphere']);
     const server = config.mcpServers.beidou;
     expect(server).toMatchObject({ type: 'http', url: 'http://127.0.0.1:28780/mcp/beidou' });
     const agent = await AgentClient.connect('http://127.0.0.1:28780', server.headers.Authorization.replace('Bearer ', ''));

@@ -95,7 +95,7 @@ describe('the scripted model', () => {
       expect(tally.total()).toEqual({ input_tokens: model.requests[0].reply.usage.input_tokens, output_tokens: model.requests[0].reply.usage.output_tokens });
       const side = await (await fetch(`${model.url}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'title?' }] }) })).json();
       expect(side).toMatchObject({ type: 'message', role: 'assistant', content: [{ type: 'text', text: 'OK.' }], stop_reason: 'end_turn' });
-      const count = await (await fetch(`${model.url}/v1/messages/count_tokens`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).json();
+      const count = (await (await fetch(`${model.url}/v1/messages/count_tokens`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).json()) as { input_tokens: number };
       expect(count.input_tokens).toBeGreaterThan(0);
     } finally {
       await model.close();
