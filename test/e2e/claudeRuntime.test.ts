@@ -22,6 +22,7 @@ const handsIn = (c: Conversation): Step => {
 
 const lead = (c: Conversation): Step => {
   if (c.userTexts[0]?.includes('[crash ladder]')) return handsIn(c);
+  if (c.userTexts[0]?.includes('[mid turn]')) return newsLead(c);
   if (c.calls('declare_plan').length === 0) {
     return { calls: [{ tool: 'declare_plan', input: { tasks: [{ id: 'hello', role: 'helper', skill: 'worker', task: 'Greet your leader, then hand in your work.' }] } }] };
   }
@@ -38,6 +39,7 @@ const lead = (c: Conversation): Step => {
 };
 
 const helper = (c: Conversation): Step => {
+  if (c.userTexts[0]?.includes('[mid turn]')) return busyMember(c);
   if (c.calls('list_peers').length === 0) return { calls: [{ tool: 'list_peers', input: { scope: 'all' } }] };
   if (c.calls('send_message').length === 0) {
     const peers = (resultJson(c.calls('list_peers')[0])?.peers ?? []) as Array<{ agent_id: string; is_leader_of: string[] }>;
@@ -48,8 +50,44 @@ const helper = (c: Conversation): Step => {
   return { say: 'Handed in.' };
 };
 
+/** A lead that gives its member news while the member is busy in a turn of its own. */
+const newsLead = (c: Conversation): Step => {
+  if (c.calls('declare_plan').length === 0) {
+    return { calls: [{ tool: 'declare_plan', input: { tasks: [{ id: 'busy', role: 'busy', skill: 'worker', task: '[mid turn] Work for a while.' }] } }] };
+  }
+  if (c.calls('spawn_agent').length === 0) return { calls: [{ tool: 'spawn_agent', input: { task_id: 'busy' } }] };
+  if (c.calls('send_message').length === 0) {
+    const member = String(resultJson(c.calls('spawn_agent')[0])?.agent_id);
+    return { calls: [{ tool: 'send_message', input: { to: member, content: 'News while you work.' } }] };
+  }
+  return { say: 'Waiting.' };
+};
+
+/** A member whose first turn runs a slow command, and who answers the news once it hears it. */
+const busyMember = (c: Conversation): Step => {
+  if (c.calls('Bash').length === 0) return { calls: [{ tool: 'Bash', input: { command: 'sleep 4; echo worked', description: 'work for a while' } }] };
+  const news = c.userTexts.find((t) => t.includes('News while you work.'));
+  if (news && c.calls('send_message').length === 0) {
+    const leader = /^\[MESSAGE from (\S+)\]/.exec(news)![1];
+    return { calls: [{ tool: 'send_message', input: { to: leader, content: `Heard the news ${c.userTexts.filter((t) => t.includes('News while you work.')).length} time(s).` } }] };
+  }
+  return { say: 'Working.' };
+};
+
+/** Asks the person a question, asks again (the same question) when its client gave up waiting, and hands in the answer. */
+const asker = (c: Conversation): Step => {
+  const answered = c.calls('ask_user').find((x) => !x.isError);
+  if (!answered) {
+    const question = { question: 'Ship it?', header: 'Ship', multiSelect: false, options: [{ label: 'Yes', description: 'ship now' }, { label: 'No', description: 'wait' }] };
+    return { calls: [{ tool: 'ask_user', input: { questions: [question] } }] };
+  }
+  if (c.calls('signal_review').length === 0) return { calls: [{ tool: 'signal_review', input: { detail: `[REVIEW REQUIRED] The answer: ${answered.result}` } }] };
+  return { say: 'Done.' };
+};
+
 /** An agent whose shadow tools are offered (layer 1 off, as if it leaked): its call of one meets the hook. */
 const leaky = (c: Conversation): Step => {
+  if (c.userTexts[0]?.includes('[ask]')) return asker(c);
   if (c.calls('SendMessage').length === 0) return { calls: [{ tool: 'SendMessage', input: { to: 'team-lead', message: 'Done, I think.', summary: 'done' } }] };
   if (c.calls('signal_review').length === 0) return { calls: [{ tool: 'signal_review', input: { detail: '[REVIEW REQUIRED] Tried the shadow tool.' } }] };
   return { say: 'Done.' };
@@ -90,7 +128,7 @@ const temporal = temporalForFile();
 beforeAll(async () => {
   model = await startScriptedModel({ lead, worker: helper, reviewer: leaky });
   stack = await startStack('claude', 28905, {
-    DIPPER_RUNTIMES: JSON.stringify({ default: { kind: 'claude' }, skills: { reviewer: { kind: 'claude', env: { DIPPER_CLAUDE_SHADOW_TOOLS: 'offered' } } } }),
+    DIPPER_RUNTIMES: JSON.stringify({ default: { kind: 'claude' }, skills: { reviewer: { kind: 'claude', env: { DIPPER_CLAUDE_SHADOW_TOOLS: 'offered', MCP_TOOL_TIMEOUT: '2000' } } } }),
     DIPPER_MODEL_UPSTREAM_URL: model.url,
     DIPPER_MODEL_API_KEY: MODEL_KEY,
   });
@@ -147,15 +185,19 @@ describe('the claude runtime', () => {
     const helperId = fs.readdirSync(agentsDir).find((a) => a !== rootId)!;
     const stderrOf = (agentId: string) => fs.readFileSync(path.join(agentsDir, agentId, 'stderr.log'), 'utf8');
     await eventually(async () => (stderrOf(helperId).includes('session closed after the terminate item') ? true : undefined), 30_000, 250);
-    // Its credential at the model proxy (its token, read from its environment while it ran) died with it.
+    // Its credential at the model proxy (its token, read from its environment while it ran) dies with it.
     sampler.stop();
-    const askAsHelper = await fetch(`${stack.gatewayUrl}/model/v1/messages`, {
-      method: 'POST',
-      headers: { 'x-api-key': sampler.tokens.get(helperId)!, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'x', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] }),
-    });
-    expect(askAsHelper.status).toBe(401);
-    expect(((await askAsHelper.json()) as { error: { code: string } }).error.code).toBe('token_revoked');
+    const askAsHelper = () =>
+      fetch(`${stack.gatewayUrl}/model/v1/messages`, {
+        method: 'POST',
+        headers: { 'x-api-key': sampler.tokens.get(helperId)!, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'x', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] }),
+      });
+    const refused = await eventually(async () => {
+      const res = await askAsHelper();
+      return res.status === 401 ? ((await res.json()) as { error: { code: string } }) : undefined;
+    }, 20_000, 250);
+    expect(refused.error.code).toBe('token_revoked');
     // Ending the run stops the lead's process too; no process is left.
     expect((await stack.operator.request('POST', `/runs/${run.run_id}/cancel`, { reason: 'test over' })).status).toBe(200);
     await eventually(async () => (fs.readdirSync(agentsDir).every((a) => !fs.existsSync(path.join(agentsDir, a, 'runtime.pid'))) ? true : undefined), 60_000, 250);
@@ -219,6 +261,43 @@ describe('the claude runtime', () => {
     expect(shadow).toMatchObject({ isError: true });
     expect(shadow.result).toContain('Use mcp__beidou__send_message');
     expect((await stack.operator.events(run.run_id, 'disallowed_alias.denied')).map((e) => e.data)).toEqual([{ tool: 'SendMessage' }]);
+    await stack.operator.request('POST', `/runs/${run.run_id}/cancel`, { reason: 'test over' });
+  }, 120_000);
+
+  it('feeds an inbox item to a member in the middle of a turn, and the member hears it once', async () => {
+    const run = (await stack.operator.request('POST', '/runs', { task: '[mid turn] Keep your member informed.', root_skill: 'lead' })).json;
+    const rootId: string = run.root.agent_id;
+    const heard = await eventually(async () => model.requests.find((r) => r.agent?.skill === 'lead' && r.conversation.userTexts.some((t) => t.includes('Heard the news'))), 90_000, 250);
+    expect(heard.conversation.userTexts.filter((t) => t.includes('Heard the news'))).toEqual([expect.stringContaining('Heard the news 1 time(s).')]);
+    const agentsDir = path.join(stack.env.DIPPER_DATA_DIR, 'runs', run.run_id, 'agents');
+    const memberId = fs.readdirSync(agentsDir).find((a) => a !== rootId)!;
+    const lines = fs.readFileSync(path.join(agentsDir, memberId, 'stderr.log'), 'utf8').split('\n');
+    // The news was fed while the member's first turn (its slow command) was still running.
+    const fed = lines.findIndex((l) => l.includes('(message) becomes the next user turn'));
+    const firstTurnEnded = lines.findIndex((l) => l.includes('turn ended'));
+    expect(fed).toBeGreaterThanOrEqual(0);
+    expect(firstTurnEnded === -1 || fed < firstTurnEnded).toBe(true);
+    // And the session handed it to the model inside that turn, beside the command's result.
+    const afterCommand = model.requests.find((r) => r.agent?.skill === 'worker' && r.conversation.userTexts[0]?.includes('[mid turn]') && r.conversation.calls('Bash').length === 1)!;
+    expect(afterCommand.conversation.entries.filter((e) => e.kind === 'user' && e.midTurn)).toEqual([{ kind: 'user', text: expect.stringContaining('News while you work.'), midTurn: true }]);
+    // Acknowledged once the session stored it: the event log records its delivery (written within the event window).
+    await eventually(async () => ((await stack.operator.events(run.run_id, 'agent_input')).some((e) => e.agent_id === memberId) ? true : undefined), 15_000, 250);
+    const inputs = (await stack.operator.events(run.run_id, 'agent_input')).filter((e) => e.agent_id === memberId);
+    expect(inputs.map((e) => e.data.kind)).toEqual(['message']);
+    await stack.operator.request('POST', `/runs/${run.run_id}/cancel`, { reason: 'test over' });
+  }, 120_000);
+
+  it('still gets the answer to an ask_user that outlasts its MCP client\'s wait', async () => {
+    const run = (await stack.operator.request('POST', '/runs', { task: '[ask] Ask whether to ship.', root_skill: 'reviewer' })).json;
+    const askRequests = () => model.requests.filter((r) => r.agent?.skill === 'reviewer' && r.conversation.userTexts[0]?.includes('[ask]'));
+    // The CLI's own wait (2 s for this runtime) ran out before anyone answered, and the agent asked again.
+    await eventually(async () => (askRequests().some((r) => r.conversation.calls('ask_user').length >= 2) ? true : undefined), 60_000, 250);
+    const question = await eventually(async () => (await stack.operator.request('GET', `/questions?run=${run.run_id}`)).json.questions[0], 30_000, 250);
+    expect((await stack.operator.request('GET', `/questions?run=${run.run_id}`)).json.questions).toHaveLength(1);
+    const answered = await stack.operator.request('POST', `/runs/${run.run_id}/questions/${question.qid}/answer`, { answers: [{ selected_labels: ['Yes'], text: null }] });
+    expect(answered.status).toBe(200);
+    const report = await eventually(async () => (await stack.operator.events(run.run_id, 'completion.reported'))[0], 60_000, 250);
+    expect(JSON.stringify(report)).toContain('Yes');
     await stack.operator.request('POST', `/runs/${run.run_id}/cancel`, { reason: 'test over' });
   }, 120_000);
 });

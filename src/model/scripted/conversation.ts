@@ -13,7 +13,15 @@ export interface ToolCall {
   isError: boolean;
 }
 
-export type Entry = { kind: 'user'; text: string } | { kind: 'call'; call: ToolCall };
+/** A user turn; `midTurn` when the CLI handed it over inside a running turn (it wraps those, see unwrap). */
+export type Entry = { kind: 'user'; text: string; midTurn?: true } | { kind: 'call'; call: ToolCall };
+
+/**
+ * How Claude Code hands the model a user message that arrived while a turn
+ * ran: inside that turn, wrapped in its own words. Scripts see the message
+ * as the runtime sent it.
+ */
+const MID_TURN = /^The user sent a new message while you were working:\n([\s\S]*?)\n\nThis is how Claude Code surfaces messages the user sends mid-turn/;
 
 type Content = string | Array<Record<string, unknown>>;
 interface RequestMessage {
@@ -46,8 +54,11 @@ export class Conversation {
           if (call) entries.push({ kind: 'call', call: { ...call, result: resultText(block.content), isError: block.is_error === true } });
         }
       }
-      const text = texts.filter((t) => !t.startsWith('<system-reminder>')).join('\n').trim();
-      if (text) entries.push({ kind: 'user', text });
+      for (const text of texts.filter((t) => !t.startsWith('<system-reminder>')).map((t) => t.trim())) {
+        const inner = MID_TURN.exec(text);
+        if (inner) entries.push({ kind: 'user', text: inner[1], midTurn: true });
+        else if (text) entries.push({ kind: 'user', text });
+      }
     }
     return new Conversation(system, tools, entries);
   }

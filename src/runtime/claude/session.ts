@@ -115,7 +115,8 @@ function options(payload: LaunchPayload, settings: ClaudeSettings, home: string,
       DISABLE_AUTOUPDATER: '1',
       // Dipper's tools are offered as they are, not behind a search.
       ENABLE_TOOL_SEARCH: 'false',
-      MCP_TOOL_TIMEOUT: MCP_CALL_MS,
+      // An operator may set a shorter one in the runtime's env; a repeated ask_user then waits for the same answer.
+      MCP_TOOL_TIMEOUT: process.env.MCP_TOOL_TIMEOUT ?? MCP_CALL_MS,
       MCP_TIMEOUT: '60000',
     },
     stderr: (data) => process.stderr.write(data),
