@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { defaultLimits, WORKFLOW_TASK_TIMEOUT_MS } from '../workflows/limits';
 import path from 'node:path';
 import { parseDestination } from './common/destination';
@@ -428,7 +428,7 @@ function int(env: Env, name: string, fallback: number): number {
   return n;
 }
 
-function parseRuntimes(env: Env): DipperConfig['runtimes'] {
+function parseRuntimes(env: Env, cwd: string): DipperConfig['runtimes'] {
   const raw = env.DIPPER_RUNTIMES;
   if (!raw) return { default: { kind: 'none' }, bySkill: {} };
   let parsed: { default?: RuntimeChoice; skills?: Record<string, RuntimeChoice> };
@@ -440,8 +440,20 @@ function parseRuntimes(env: Env): DipperConfig['runtimes'] {
   const runtimes = { default: parsed.default ?? { kind: 'none' as const }, bySkill: parsed.skills ?? {} };
   for (const [where, choice] of [['default', runtimes.default], ...Object.entries(runtimes.bySkill)] as [string, RuntimeChoice][]) {
     checkRuntime(where, choice);
+    if (Array.isArray(choice.command)) choice.command = choice.command.map((arg) => fromStartDir(arg, cwd));
   }
   return runtimes;
+}
+
+/**
+ * A command runs in its agent's workspace, but its words were written where
+ * Dipper was started: a relative path there (`bin/reference-runtime.js`)
+ * that names a file is made absolute, so it means what its writer meant.
+ */
+function fromStartDir(arg: string, cwd: string): string {
+  if (typeof arg !== 'string' || path.isAbsolute(arg) || !arg.includes('/') || arg.startsWith('-')) return arg;
+  const full = path.resolve(cwd, arg);
+  return existsSync(full) ? full : arg;
 }
 
 /**
@@ -621,7 +633,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): DipperC
     maxRuntimeProcesses: Math.max(1, int(env, 'DIPPER_MAX_RUNTIME_PROCESSES', 200)),
     agentGroupIds: env.DIPPER_AGENT_GROUP_IDS ?? '2000000000-2099999999',
     faults: parseFaults(env.DIPPER_FAULTS),
-    runtimes: parseRuntimes(env),
+    runtimes: parseRuntimes(env, cwd),
     guards: loadGuards(env),
     logLevel: env.DIPPER_LOG_LEVEL ?? 'info',
     benchSurface: env.DIPPER_BENCH_SURFACE === '1',

@@ -116,6 +116,11 @@ async function lead(agent: Agent, script: Script): Promise<void> {
         await agent.ack(item);
         return;
       }
+      // Its own report sent back (a leader's message, or the person's rework of a root's report): done again, reported again.
+      const reworkOfMine = item.kind === 'message' || (item.kind === 'system' && /rework/i.test(item.content));
+      if (reworkOfMine && approved.size === script.tasks.length) {
+        await agent.call('signal_review', { detail: `[REVIEW REQUIRED] ${agent.payload.name}: all ${approved.size} tasks approved, looked at again as asked` });
+      }
       if (item.kind === 'review_report' && item.from && !approved.has(item.from)) {
         if (script.rework_first && !reworked.has(item.from)) {
           reworked.add(item.from);
