@@ -1,0 +1,164 @@
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { eventually } from '../support/clients';
+import { untilNothingRunning } from '../support/ended';
+import { startStack, type Stack } from '../support/stack';
+import { temporalForFile } from '../support/temporal';
+import { sim } from '../isphere/support';
+import { startScriptedModel, type ScriptedModel } from '../../src/model/scripted/server';
+import { SUMMARY, SUMMARY_TO, teamScripts } from '../../src/model/scripted/team';
+
+/**
+ * The whole team of issue 22 on real Claude sessions (the `claude` runtime,
+ * the CLI the Agent SDK ships) and the scripted model, offline: a lead, a
+ * researcher and a writer that message, ask, escalate, publish on iSphere
+ * with a person's approval, hand in, rework, and end the run with the
+ * person's consent. A person (this test) answers, approves and ends.
+ */
+let model: ScriptedModel;
+let stack: Stack;
+const temporal = temporalForFile();
+beforeAll(async () => {
+  model = await startScriptedModel(teamScripts);
+  stack = await startStack('claude-team', 28925, {
+    DIPPER_RUNTIMES: JSON.stringify({ default: { kind: 'claude' } }),
+    DIPPER_MODEL_UPSTREAM_URL: model.url,
+    DIPPER_MODEL_API_KEY: 'sk-team-test-key',
+  });
+}, 60_000);
+afterAll(async () => {
+  await stack?.stop();
+  await model?.close();
+});
+
+/** What a person does while the team works: answers its questions, approves its sends, lets the run end. */
+function person(runId: string): { stop: () => Promise<void>; done: string[] } {
+  const done: string[] = [];
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      const questions = (await stack.operator.request('GET', `/questions?run=${runId}`)).json.questions ?? [];
+      for (const q of questions) {
+        if (q.system?.kind === 'root_termination') {
+          const res = await stack.operator.request('POST', `/runs/${runId}/root/decision`, { kind: 'termination', verdict: 'approve' });
+          if (res.status === 200) done.push('ended the run');
+        } else if (!q.system) {
+          const res = await stack.operator.request('POST', `/runs/${runId}/questions/${q.qid}/answer`, { answers: [{ selected_labels: ['No'], text: null }] });
+          if (res.status === 200) done.push(`answered ${q.qid}`);
+        }
+      }
+      const approvals = (await stack.operator.request('GET', `/isphere/approvals?run=${runId}`)).json.approvals ?? [];
+      for (const a of approvals) {
+        const res = await stack.operator.request('POST', `/runs/${runId}/isphere/approvals/${a.approval_id}/approve`, { via: 'console' });
+        if (res.status === 200) done.push(`approved ${a.approval_id}`);
+      }
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  })();
+  return {
+    done,
+    stop: async () => {
+      running = false;
+      await loop;
+    },
+  };
+}
+
+const status = async (runId: string) => (await stack.operator.request('GET', `/runs/${runId}`)).json.status as string;
+
+async function runTeam(duringWork?: (runId: string, rootId: string) => Promise<void>) {
+  await sim.control('POST', '/reset', {});
+  const run = (await stack.operator.request('POST', '/runs', { task: 'Research the topic and write a short piece about it.', root_skill: 'lead' })).json;
+  const helper = person(run.run_id);
+  try {
+    await duringWork?.(run.run_id, run.root.agent_id);
+    await eventually(async () => ((await status(run.run_id)) === 'completed' ? true : undefined), 180_000, 500);
+  } finally {
+    await helper.stop();
+  }
+  return { runId: run.run_id as string, rootId: run.root.agent_id as string, person: helper.done };
+}
+
+async function checkTeamWork(runId: string, rootId: string) {
+  // Events are written by activities a moment after what they record: wait for the last agent's end to be in.
+  const events = await eventually(async () => {
+    const all = await stack.operator.events(runId);
+    return all.filter((e) => e.type === 'agent_completed').length === 3 ? all : undefined;
+  }, 30_000, 250);
+  const of = (type: string) => events.filter((e) => e.type === type);
+  const members = of('agent_spawned').filter((e) => e.data.plan_task_id);
+  expect(members.map((e) => e.data.plan_task_id).sort()).toEqual(['research', 'write']);
+  const writer = members.find((e) => e.data.plan_task_id === 'write')!.data.agent_id;
+  const researcher = members.find((e) => e.data.plan_task_id === 'research')!.data.agent_id;
+  expect(of('plan_declared')).toHaveLength(1);
+  // Questions: the writer's answered by the lead, the researcher's escalated and answered by the person.
+  const answered = of('question_answered');
+  expect(answered.map((e) => [e.agent_id, e.data.by === rootId ? 'lead' : String(e.data.by).startsWith('operator') ? 'person' : e.data.by]).sort()).toEqual(
+    [[researcher, 'person'], [writer, 'lead']].sort(),
+  );
+  // Reviews: the writer handed in twice (sent back once), the researcher once; each approved after its last report.
+  const reports = of('completion.reported');
+  expect(reports.filter((e) => e.agent_id === writer)).toHaveLength(2);
+  expect(reports.filter((e) => e.agent_id === researcher)).toHaveLength(1);
+  expect(of('review.acknowledged').map((e) => e.agent_id)).toEqual([writer]);
+  const approvals = of('completion.approved').filter((e) => [writer, researcher].includes(e.data.target));
+  expect(approvals.map((e) => e.data.target).sort()).toEqual([writer, researcher].sort());
+  const lastReport = (who: string) => Math.max(...reports.filter((e) => e.agent_id === who).map((e) => e.ts));
+  for (const a of approvals) expect(a.ts).toBeGreaterThan(lastReport(a.data.target));
+  // The summary reached iSphere exactly once, with a person's approval.
+  const summarySha = createHash('sha256').update(SUMMARY, 'utf8').digest('hex');
+  expect((await sim.deliveries()).filter((d) => (d as { content_sha256?: string }).content_sha256 === summarySha)).toEqual([expect.objectContaining({ target_id: SUMMARY_TO })]);
+  expect(of('isphere.approval_approved')).toHaveLength(1);
+  // Messages went both ways between the members, and to the lead.
+  const sends = of('send_message');
+  expect(sends.filter((e) => e.agent_id === researcher && e.data.to === writer)).toHaveLength(1);
+  expect(sends.filter((e) => e.agent_id === writer && e.data.to === researcher)).toHaveLength(1);
+  expect(sends.filter((e) => e.data.to === rootId)).toHaveLength(2);
+}
+
+/** The turns each agent's model heard, by the agent's plan task (the lead: "lead"). */
+function heard() {
+  const last = new Map<string, string[]>();
+  for (const r of model.requests.filter((x) => x.agent)) {
+    const first = r.conversation.userTexts[0] ?? '';
+    const who = /plan_task_id: (\S+)/.exec(first)?.[1] ?? 'lead';
+    if ((last.get(who)?.length ?? 0) <= r.conversation.userTexts.length) last.set(who, r.conversation.userTexts);
+  }
+  return last;
+}
+
+describe('a team of Claude agents', () => {
+  it('plans, messages, asks, escalates, publishes with approval, reworks and ends the run with the person', async () => {
+    const { runId, rootId, person: did } = await runTeam();
+    await checkTeamWork(runId, rootId);
+    expect(did.filter((d) => d.startsWith('answered'))).toHaveLength(1);
+    expect(did).toContain('ended the run');
+    // What each agent process took in, each once: its inbox as user turns.
+    const turns = heard();
+    const count = (who: string, pattern: RegExp) => (turns.get(who) ?? []).filter((t) => pattern.test(t)).length;
+    expect(count('write', /^\[MESSAGE from \S+\]\nFindings:/)).toBe(1);
+    expect(count('write', /^\[MESSAGE from \S+\]\nRework:/)).toBe(1);
+    expect(count('research', /^\[ISPHERE APPROVAL\]/)).toBe(1);
+    expect(count('lead', /^\[REVIEW REPORT from /)).toBe(3);
+    expect(count('lead', /\[INBOX QUESTION\]/)).toBe(2);
+    await untilNothingRunning(temporal.client, stack.env.DIPPER_DATA_DIR, runId, 60_000);
+  }, 300_000);
+
+  it('still finishes when the worker and an agent process are killed mid-run', async () => {
+    const { runId, rootId } = await runTeam(async (id, rootId) => {
+      // Once the writer has handed in its first draft: the worker and the writer's process die.
+      await eventually(async () => ((await stack.operator.events(id, 'completion.reported')).length >= 1 ? true : undefined), 120_000, 250);
+      const agents = path.join(stack.env.DIPPER_DATA_DIR, 'runs', id, 'agents');
+      const reporter = (await stack.operator.events(id, 'completion.reported'))[0].agent_id as string;
+      // The one that handed in, unless it was approved and gone already: then the lead.
+      const victim = [reporter, rootId].find((a) => fs.existsSync(path.join(agents, a, 'runtime.pid')))!;
+      const pid = Number(fs.readFileSync(path.join(agents, victim, 'runtime.pid'), 'utf8').split(' ')[0]);
+      await stack.restartWorker('SIGKILL');
+      process.kill(-pid, 'SIGKILL');
+    });
+    await checkTeamWork(runId, rootId);
+    expect((await stack.operator.events(runId, 'agent_crashed')).length).toBeGreaterThanOrEqual(1);
+    await untilNothingRunning(temporal.client, stack.env.DIPPER_DATA_DIR, runId, 60_000);
+  }, 300_000);
+});
