@@ -28,6 +28,12 @@ program
   .action(async (opts: { task: string; run: boolean }) => (await import('./up')).up(loadConfig(), { task: opts.run ? opts.task : null }));
 
 program
+  .command('demo')
+  .description('a whole team of Claude agents on the scripted model, no API key needed: watch it in the console; the demo plays the person')
+  .option('--exit', 'stop everything once the run has completed')
+  .action(async (opts: { exit?: boolean }) => (await import('./demo')).demo({ exit: opts.exit === true }));
+
+program
   .command('test')
   .description('typecheck and lint (side by side), then jest (arguments go to jest)')
   .argument('[jestArgs...]')

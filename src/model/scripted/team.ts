@@ -110,6 +110,8 @@ function researcher(c: Conversation): Step {
     if (!c.userTexts.some((t) => t.includes('[ISPHERE APPROVAL]') && t.includes(approvalId) && t.includes('was approved'))) return { say: 'Waiting for a person to approve the summary.' };
     return call('isphere_send_message', { target_type: 'contact', target_id: SUMMARY_TO, content_text: SUMMARY, dry_run: false, approval_id: approvalId, idempotency_key: 'summary' });
   }
+  // Hands in only once the writer has what it needs (its thanks says so), so the writer's thanks never finds it gone.
+  if (!c.userTexts.some((t) => /^\[MESSAGE from \S+\]\nThanks for the findings\./.test(t))) return { say: 'Waiting for the writer to confirm the findings arrived.' };
   if (c.calls('signal_review').filter((x) => !x.isError).length === 0) {
     return call('signal_review', { detail: `[REVIEW REQUIRED] Research done; the summary was published (${String(resultJson(sentForReal)?.message_ref)}).` });
   }
@@ -126,7 +128,8 @@ function writer(c: Conversation): Step {
   const findings = c.userTexts.find((t) => /^\[MESSAGE from \S+\]\nFindings:/.test(t));
   if (!findings) return { say: 'Waiting for the findings.' };
   const researcherId = /^\[MESSAGE from (\S+)\]/.exec(findings)![1];
-  if (!sent.includes(researcherId)) return call('send_message', { to: researcherId, content: 'Thanks for the findings.', idempotency_key: 'thanks' });
+  // Once, even when refused: the researcher may have finished and gone by now (recipient_terminated).
+  if (!c.calls('send_message').some((x) => x.input.to === researcherId)) return call('send_message', { to: researcherId, content: 'Thanks for the findings.', idempotency_key: 'thanks' });
   const reports = c.calls('signal_review').filter((x) => !x.isError).length;
   if (reports === 0) return call('signal_review', { detail: `[REVIEW REQUIRED] Draft written, tone: ${tone.result.includes('Friendly') ? 'Friendly' : 'as answered'}.` });
   const rework = c.userTexts.some((t) => /^\[MESSAGE from \S+\]\nRework:/.test(t));
