@@ -146,12 +146,6 @@ export interface DipperConfig {
      */
     workflowTaskSlots: number;
     /**
-     * Of those, how many may hold tasks from the shared queue at once
-     * (DIPPER_WORKFLOW_REPLAY_SLOTS): workflows this worker does not hold,
-     * each a whole replay on the workflow thread (src/worker/workflowSlots.ts).
-     */
-    replaySlots: number;
-    /**
      * Threads the worker runs workflow code on (the SDK's default, 1). Each
      * holds its own copy of the workflow bundle; two let a fresh worker's
      * replays use both cores of a small machine.
@@ -585,7 +579,6 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): DipperC
       stickyTimeoutMs: Math.max(1000, int(env, 'DIPPER_STICKY_TIMEOUT_MS', 2000)),
       workflowTaskTimeoutMs: Math.max(1000, int(env, 'DIPPER_WORKFLOW_TASK_TIMEOUT_MS', WORKFLOW_TASK_TIMEOUT_MS)),
       workflowTaskSlots: Math.max(2, int(env, 'DIPPER_WORKFLOW_TASK_SLOTS', 40)),
-      replaySlots: Math.max(1, int(env, 'DIPPER_WORKFLOW_REPLAY_SLOTS', 4)),
       workflowThreads: Math.max(1, int(env, 'DIPPER_WORKFLOW_THREADS', 1)),
       fastActivations: onOff(env, 'DIPPER_FAST_ACTIVATIONS', true),
     },

@@ -1,4 +1,3 @@
-import { workflowSlots } from './workflowSlots';
 import { hostQueue } from '../../workflows/ids';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -116,16 +115,12 @@ export async function createDipperWorker(
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
     stickyQueueScheduleToStartTimeout: config.temporal.stickyTimeoutMs,
+    maxConcurrentWorkflowTaskExecutions: config.temporal.workflowTaskSlots,
     workflowThreadPoolSize: config.temporal.workflowThreads,
     ...bundle,
     activities,
-    tuner: {
-      workflowTaskSlotSupplier: workflowSlots(config.temporal.workflowTaskSlots, config.temporal.replaySlots),
-      // Each leader holds one slot for its hour-long workspace watch (mostly asleep): room for many leaders per worker.
-      activityTaskSlotSupplier: { type: 'fixed-size', numSlots: ACTIVITY_SLOTS },
-      localActivityTaskSlotSupplier: { type: 'fixed-size', numSlots: 100 },
-      nexusTaskSlotSupplier: { type: 'fixed-size', numSlots: 100 },
-    },
+    // Each leader holds one slot for its hour-long workspace watch (mostly asleep): room for many leaders per worker.
+    maxConcurrentActivityTaskExecutions: ACTIVITY_SLOTS,
     ...versioning.options,
     ...opts.tuning,
   });
