@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { DecisionKeys } from '../auth/decisionKeys';
 import type { DipperEvent } from '../../workflows/types';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -59,8 +60,6 @@ export interface GatewayDeps {
   audit: { store: AuditStore; key: string };
   /** Signs the decisions people make (workflows/decisionProof.ts). */
   decisions: DecisionKeys;
-  /** Where the model proxy's counts go, per agent (absent: counted nowhere). */
-  modelUsage?: (caller: Caller, usage: ModelUsage) => void;
 }
 
 /** The Claude CLI sends its API key as `x-api-key`: at the model proxy that is the agent's token. */
@@ -246,7 +245,10 @@ export function createApp(deps: GatewayDeps): express.Express {
     runtimeRouter(deps.team, deps.content, wakeups, polls, callerOf),
   );
   // A Claude agent's CLI sends its token as an API key; it is an agent's token like any other.
-  app.use('/model', apiKeyAsBearer, agentAuth, limitRate(agentRate, agentKey), modelProxyRouter(config.model, callerOf, (caller, usage) => deps.modelUsage?.(caller, usage)));
+  // Each answer's tokens are an event of the agent's (`model.usage`): the run's record of what its model cost.
+  const countUsage = (caller: Caller, usage: ModelUsage) =>
+    void deps.events.append([{ event_id: randomUUID(), run_id: caller.runId, agent_id: caller.agentId, type: 'model.usage', ts: Date.now(), data: { ...usage } }]).catch(() => undefined);
+  app.use('/model', apiKeyAsBearer, agentAuth, limitRate(agentRate, agentKey), modelProxyRouter(config.model, callerOf, countUsage));
   // The operator token has a bucket of its own, so agents cannot crowd out the person running them (nor the reverse).
   app.use(
     '/api',

@@ -169,6 +169,11 @@ describe('the claude runtime', () => {
       expect(r.tools).toEqual(expect.arrayContaining(['mcp__beidou__send_message', 'mcp__agentteam__task_list', 'mcp__isphere__isphere_send_message']));
       expect(r.tools.filter((t) => ['SendMessage', 'TodoWrite', 'AskUserQuestion'].includes(t))).toEqual([]);
     }
+    // The proxy counted every answer's tokens as the agent's: the run's model.usage events add up to what the model reported.
+    const reported = model.requests.reduce((n, r) => n + r.reply.usage.input_tokens + r.reply.usage.output_tokens, 0);
+    const counted = async () => (await stack.operator.events(run.run_id, 'model.usage')).reduce((n, e) => n + e.data.input_tokens + e.data.output_tokens, 0);
+    await eventually(async () => ((await counted()) === reported ? true : undefined), 15_000, 250);
+    expect(new Set((await stack.operator.events(run.run_id, 'model.usage')).map((e) => e.agent_id))).toEqual(new Set([rootId, fs.readdirSync(path.join(stack.env.DIPPER_DATA_DIR, 'runs', run.run_id, 'agents')).find((a) => a !== rootId)]));
     // Every request reached the model with the operator's key, none with an agent's token.
     expect(new Set(model.requests.map((r) => r.apiKey))).toEqual(new Set([MODEL_KEY]));
     // Every inbox item was acknowledged once the session had it: the event log says each was taken in.
