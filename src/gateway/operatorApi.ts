@@ -1,3 +1,4 @@
+import type { AgentUsage } from '../common/stores/eventStore';
 import type { DecisionKeys } from '../auth/decisionKeys';
 import type { AuditStore } from '../common/stores/audit';
 import { approvalRoutes, auditRoutes } from './approvalsApi';
@@ -233,7 +234,8 @@ export function operatorRouter(deps: OperatorDeps): Router {
 
   router.get('/runs/:runId', needs('viewer'), async (req, res) => {
     const runId = runIdOf(req.params.runId);
-    res.json(await deps.content.resolve(await team.query(team.run(runId), runQuery).catch(notFound)));
+    const view = await deps.content.resolve(await team.query(team.run(runId), runQuery).catch(notFound));
+    res.json({ ...view, model_usage: usageView(await deps.events.modelUsage(runId)) });
   });
 
   // The agent tree: directory entries with leader, depth and inbox depth.
@@ -313,4 +315,14 @@ export function operatorRouter(deps: OperatorDeps): Router {
   });
 
   return router;
+}
+
+/** The run's model cost: per agent, and the sum (model.usage events, written by the model proxy). */
+function usageView(agents: AgentUsage[]) {
+  const total = agents.reduce((t, a) => ({ requests: t.requests + a.requests, input_tokens: t.input_tokens + a.input_tokens, output_tokens: t.output_tokens + a.output_tokens }), {
+    requests: 0,
+    input_tokens: 0,
+    output_tokens: 0,
+  });
+  return { total, by_agent: agents };
 }

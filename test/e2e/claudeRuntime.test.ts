@@ -173,6 +173,11 @@ describe('the claude runtime', () => {
     const reported = model.requests.reduce((n, r) => n + r.reply.usage.input_tokens + r.reply.usage.output_tokens, 0);
     const counted = async () => (await stack.operator.events(run.run_id, 'model.usage')).reduce((n, e) => n + e.data.input_tokens + e.data.output_tokens, 0);
     await eventually(async () => ((await counted()) === reported ? true : undefined), 15_000, 250);
+    // The run API adds them up, per agent and for the run.
+    const usage = (await stack.operator.request('GET', `/runs/${run.run_id}`)).json.model_usage;
+    expect(usage.total.input_tokens + usage.total.output_tokens).toBe(reported);
+    expect(usage.total.requests).toBe(model.requests.length);
+    expect(usage.by_agent).toHaveLength(2);
     expect(new Set((await stack.operator.events(run.run_id, 'model.usage')).map((e) => e.agent_id))).toEqual(new Set([rootId, fs.readdirSync(path.join(stack.env.DIPPER_DATA_DIR, 'runs', run.run_id, 'agents')).find((a) => a !== rootId)]));
     // Every request reached the model with the operator's key, none with an agent's token.
     expect(new Set(model.requests.map((r) => r.apiKey))).toEqual(new Set([MODEL_KEY]));

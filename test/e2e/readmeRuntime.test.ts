@@ -37,6 +37,8 @@ describe("the README's reference runtime example", () => {
     const pending = async (kind: string) => ((await stack.operator.request('GET', `/runs/${run.run_id}`)).json.pending_root as { kind: string }[]).some((r) => r.kind === kind);
     await eventually(async () => ((await pending('review')) ? true : undefined), 90_000, 250);
     // Each member was sent back once (its leader's message acknowledges the review as rework) before it was approved.
+    // (Events are written a moment after what they record.)
+    await eventually(async () => ((await stack.operator.events(run.run_id, 'review.acknowledged')).length >= 2 ? true : undefined), 15_000, 250);
     expect((await stack.operator.events(run.run_id, 'review.acknowledged')).length).toBe(2);
 
     // The person sends the lead's report back: the lead looks again and reports again.

@@ -49,7 +49,7 @@ describe('runtime accounts', () => {
     expect(() => loadConfig({ DIPPER_RUNTIMES: runtimes({ user: 0 }) })).toThrow(/user must be/);
     expect(() => loadConfig({ DIPPER_RUNTIMES: runtimes({ user: 'a b' }) })).toThrow(/user must be/);
     expect(() => loadConfig({ DIPPER_RUNTIMES: runtimes({ group: 'staff' }) })).toThrow(/required with group/);
-    expect(() => loadConfig({ DIPPER_RUNTIMES: JSON.stringify({ default: { kind: 'webhook', url: 'http://x', user: 'agent' } }) })).toThrow(/kind "command" only/);
+    expect(() => loadConfig({ DIPPER_RUNTIMES: JSON.stringify({ default: { kind: 'webhook', url: 'http://x', user: 'agent' } }) })).toThrow(/kinds "command" and "claude" only/);
     const config = loadConfig({ DIPPER_RUNTIMES: runtimes({ user: '3000000-3000999', group: 'nogroup' }) });
     expect(isolatesAgents(config.runtimes)).toBe(true);
     expect(isolatesAgents(loadConfig({ DIPPER_RUNTIMES: runtimes({}) }).runtimes)).toBe(false);

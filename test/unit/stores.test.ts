@@ -80,6 +80,19 @@ describe.each(backends)('%s', (_name, place) => {
     expect(await stores.events.list(runOf())).toEqual([]);
   });
 
+  it("adds up a run's model usage per agent, from its model.usage events alone", async () => {
+    const runId = runOf();
+    const usage = (id: string, agent: string, input: number, output: number) => ({ event_id: id, run_id: runId, agent_id: agent, type: 'model.usage', ts: 1, data: { input_tokens: input, output_tokens: output } });
+    await stores.events.append([usage(`${runId}-u1`, 'ag_b', 100, 7), usage(`${runId}-u2`, 'ag_a', 5_000_000_000, 1), usage(`${runId}-u3`, 'ag_b', 20, 3), event(runId, 1)]);
+    // The same event handed twice (an activity run again) counts once; another run's never.
+    await stores.events.append([usage(`${runId}-u1`, 'ag_b', 100, 7), { ...usage(`${runOf()}-x`, 'ag_a', 9, 9), run_id: runOf() }]);
+    expect(await stores.events.modelUsage(runId)).toEqual([
+      { agent_id: 'ag_a', requests: 1, input_tokens: 5_000_000_000, output_tokens: 1 },
+      { agent_id: 'ag_b', requests: 2, input_tokens: 120, output_tokens: 10 },
+    ]);
+    expect(await stores.events.modelUsage(runOf())).toEqual([]);
+  });
+
   it('keeps texts by reference, reads them back, drops them one by one or by run, and counts them', async () => {
     const runId = runOf();
     const long = 'long text '.repeat(500);

@@ -20,11 +20,21 @@ export interface ListOptions {
  * SQLite on one host (below); PostgreSQL when Dipper spans hosts
  * (postgres.ts).
  */
+/** One agent's model requests through the proxy, and the tokens their answers reported. */
+export interface AgentUsage {
+  agent_id: string;
+  requests: number;
+  input_tokens: number;
+  output_tokens: number;
+}
+
 export interface EventStore {
   append(events: DipperEvent[]): Promise<void>;
   list(runId: string, opts?: ListOptions): Promise<StoredEvent[]>;
   /** Events of one type across every run, in log order (the audit chain's anchors). */
   ofType(type: string, after?: number, limit?: number): Promise<StoredEvent[]>;
+  /** What the run's model answers cost, per agent: its `model.usage` events added up by the store. */
+  modelUsage(runId: string): Promise<AgentUsage[]>;
   close(): Promise<void>;
 }
 
@@ -74,6 +84,16 @@ export class SqliteEventStore implements EventStore {
       .prepare('SELECT seq, event_id, run_id, agent_id, type, ts, data FROM events WHERE type = ? AND seq > ? ORDER BY seq LIMIT ?')
       .all(type, after, limit) as (Omit<StoredEvent, 'data'> & { data: string })[];
     return rows.map((r) => ({ ...r, data: JSON.parse(r.data) }));
+  }
+
+  async modelUsage(runId: string): Promise<AgentUsage[]> {
+    return this.db
+      .prepare(
+        `SELECT agent_id, COUNT(*) AS requests, COALESCE(SUM(json_extract(data, '$.input_tokens')), 0) AS input_tokens,
+                COALESCE(SUM(json_extract(data, '$.output_tokens')), 0) AS output_tokens
+         FROM events WHERE run_id = ? AND type = 'model.usage' GROUP BY agent_id ORDER BY agent_id`,
+      )
+      .all(runId) as AgentUsage[];
   }
 
   async close(): Promise<void> {

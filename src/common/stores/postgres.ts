@@ -2,7 +2,7 @@ import { Client, Pool } from 'pg';
 import type { StoredText } from '../../../workflows/content';
 import type { DipperEvent } from '../../../workflows/types';
 import { newContentRef, type ContentStore } from './contentStore';
-import type { EventStore, ListOptions, StoredEvent } from './eventStore';
+import type { AgentUsage, EventStore, ListOptions, StoredEvent } from './eventStore';
 import type { InboxWakes } from './inboxWakes';
 
 /**
@@ -181,6 +181,16 @@ export class PgEventStore implements EventStore {
       [type, after, limit],
     );
     return rows.map((r) => ({ ...r, seq: Number(r.seq), ts: Number(r.ts) }));
+  }
+
+  async modelUsage(runId: string): Promise<AgentUsage[]> {
+    const { rows } = await this.pool.query(
+      `SELECT agent_id, COUNT(*) AS requests, COALESCE(SUM((data->>'input_tokens')::bigint), 0) AS input_tokens,
+              COALESCE(SUM((data->>'output_tokens')::bigint), 0) AS output_tokens
+       FROM dipper_events WHERE run_id = $1 AND type = 'model.usage' GROUP BY agent_id ORDER BY agent_id`,
+      [runId],
+    );
+    return rows.map((r) => ({ agent_id: r.agent_id, requests: Number(r.requests), input_tokens: Number(r.input_tokens), output_tokens: Number(r.output_tokens) }));
   }
 }
 
