@@ -50,27 +50,28 @@ const helper = (c: Conversation): Step => {
   return { say: 'Handed in.' };
 };
 
-/** A lead that gives its member news while the member is busy in a turn of its own. */
+/** A lead that gives its member news once the member says it is busy in a turn of its own. */
 const newsLead = (c: Conversation): Step => {
   if (c.calls('declare_plan').length === 0) {
     return { calls: [{ tool: 'declare_plan', input: { tasks: [{ id: 'busy', role: 'busy', skill: 'worker', task: '[mid turn] Work for a while.' }] } }] };
   }
   if (c.calls('spawn_agent').length === 0) return { calls: [{ tool: 'spawn_agent', input: { task_id: 'busy' } }] };
-  if (c.calls('send_message').length === 0) {
-    const member = String(resultJson(c.calls('spawn_agent')[0])?.agent_id);
-    return { calls: [{ tool: 'send_message', input: { to: member, content: 'News while you work.' } }] };
+  const busy = c.userTexts.find((t) => /^\[MESSAGE from \S+\]\nBusy now\./.test(t));
+  if (busy && c.calls('send_message').length === 0) {
+    return { calls: [{ tool: 'send_message', input: { to: /^\[MESSAGE from (\S+)\]/.exec(busy)![1], content: 'News while you work.' } }] };
   }
   return { say: 'Waiting.' };
 };
 
-/** A member whose first turn runs a slow command, and who answers the news once it hears it. */
+/** A member that tells its lead it is busy, then runs a slow command in the same turn, and answers the news once it hears it. */
 const busyMember = (c: Conversation): Step => {
-  if (c.calls('Bash').length === 0) return { calls: [{ tool: 'Bash', input: { command: 'sleep 4; echo worked', description: 'work for a while' } }] };
-  const news = c.userTexts.find((t) => t.includes('News while you work.'));
-  if (news && c.calls('send_message').length === 0) {
-    const leader = /^\[MESSAGE from (\S+)\]/.exec(news)![1];
-    return { calls: [{ tool: 'send_message', input: { to: leader, content: `Heard the news ${c.userTexts.filter((t) => t.includes('News while you work.')).length} time(s).` } }] };
-  }
+  if (c.calls('list_peers').length === 0) return { calls: [{ tool: 'list_peers', input: { scope: 'all' } }] };
+  const leader = ((resultJson(c.calls('list_peers')[0])?.peers ?? []) as Array<{ agent_id: string; is_leader_of: string[] }>).find((p) => p.is_leader_of.length > 0)?.agent_id ?? 'nobody';
+  if (c.calls('send_message').length === 0) return { calls: [{ tool: 'send_message', input: { to: leader, content: 'Busy now.' } }] };
+  // Long enough for the lead to hear "busy" and answer while this command still runs, even on a loaded machine.
+  if (c.calls('Bash').length === 0) return { calls: [{ tool: 'Bash', input: { command: 'sleep 10; echo worked', description: 'work for a while' } }] };
+  const news = c.userTexts.filter((t) => t.includes('News while you work.'));
+  if (news.length > 0 && c.calls('send_message').length === 1) return { calls: [{ tool: 'send_message', input: { to: leader, content: `Heard the news ${news.length} time(s).` } }] };
   return { say: 'Working.' };
 };
 
