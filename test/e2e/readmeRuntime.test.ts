@@ -1,7 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { eventually } from '../support/clients';
+import { untilNothingRunning } from '../support/ended';
 import { startStack, type Stack } from '../support/stack';
+import { temporalForFile } from '../support/temporal';
 
 const root = path.resolve(__dirname, '..', '..');
 
@@ -22,6 +24,7 @@ const plan = {
 };
 
 let stack: Stack;
+const temporal = temporalForFile();
 beforeAll(async () => {
   stack = await startStack('readme', 28915, { DIPPER_RUNTIMES: readmeRuntimes() });
 }, 60_000);
@@ -50,5 +53,7 @@ describe("the README's reference runtime example", () => {
     await eventually(async () => ((await pending('termination')) ? true : undefined), 60_000, 250);
     expect((await stack.operator.request('POST', `/runs/${run.run_id}/root/decision`, { kind: 'termination', verdict: 'approve' })).status).toBe(200);
     await eventually(async () => ((await stack.operator.request('GET', `/runs/${run.run_id}`)).json.status === 'completed' ? true : undefined), 60_000, 250);
+    // Every runtime process read its terminate item and exited: the ended run leaves nothing running.
+    await untilNothingRunning(temporal.client, stack.env.DIPPER_DATA_DIR, run.run_id, 60_000);
   }, 240_000);
 });
