@@ -7,6 +7,7 @@ import { loadConfig } from '../config';
 import { startBridgeSim } from '../isphere/bridgeSim';
 import { startScriptedModel } from '../model/scripted/server';
 import { teamScripts } from '../model/scripted/team';
+import { playThePerson } from './demoPerson';
 import { up } from './up';
 
 export interface DemoOptions {
@@ -56,39 +57,10 @@ export async function demo(opts: DemoOptions): Promise<void> {
   const runId: string = run.json.run_id;
   say(`run ${runId} started: a lead, a researcher and a writer, each a Claude session, on the scripted model`);
   say(`watch it at ${config.publicUrl}/console and in the Temporal UI; the demo plays the person`);
-  await playThePerson(operator, runId);
+  await playThePerson(operator, runId, say);
   say(`run ${runId} completed in ${Math.round((Date.now() - started) / 1000)} s (from the start of the stack)`);
   await model.close().catch(() => undefined);
   await bridge.close().catch(() => undefined);
   if (opts.exit) process.kill(process.pid, 'SIGINT');
   else say('the stack stays up for you to look around; Ctrl-C stops everything');
-}
-
-/** Answers what reaches a person, approves the send, lets the run end; returns once it has completed. */
-async function playThePerson(operator: Operator, runId: string): Promise<void> {
-  // A list read just after a decision may still show what was decided: each is decided once.
-  const handled = new Set<string>();
-  const decide = async (id: string, path: string, body: unknown, line: string) => {
-    if (handled.has(id)) return;
-    const res = await operator.request('POST', path, body);
-    if (res.status !== 200 && res.status !== 409) return;
-    handled.add(id);
-    if (res.status === 200) say(line);
-  };
-  for (;;) {
-    const view = await operator.request('GET', `/runs/${runId}`);
-    if (view.json?.status === 'completed') return;
-    if (view.json?.status === 'cancelled') throw new Error('the demo run was cancelled');
-    for (const q of (await operator.request('GET', `/questions?run=${runId}`)).json?.questions ?? []) {
-      if (q.system?.kind === 'root_termination') {
-        await decide(q.qid, `/runs/${runId}/root/decision`, { kind: 'termination', verdict: 'approve' }, 'the person lets the run end');
-      } else if (!q.system) {
-        await decide(q.qid, `/runs/${runId}/questions/${q.qid}/answer`, { answers: [{ selected_labels: ['No'], text: null }] }, `the person answers "${q.questions?.[0]?.question}": No`);
-      }
-    }
-    for (const a of (await operator.request('GET', `/isphere/approvals?run=${runId}`)).json?.approvals ?? []) {
-      await decide(a.approval_id, `/runs/${runId}/isphere/approvals/${a.approval_id}/approve`, { via: 'console' }, `the person approves the iSphere send ${a.approval_id}`);
-    }
-    await new Promise((r) => setTimeout(r, 500));
-  }
 }

@@ -3,6 +3,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import fs from 'node:fs';
 import path from 'node:path';
 import type { LaunchPayload } from '../common/launchPayload';
+import type { InboxItem } from './inboxItem';
 import { backoffMs, MAX_RETRIES, pause, runtimeRequest } from './retry';
 import { scriptOf, type Script } from './script';
 
@@ -12,13 +13,6 @@ import { scriptOf, type Script } from './script';
  * its inbox through the runtime endpoint (acknowledging only what it has
  * handled), and follows the script in its task text (see script.ts).
  */
-
-interface InboxItem {
-  seq: number;
-  kind: string;
-  from: string | null;
-  content: string;
-}
 
 function log(line: string): void {
   process.stderr.write(`${new Date().toISOString()} ${line}\n`);

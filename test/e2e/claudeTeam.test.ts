@@ -6,6 +6,7 @@ import { untilNothingRunning } from '../support/ended';
 import { startStack, type Stack } from '../support/stack';
 import { temporalForFile } from '../support/temporal';
 import { sim } from '../isphere/support';
+import { playThePerson } from '../../src/cli/demoPerson';
 import { startScriptedModel, type ScriptedModel } from '../../src/model/scripted/server';
 import { SUMMARY, SUMMARY_TO, teamScripts } from '../../src/model/scripted/team';
 
@@ -32,52 +33,20 @@ afterAll(async () => {
   await model?.close();
 });
 
-/** What a person does while the team works: answers its questions, approves its sends, lets the run end. */
-function person(runId: string): { stop: () => Promise<void>; done: string[] } {
-  const done: string[] = [];
-  let running = true;
-  const loop = (async () => {
-    while (running) {
-      const questions = (await stack.operator.request('GET', `/questions?run=${runId}`)).json.questions ?? [];
-      for (const q of questions) {
-        if (q.system?.kind === 'root_termination') {
-          const res = await stack.operator.request('POST', `/runs/${runId}/root/decision`, { kind: 'termination', verdict: 'approve' });
-          if (res.status === 200) done.push('ended the run');
-        } else if (!q.system) {
-          const res = await stack.operator.request('POST', `/runs/${runId}/questions/${q.qid}/answer`, { answers: [{ selected_labels: ['No'], text: null }] });
-          if (res.status === 200) done.push(`answered ${q.qid}`);
-        }
-      }
-      const approvals = (await stack.operator.request('GET', `/isphere/approvals?run=${runId}`)).json.approvals ?? [];
-      for (const a of approvals) {
-        const res = await stack.operator.request('POST', `/runs/${runId}/isphere/approvals/${a.approval_id}/approve`, { via: 'console' });
-        if (res.status === 200) done.push(`approved ${a.approval_id}`);
-      }
-      await new Promise((r) => setTimeout(r, 250));
-    }
-  })();
-  return {
-    done,
-    stop: async () => {
-      running = false;
-      await loop;
-    },
-  };
-}
-
 const status = async (runId: string) => (await stack.operator.request('GET', `/runs/${runId}`)).json.status as string;
 
 async function runTeam(duringWork?: (runId: string, rootId: string) => Promise<void>) {
   await sim.control('POST', '/reset', {});
   const run = (await stack.operator.request('POST', '/runs', { task: 'Research the topic and write a short piece about it.', root_skill: 'lead' })).json;
-  const helper = person(run.run_id);
-  try {
-    await duringWork?.(run.run_id, run.root.agent_id);
-    await eventually(async () => ((await status(run.run_id)) === 'completed' ? true : undefined), 180_000, 500);
-  } finally {
-    await helper.stop();
-  }
-  return { runId: run.run_id as string, rootId: run.root.agent_id as string, person: helper.done };
+  // The demo's person: answers, approves, lets the run end, and returns once it has completed.
+  const said: string[] = [];
+  const person = playThePerson(stack.operator, run.run_id, (line) => said.push(line));
+  await duringWork?.(run.run_id, run.root.agent_id);
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`the run did not complete; the person did: ${said.join('; ')}`)), 180_000)));
+  await Promise.race([person, late]).finally(() => clearTimeout(timer));
+  expect(await status(run.run_id)).toBe('completed');
+  return { runId: run.run_id as string, rootId: run.root.agent_id as string, person: said };
 }
 
 async function checkTeamWork(runId: string, rootId: string) {
@@ -132,8 +101,8 @@ describe('a team of Claude agents', () => {
   it('plans, messages, asks, escalates, publishes with approval, reworks and ends the run with the person', async () => {
     const { runId, rootId, person: did } = await runTeam();
     await checkTeamWork(runId, rootId);
-    expect(did.filter((d) => d.startsWith('answered'))).toHaveLength(1);
-    expect(did).toContain('ended the run');
+    expect(did.filter((d) => d.startsWith('the person answers'))).toHaveLength(1);
+    expect(did).toContain('the person lets the run end');
     // What each agent process took in, each once: its inbox as user turns.
     const turns = heard();
     const count = (who: string, pattern: RegExp) => (turns.get(who) ?? []).filter((t) => pattern.test(t)).length;

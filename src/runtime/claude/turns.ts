@@ -1,13 +1,8 @@
 import crypto from 'node:crypto';
 
-/** An inbox item as the runtime API hands it over. */
-export interface InboxItem {
-  seq: number;
-  message_id: string;
-  kind: string;
-  from: string | null;
-  content: string;
-}
+import type { InboxItem } from '../inboxItem';
+
+export type { InboxItem };
 
 const LABELS: Record<string, string> = {
   message: 'MESSAGE',
