@@ -4,6 +4,7 @@ import path from 'node:path';
 import { parseDestination } from './common/destination';
 import { tlsFromEnv, type TemporalTarget, type TemporalTls } from './temporal/tls';
 import { onOff, versioningOf, type VersioningConfig } from './versioning/config';
+import { parseBudgets, type Budgets } from './common/budgets';
 
 /**
  * Every setting Dipper reads, in one typed object. It is read once at an
@@ -238,6 +239,8 @@ export interface ModelProxyConfig {
   upstreamUrl: string;
   /** The operator's key (DIPPER_MODEL_API_KEY or the file DIPPER_MODEL_API_KEY_FILE); never logged, never given to an agent. */
   apiKey?: string;
+  /** Token and turn budgets per run and per skill (DIPPER_MODEL_BUDGETS, src/gateway/budgets.ts); absent: none. */
+  budgets?: Budgets;
 }
 
 /** The isphere tools' sources and policy (docs/isphere.md). */
@@ -643,6 +646,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): DipperC
     model: {
       upstreamUrl: (env.DIPPER_MODEL_UPSTREAM_URL || 'https://api.anthropic.com').replace(/\/+$/, ''),
       apiKey: env.DIPPER_MODEL_API_KEY || (env.DIPPER_MODEL_API_KEY_FILE ? readFileSync(env.DIPPER_MODEL_API_KEY_FILE, 'utf8').trim() : undefined),
+      budgets: parseBudgets(env.DIPPER_MODEL_BUDGETS),
     },
   };
 }

@@ -6,7 +6,7 @@ import { agentWorkflowId, temporalLink } from './temporal.js';
  * the teams it leads; an agent's leader is whoever leads its team (or
  * `leader_id`, where a row carries it).
  */
-export function agentTree(runId, agents, rootId) {
+export function agentTree(runId, agents, rootId, usage = new Map()) {
   const leadOf = new Map();
   for (const a of agents) for (const team of a.is_leader_of ?? []) leadOf.set(team, a.agent_id);
   const known = new Set(agents.map((a) => a.agent_id));
@@ -32,7 +32,7 @@ export function agentTree(runId, agents, rootId) {
         if (shown.has(a.agent_id)) return null;
         shown.add(a.agent_id);
         const below = children.get(a.agent_id) ?? [];
-        return el('li', { 'data-agent-id': a.agent_id }, agentLine(runId, a, a.agent_id === rootId), below.length ? branch(below) : null);
+        return el('li', { 'data-agent-id': a.agent_id }, agentLine(runId, a, a.agent_id === rootId, usage.get(a.agent_id)), below.length ? branch(below) : null);
       }),
     );
   const tree = branch(tops);
@@ -42,7 +42,9 @@ export function agentTree(runId, agents, rootId) {
   return tree;
 }
 
-function agentLine(runId, a, isRoot) {
+const STOPPED = { crashed: 'crashed out: needs attention', budget: 'budget spent: needs attention' };
+
+function agentLine(runId, a, isRoot, usage) {
   const reviewPending = a.review_pending ?? a.status === 'review_pending';
   const terminationRequested = a.termination_requested ?? a.status === 'termination_requested';
   const depth = a.inbox_depth;
@@ -54,7 +56,9 @@ function agentLine(runId, a, isRoot) {
     badge(a.status),
     reviewPending ? el('span', { class: 'flag flag-review', text: 'review pending' }) : null,
     terminationRequested ? el('span', { class: 'flag flag-termination', text: 'termination requested' }) : null,
+    a.stopped ? el('span', { class: 'flag flag-stopped', title: isRoot ? 'A question in the inbox asks whether to start it again.' : 'Its leader was told.', text: STOPPED[a.stopped] ?? 'stopped' }) : null,
     typeof depth === 'number' ? el('span', { class: 'inbox-depth', title: 'Messages waiting in its inbox', text: `inbox ${depth}` }) : null,
+    usage ? el('span', { class: 'agent-usage', title: 'Model tokens (in + out) and requests, through Dipper\'s proxy', text: `${(usage.input_tokens + usage.output_tokens).toLocaleString('en')} tokens · ${usage.requests} requests` }) : null,
     el('span', { class: 'mono muted', text: a.agent_id }),
     temporalLink(agentWorkflowId(runId, a.agent_id)),
   );

@@ -31,7 +31,8 @@ export function runView(root, runId) {
   return refreshEvery(REFRESH_MS, error, async () => {
     const [run, { agents }] = await Promise.all([api(path), api(`${path}/agents`), tail.pull()]);
     summary.replaceChildren(runSummary(run));
-    tree.replaceChildren(agentTree(runId, agents, run.root_agent_id));
+    const usage = new Map((run.model_usage?.by_agent ?? []).map((u) => [u.agent_id, u]));
+    tree.replaceChildren(agentTree(runId, agents, run.root_agent_id, usage));
     questions.replaceChildren(await questionList(path, runId, tail.qids()));
     events.replaceChildren(tail.table());
   });
@@ -44,6 +45,7 @@ function runSummary(run) {
     ['Task', el('span', { class: 'task-text', text: task })],
     ['Root agent', el('span', { class: 'mono', text: run.root_agent_id })],
     ['Agents', String(run.agent_count)],
+    ['Model use', modelUse(run.model_usage?.total)],
     ['Started', when(run.created_at)],
     ['Deadline', run.deadline_at ? when(Date.parse(run.deadline_at)) : 'none'],
   ];
@@ -52,6 +54,13 @@ function runSummary(run) {
     rows.push([`Root asks (${report.kind})`, el('span', { class: 'task-text', text: detail })]);
   }
   return el('dl', {}, rows.map(([k, v]) => [el('dt', { text: k }), el('dd', {}, v)]));
+}
+
+/** Tokens in and out and requests answered, as the model proxy counted them; runs of other runtimes have none. */
+export function modelUse(u) {
+  if (!u || u.requests === 0) return 'none through Dipper\'s model proxy';
+  const n = (x) => x.toLocaleString('en');
+  return `${n(u.input_tokens + u.output_tokens)} tokens (${n(u.input_tokens)} in, ${n(u.output_tokens)} out) in ${n(u.requests)} model requests`;
 }
 
 /** The run's latest questions, however each stands now (the events name them; each is read whole). */

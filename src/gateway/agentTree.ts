@@ -10,7 +10,8 @@ const DEPTH_READ_FOR = 200;
 const DEPTH_COUNTED = 100;
 
 /** `ended_by_server`: the server closed the agent's workflow (terminated it, say for a task over its size limits, or it timed out) and its directory entry could not say so; why. */
-export type AgentRow = PeerEntry & { inbox_depth: number | null; ended_by_server?: string };
+/** `stopped`: left down by Dipper (crashed out, or a budget spent) until its leader, or for the root a person, acts. */
+export type AgentRow = PeerEntry & { inbox_depth: number | null; ended_by_server?: string; stopped?: 'crashed' | 'budget' };
 
 /**
  * A run's agents for a person: the directory's entries (leader, depth,
@@ -31,7 +32,8 @@ export async function agentRows(team: TeamClient, runId: string): Promise<AgentR
       if (lost !== undefined) return { ...e, status: 'terminated', inbox_depth: null, ended_by_server: lost };
       if (i >= DEPTH_READ_FOR || e.status === 'terminated') return { ...e, inbox_depth: e.status === 'terminated' ? 0 : null };
       const inbox = await team.query(team.agent(runId, e.agent_id), inboxQuery, { limit: DEPTH_COUNTED }).catch(() => null);
-      return { ...e, inbox_depth: inbox ? inbox.items.filter((item) => item.seq > inbox.acked_through).length : null };
+      const depth = inbox ? inbox.items.filter((item) => item.seq > inbox.acked_through).length : null;
+      return inbox?.stopped ? { ...e, inbox_depth: depth, stopped: inbox.stopped } : { ...e, inbox_depth: depth };
     }),
   );
 }

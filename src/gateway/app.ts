@@ -34,6 +34,7 @@ import type { RevocationView } from './revocations';
 import { runtimeRouter } from './runtimeApi';
 import { runtimeEventsRouter } from './runtimeEvents';
 import { modelProxyRouter, type ModelUsage } from './modelProxy';
+import { BudgetGuard } from './budgets';
 import type { TeamClient } from './teamClient';
 
 export interface GatewayDeps {
@@ -144,6 +145,7 @@ export function createApp(deps: GatewayDeps): express.Express {
       else return next(unconfirmed());
     }
     res.locals.caller = { runId: claims.run_id, agentId: claims.agent_id } satisfies Caller;
+    res.locals.gen = claims.gen;
     next();
   };
   const operatorAuth = (req: Request, res: Response, next: NextFunction) => {
@@ -247,8 +249,9 @@ export function createApp(deps: GatewayDeps): express.Express {
   // A Claude agent's CLI sends its token as an API key; it is an agent's token like any other.
   // Each answer's tokens are an event of the agent's (`model.usage`): the run's record of what its model cost.
   const countUsage = (caller: Caller, usage: ModelUsage) =>
-    void deps.events.append([{ event_id: randomUUID(), run_id: caller.runId, agent_id: caller.agentId, type: 'model.usage', ts: Date.now(), data: { ...usage } }]).catch(() => undefined);
-  app.use('/model', apiKeyAsBearer, agentAuth, limitRate(agentRate, agentKey), modelProxyRouter(config.model, callerOf, countUsage));
+    deps.events.append([{ event_id: randomUUID(), run_id: caller.runId, agent_id: caller.agentId, type: 'model.usage', ts: Date.now(), data: { ...usage } }]);
+  const budgets = config.model.budgets ? new BudgetGuard(config.model.budgets, deps.events, deps.team, log) : undefined;
+  app.use('/model', apiKeyAsBearer, agentAuth, limitRate(agentRate, agentKey), modelProxyRouter(config.model, callerOf, countUsage, budgets && ((res) => budgets.check(callerOf(res), res.locals.gen as number))));
   // The operator token has a bucket of its own, so agents cannot crowd out the person running them (nor the reverse).
   app.use(
     '/api',

@@ -1,6 +1,7 @@
 import express, { Router, type Request, type Response } from 'express';
 import type { ModelProxyConfig } from '../config';
 import type { Caller } from '../registry/capabilities';
+import type { BudgetSpent } from '../../workflows/agent/messages';
 
 /** Tokens one model request used, as the Messages API reports them. */
 export interface ModelUsage {
@@ -22,12 +23,25 @@ function apiError(res: Response, status: number, type: string, message: string):
  * the operator's key, so the key never reaches an agent's environment. A
  * token that was revoked (the agent ended) is refused before this router,
  * like every agent request. Streams pass through as they arrive; the usage
- * each answer reports is handed to `onUsage`.
+ * each answer reports is handed to `onUsage`, and recorded before the
+ * answer ends, so the agent's next request is checked against it.
  */
-export function modelProxyRouter(config: ModelProxyConfig, callerOf: (res: Response) => Caller, onUsage: (caller: Caller, usage: ModelUsage) => void): Router {
+export function modelProxyRouter(
+  config: ModelProxyConfig,
+  callerOf: (res: Response) => Caller,
+  onUsage: (caller: Caller, usage: ModelUsage) => Promise<void>,
+  budgetSpent?: (res: Response) => Promise<BudgetSpent | null>,
+): Router {
   const router = Router();
   router.post(ROUTES, express.raw({ type: () => true, limit: '32mb' }), async (req: Request, res: Response) => {
     if (!config.apiKey) return apiError(res, 503, 'api_error', 'Dipper has no model key: set DIPPER_MODEL_API_KEY or DIPPER_MODEL_API_KEY_FILE.');
+    const spent = req.path === '/v1/messages' && budgetSpent ? await budgetSpent(res).catch(() => undefined) : null;
+    // The usage could not be read: refused as the endpoint's overload is, which the client retries.
+    if (spent === undefined) return apiError(res, 529, 'overloaded_error', 'Dipper could not read this agent\'s model usage; try again.');
+    if (spent) {
+      const whose = spent.budget === 'run' ? "the run's" : "this agent's";
+      return apiError(res, 403, 'permission_error', `Dipper stopped this agent: ${whose} ${spent.measure} budget is spent (${spent.used} used of ${spent.limit}).`);
+    }
     const headers: Record<string, string> = { 'x-api-key': config.apiKey };
     for (const name of PASSED) {
       const value = req.headers[name];
@@ -55,8 +69,8 @@ export function modelProxyRouter(config: ModelProxyConfig, callerOf: (res: Respo
     } catch {
       // The agent went away, or the endpoint cut the stream: what was counted so far still counts.
     }
+    if (req.path === '/v1/messages' && upstream.ok) await onUsage(callerOf(res), tally.total()).catch(() => undefined);
     res.end();
-    if (req.path === '/v1/messages' && upstream.ok) onUsage(callerOf(res), tally.total());
   });
   router.use((_req: Request, res: Response) => apiError(res, 404, 'not_found_error', 'Dipper\'s model proxy serves POST /v1/messages and /v1/messages/count_tokens.'));
   return router;

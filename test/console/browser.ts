@@ -17,7 +17,7 @@ export const ana = { name: 'Ana', token: `dpo_ana_${crypto.randomBytes(16).toStr
  * started with a Temporal UI address and a named approver: the shared
  * gateway has neither.
  */
-export async function startConsoleGateway(): Promise<{ url: string; stop: () => Promise<void> }> {
+export async function startConsoleGateway(extraEnv: Record<string, string> = {}): Promise<{ url: string; stop: () => Promise<void> }> {
   const env = readTestEnv();
   const port = await freePort(Number(new URL(env.gatewayUrl).port) + 40);
   const gateway = startProcess(
@@ -27,6 +27,7 @@ export async function startConsoleGateway(): Promise<{ url: string; stop: () => 
       DIPPER_PORT: String(port),
       DIPPER_TEMPORAL_UI_URL: TEMPORAL_UI,
       DIPPER_OPERATORS: JSON.stringify([{ name: ana.name, role: 'approver', token: ana.token }]),
+      ...extraEnv,
     },
     path.join(testDataRoot, 'console-gateway.log'),
   );

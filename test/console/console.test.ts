@@ -7,6 +7,9 @@ import { projectRoot } from '../support/processes';
 import { closeAll, eventsOf, operator, spawn, startRun, task, waitForInbox, type Member } from '../support/team';
 import { ana, launchChromium, startConsoleGateway, TEMPORAL_UI, until } from './browser';
 import { answerRuleCases } from './answerRules';
+import { startScriptedModel, type ScriptedModel } from '../../src/model/scripted/server';
+import { budgetSpentSignal } from '../../workflows/agent/messages';
+import { temporalForFile } from '../support/temporal';
 
 /**
  * The operator console in a real headless Chromium against the real
@@ -40,7 +43,9 @@ const notes = { question: 'Anything else the team should know?', header: 'Notes'
 const context = `${SCRIPT} We ship on Friday. ${PWN}`;
 
 let gateway: { url: string; stop: () => Promise<void> };
+let model: ScriptedModel;
 let browser: Browser;
+const temporal = temporalForFile();
 let page: Page;
 const cspViolations: string[] = [];
 const pageErrors: string[] = [];
@@ -49,7 +54,8 @@ const requests: string[] = [];
 
 beforeAll(async () => {
   fs.mkdirSync(SHOTS, { recursive: true });
-  [gateway, browser] = await Promise.all([startConsoleGateway(), launchChromium()]);
+  model = await startScriptedModel({});
+  [gateway, browser] = await Promise.all([startConsoleGateway({ DIPPER_MODEL_UPSTREAM_URL: model.url, DIPPER_MODEL_API_KEY: 'sk-console-test' }), launchChromium()]);
   page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   // A wait that fails says so well inside jest's minute.
   page.setDefaultTimeout(15_000);
@@ -72,6 +78,7 @@ afterAll(async () => {
   await closeAll();
   await browser?.close();
   await gateway?.stop();
+  await model?.close();
 });
 
 /**
@@ -351,6 +358,36 @@ describe('the operator console', () => {
       `import('/console/answers.js').then((rules) => ${JSON.stringify(cases)}.map((c) => rules.answerProblem(c.q, c.a, 0)?.field ?? null))`,
     );
     expect(inBrowser).toEqual(cases.map((c) => c.field));
+  });
+
+  it("shows the model's use per agent and for the run, and an agent stopped by its budget as needing attention", async () => {
+    const started = (await operator.request('POST', '/runs', { task: 'Spend a little.' })).json;
+    const run = { runId: started.run_id as string, root: { agentId: started.root.agent_id as string, token: started.root.agent_token as string } };
+    try {
+      // Two model requests through the proxy, with the root's own token as the key, as its CLI would make them.
+      for (const text of ['Hello.', 'Hello again.']) {
+        const res = await fetch(`${gateway.url}/model/v1/messages`, {
+          method: 'POST',
+          headers: { 'x-api-key': run.root.token, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+          body: JSON.stringify({ model: 'scripted', max_tokens: 100, messages: [{ role: 'user', content: text }] }),
+        });
+        expect(res.status).toBe(200);
+      }
+      const usage = (await operator.request('GET', `/runs/${run.runId}`)).json.model_usage;
+      expect(usage.total.requests).toBe(2);
+      const tokens = usage.total.input_tokens + usage.total.output_tokens;
+      expect(tokens).toBeGreaterThan(0);
+      await temporal.client.workflow.getHandle(agentWorkflowId(run.runId, run.root.agentId)).signal(budgetSpentSignal, { budget: 'run', measure: 'turns', used: 2, limit: 2 });
+
+      await page.goto(`${gateway.url}/console#/runs/${run.runId}`);
+      const root = page.locator(`li[data-agent-id="${run.root.agentId}"] > .agent`);
+      await root.locator('.flag-stopped', { hasText: 'budget spent: needs attention' }).waitFor();
+      expect(await root.locator('.agent-usage').textContent()).toBe(`${tokens.toLocaleString('en')} tokens · 2 requests`);
+      expect(await page.locator('.run-summary dd', { hasText: 'model requests' }).textContent()).toMatch(new RegExp(`^${tokens.toLocaleString('en')} tokens \\(.*\\) in 2 model requests$`));
+      await shot('08-stopped-agent');
+    } finally {
+      await operator.request('POST', `/runs/${run.runId}/cancel`, { reason: 'test over' });
+    }
   });
 
   it('ran without a script error or a Content-Security-Policy violation', () => {

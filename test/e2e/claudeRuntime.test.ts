@@ -94,6 +94,9 @@ const leaky = (c: Conversation): Step => {
   return { say: 'Done.' };
 };
 
+/** Looks at its peers at every turn, forever: only its budget stops it. */
+const thrifty = (): Step => ({ calls: [{ tool: 'list_peers', input: { scope: 'all' } }] });
+
 /** Processes whose environment names the run: an agent's runtime and the Claude CLI under it. */
 function processesOfRun(runId: string): Array<{ pid: number; environ: string }> {
   return fs
@@ -120,6 +123,7 @@ function tokensOf(runId: string): { tokens: Map<string, string>; stop: () => voi
       if (agent && token) tokens.set(agent, token);
     }
   }, 50);
+  timer.unref();
   return { tokens, stop: () => clearInterval(timer) };
 }
 
@@ -127,11 +131,12 @@ let model: ScriptedModel;
 let stack: Stack;
 const temporal = temporalForFile();
 beforeAll(async () => {
-  model = await startScriptedModel({ lead, worker: helper, reviewer: leaky });
+  model = await startScriptedModel({ lead, worker: helper, reviewer: leaky, thrifty });
   stack = await startStack('claude', 28905, {
     DIPPER_RUNTIMES: JSON.stringify({ default: { kind: 'claude' }, skills: { reviewer: { kind: 'claude', env: { DIPPER_CLAUDE_SHADOW_TOOLS: 'offered', MCP_TOOL_TIMEOUT: '2000' } } } }),
     DIPPER_MODEL_UPSTREAM_URL: model.url,
     DIPPER_MODEL_API_KEY: MODEL_KEY,
+    DIPPER_MODEL_BUDGETS: JSON.stringify({ skills: { thrifty: { turns: 3 } } }),
   });
 }, 60_000);
 afterAll(async () => {
@@ -259,6 +264,13 @@ describe('the claude runtime', () => {
     const crashed = await stack.operator.events(run.run_id, 'agent_crashed');
     expect(crashed.filter((e) => e.agent_id === rootId)).toHaveLength(3);
     expect(processOf(run.run_id, rootId)).toBeNull();
+    // Shown to the person as a question, with what the root last wrote.
+    const question = await eventually(async () => {
+      const list = (await stack.operator.request('GET', `/questions?run=${run.run_id}`)).json.questions as any[];
+      return list.find((q) => q.system?.kind === 'root_stopped');
+    }, 30_000, 250);
+    expect(question.questions[0].question).toContain('crashed 3 times and was not restarted');
+    expect(question.context).toContain('Its last lines on stderr');
     await stack.operator.request('POST', `/runs/${run.run_id}/cancel`, { reason: 'test over' });
   }, 240_000);
 
@@ -311,4 +323,50 @@ describe('the claude runtime', () => {
     expect(JSON.stringify(report)).toContain('Yes');
     await stack.operator.request('POST', `/runs/${run.run_id}/cancel`, { reason: 'test over' });
   }, 120_000);
+
+  it('stops an agent whose budget is spent, and asks the person about a stopped root; their answer starts it again', async () => {
+    const run = (await stack.operator.request('POST', '/runs', { task: 'Look around.', root_skill: 'thrifty' })).json;
+    const rootId: string = run.root.agent_id;
+    const sampler = tokensOf(run.run_id);
+    const stopped = async (n: number) => {
+      const events = await stack.operator.events(run.run_id, 'agent_budget_exceeded');
+      return events.length >= n ? events : undefined;
+    };
+    const [first] = await eventually(() => stopped(1), 90_000, 250);
+    expect(first).toMatchObject({ agent_id: rootId, data: { budget: 'agent', measure: 'turns', used: 3, limit: 3 } });
+    // Three answered requests, the fourth refused before it reached the model.
+    const usage = (await stack.operator.request('GET', `/runs/${run.run_id}`)).json.model_usage;
+    expect(usage.by_agent.find((a: { agent_id: string }) => a.agent_id === rootId).requests).toBe(3);
+    expect(model.requests.filter((r) => r.agent?.skill === 'thrifty')).toHaveLength(3);
+    // Stopped: no process, its launch's token refused, its lifecycle ended with the reason.
+    await eventually(async () => (processOf(run.run_id, rootId) === null ? true : undefined), 30_000, 250);
+    sampler.stop();
+    const token = sampler.tokens.get(rootId)!;
+    const refused = await eventually(async () => {
+      const res = await fetch(`${stack.gatewayUrl}/model/v1/messages`, { method: 'POST', headers: { 'x-api-key': token, 'content-type': 'application/json' }, body: '{}' });
+      return res.status === 401 ? ((await res.json()) as { error: { code: string } }) : undefined;
+    }, 20_000, 250);
+    expect(refused.error.code).toBe('token_revoked');
+    const completed = (await stack.operator.events(run.run_id, 'agent_completed')).filter((e) => e.agent_id === rootId);
+    expect(completed.map((e) => e.data.stop_reason)).toEqual(['budget_exceeded']);
+
+    // The root's leader is the person: a question in their inbox says what happened.
+    const question = await eventually(async () => {
+      const list = (await stack.operator.request('GET', `/questions?run=${run.run_id}`)).json.questions as any[];
+      return list.find((q) => q.system?.kind === 'root_stopped');
+    }, 30_000, 250);
+    expect(question.questions[0].question).toContain("spent its skill's turn budget (3 used of 3)");
+    const answered = await stack.operator.request('POST', `/runs/${run.run_id}/questions/${question.qid}/answer`, { answers: [{ selected_labels: [], text: 'Go on, briefly.' }] });
+    expect(answered.status).toBe(200);
+    // Started again, fresh: its first request meets the same spent budget, so it is stopped again, and asked about again.
+    await eventually(async () => ((await stack.operator.events(run.run_id, 'agent_restarted')).length === 1 ? true : undefined), 30_000, 250);
+    const [, second] = await eventually(() => stopped(2), 60_000, 250);
+    expect(second.data).toMatchObject({ budget: 'agent', used: 3, limit: 3 });
+    expect(model.requests.filter((r) => r.agent?.skill === 'thrifty')).toHaveLength(3);
+    await eventually(async () => {
+      const list = (await stack.operator.request('GET', `/questions?run=${run.run_id}`)).json.questions as any[];
+      return list.some((q) => q.system?.kind === 'root_stopped' && q.qid !== question.qid) ? true : undefined;
+    }, 30_000, 250);
+    await stack.operator.request('POST', `/runs/${run.run_id}/cancel`, { reason: 'test over' });
+  }, 180_000);
 });

@@ -24,7 +24,8 @@ import { HISTORY_CHANNEL_ARGS } from '../../src/ops/replayAll';
 import { projectRoot } from '../../src/devstack/dipperProcess';
 import { sign, SIGNATURE_HEADER } from '../../src/common/isphere/signature';
 import { startSoakStack, type SoakStack } from '../../src/soak/stack';
-import { approvalWorkflowId } from '../../workflows/ids';
+import { agentWorkflowId, approvalWorkflowId } from '../../workflows/ids';
+import { budgetSpentSignal } from '../../workflows/agent/messages';
 import { signedAsGateway } from '../support/decisions';
 import { approvalQuery, decideUpdate, requestSendUpdate } from '../../workflows/isphere/messages';
 import { runIdKey } from '../../workflows/searchAttributes';
@@ -257,6 +258,10 @@ async function record(stack: SoakStack, out: string): Promise<number> {
   const root5 = await AgentClient.connect(gatewayUrl, fifth.root.agent_token);
   await Promise.all(Array.from({ length: 6 }, (_, i) => root5.ok('signal_review', { detail: `[REVIEW REQUIRED] burst ${i}` })));
   await answerPerson(fifth.run_id, await personQuestion(fifth.run_id, 'root_review'), ['Approve'], null);
+  // The model proxy finds the root over budget, so it is stopped and the person asked; their answer restarts it.
+  await client.workflow.getHandle(agentWorkflowId(fifth.run_id, fifth.root.agent_id)).signal(budgetSpentSignal, { budget: 'run', measure: 'tokens', used: 10, limit: 10 });
+  await answerPerson(fifth.run_id, await personQuestion(fifth.run_id, 'root_stopped'), [], 'Go on.');
+  await eventually(async () => ((await operator.events(fifth.run_id, 'agent_restarted')).length > 0 ? true : undefined), 30_000);
   // A task change that never left (no agent: refused before any request), and one whose activity failed past its
   // attempts: the workflow's `not_sent` branch.
   await client.workflow.execute(taskMutationWorkflow, {

@@ -8,7 +8,7 @@ import { tell } from '../signals';
 import { peerChangedSignal, rootReportSignal } from '../run/messages';
 import type { ChildChange } from './messages';
 import * as m from './messages';
-import { runtimeGone } from './crash';
+import { budgetSpent, restart, runtimeGone } from './crash';
 import { installLeaderHandlers } from './leaderHandlers';
 import { statusToDirectory } from './statusReport';
 import { newId, type AgentState } from './state';
@@ -97,6 +97,7 @@ export function installHandlers(s: AgentState, runTask: Text): void {
       items: s.inbox.after(args?.after ?? 0, args?.limit ?? 100),
       acked_through: s.data.inbox.acked_through,
       status: s.status,
+      ...(s.status === 'terminated' ? {} : s.data.crashed_out ? { stopped: 'crashed' as const } : s.data.halted ? { stopped: 'budget' as const } : {}),
     }),
     { description: 'Unacknowledged inbox items after a cursor: { after?: seq (0), limit?: n (100) }.' },
   );
@@ -171,6 +172,8 @@ export function installHandlers(s: AgentState, runTask: Text): void {
   });
 
   setHandler(m.runtimeExitedSignal, (exit) => runtimeGone(s, exit));
+  setHandler(m.budgetSpentSignal, (spent) => budgetSpent(s, spent));
+  setHandler(m.restartSignal, (words) => restart(s, words));
 
   setHandler(m.runEndedSignal, () => {
     // Every agent's lifecycle ends with one agent_completed; here the run ended around it.

@@ -104,6 +104,8 @@ export interface InboxView {
   items: InboxItem[];
   acked_through: number;
   status: AgentStatus;
+  /** Left down by Dipper, waiting for its leader (the person, for the root): it crashed out, or spent a budget. */
+  stopped?: 'crashed' | 'budget';
 }
 /** Arguments are optional everywhere: a person pressing "Run Query" in the Temporal UI sends none. */
 export const inboxQuery = defineQuery<InboxView, [{ after?: number; limit?: number }?]>('inbox');
@@ -150,6 +152,19 @@ export const systemMessageSignal = defineSignal<[{ message_id: string; content: 
 export const runtimeExitedSignal = defineSignal<[{ code: number | null; signal: string | null; stderr_tail: string[]; pid?: number }]>(
   'runtimeExited',
 );
+
+/** What the model proxy saw when it stopped an agent: which budget, what was counted, and its limit. */
+export interface BudgetSpent {
+  /** `agent`: the budget of the agent's skill; `run`: the run's, shared by all its agents. */
+  budget: 'agent' | 'run';
+  measure: 'tokens' | 'turns';
+  used: number;
+  limit: number;
+}
+/** The model proxy found this agent (or its run) over budget: it is stopped and its leader told (workflows/agent/crash.ts). */
+export const budgetSpentSignal = defineSignal<[BudgetSpent]>('budgetSpent');
+/** A person answered the question about a stopped root: start it again, fresh, with their words as its next message. */
+export const restartSignal = defineSignal<[{ message_id: string; content: Text }]>('restart');
 
 export const runEndedSignal = defineSignal<[]>('runEnded');
 /** The agent's leader was terminated: the whole subtree ends at once, with no grace period per level. */

@@ -36,6 +36,8 @@ export interface AgentData {
   receipts?: ReceiptData;
   /** Crashed too often; no longer restarted. */
   crashed_out: boolean;
+  /** Stopped by Dipper with its process (a spent budget); `down` once the process is stopped. Absent in older runs. */
+  halted?: { reason: 'budget'; down: boolean };
   /** agent_completed has been recorded; each lifecycle records it once. Absent in older runs. */
   completed?: boolean;
   /** Pid of the last runtime exit reported, so one exit reported twice counts once. */

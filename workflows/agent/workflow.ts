@@ -96,6 +96,7 @@ export async function agentWorkflow(input: AgentInput): Promise<void> {
       s.status !== reported ||
       (s.data.launch_wanted !== null && !runtimeStopped) ||
       (s.status === 'terminated' && !runtimeStopped) ||
+      (s.data.halted?.down === false && !runtimeStopped) ||
       s.data.run_ended ||
       historyFull(input) ||
       sooner();
@@ -123,6 +124,17 @@ export async function agentWorkflow(input: AgentInput): Promise<void> {
         // A runtime that cannot be stopped is recorded, never a reason to lose the agent's workflow.
         s.events.emit('agent_error', { stage: 'stop', message: failureText(err) });
       }
+    }
+    const halted = s.data.halted;
+    if (halted && !halted.down && !runtimeStopped) {
+      // Stopped by Dipper (a spent budget): its tokens die, then its process; a restart launches a newer generation.
+      await tokens.revokeTokens({ runId: s.id.runId, agentId: s.id.agentId, belowGen: (s.data.launch_gen ?? 0) + 1, at: Date.now() });
+      try {
+        await runtime.stopRuntime({ runId: s.id.runId, agentId: s.id.agentId, skill: s.id.skill });
+      } catch (err) {
+        s.events.emit('agent_error', { stage: 'stop', message: failureText(err) });
+      }
+      halted.down = true;
     }
     const mode = s.data.launch_wanted;
     if (mode && !runtimeStopped) {
@@ -179,6 +191,8 @@ function waitingFor(s: AgentState): string {
     case 'terminated':
       return 'Ended.';
     default:
+      if (s.data.crashed_out) return `Crashed ${s.data.crashes} times; not restarted. Waiting for ${leader}.`;
+      if (s.data.halted) return `Stopped: its budget is spent. Waiting for ${leader}.`;
       return s.data.teams.length > 0 ? `Working; leads ${s.data.teams.length} team(s).` : 'Working.';
   }
 }

@@ -14,8 +14,8 @@ export type QuestionStatus = 'pending' | 'answered' | 'declined' | 'unavailable'
  * question workflow hands the answer on (questions/system.ts).
  */
 export interface SystemQuestion {
-  kind: 'root_review' | 'root_termination' | 'review_overdue' | 'agent_idle';
-  /** The agent it is about: the root, the leader who left a review pending, or the idle agent. */
+  kind: 'root_review' | 'root_termination' | 'review_overdue' | 'agent_idle' | 'root_stopped';
+  /** The agent it is about: the root (reviews, or stopped), the leader who left a review pending, or the idle agent. */
   agent_id: string;
   /** For review_overdue: the child waiting for the review. */
   child_id?: string;

@@ -1,5 +1,5 @@
 import type { Text } from '../content';
-import { systemMessageSignal } from '../agent/messages';
+import { restartSignal, systemMessageSignal } from '../agent/messages';
 import { agentWorkflowId, runWorkflowId } from '../ids';
 import { rootAnsweredSignal } from '../run/messages';
 import { tell } from '../signals';
@@ -79,6 +79,23 @@ export function idleAgentAsk(agent: { id: string; name: string }, idleSeconds: n
   };
 }
 
+/** The root crashed out or spent a budget: nobody but the person leads it. */
+export function rootStoppedAsk(root: { id: string; name: string }, what: string, context: string): SystemAsk {
+  return {
+    system: { kind: 'root_stopped', agent_id: root.id },
+    questions: [
+      {
+        question: `The root agent ${root.name} ${what}. Answer to start it again, fresh, with your words as its next message; decline to leave it stopped (cancel the run to end it).`,
+        header: 'Restart',
+        multiSelect: false,
+        options: [],
+      },
+    ],
+    context,
+    summary: `The root agent ${root.name} is stopped`,
+  };
+}
+
 /** Hands a system question's outcome on: to the run for the root's verdicts, as words in an inbox otherwise. */
 export async function deliverSystemAnswer(
   runId: string,
@@ -99,6 +116,15 @@ export async function deliverSystemAnswer(
       kind: system.kind === 'root_review' ? 'review' : 'termination',
       operator: outcome.operator,
       ...outcome.byPerson,
+    });
+    return;
+  }
+  if (system.kind === 'root_stopped') {
+    // Declined: the root stays stopped, and the run open for the person to end.
+    if (outcome.declined !== null || !outcome.answers) return;
+    await tell(agentWorkflowId(runId, system.agent_id), restartSignal, {
+      message_id: `${qid}-answer`,
+      content: `[FROM USER] (you were stopped and are started again, question ${qid}) ${outcome.answers[0]?.text ?? ''}`,
     });
     return;
   }

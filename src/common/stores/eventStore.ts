@@ -54,7 +54,8 @@ export class SqliteEventStore implements EventStore {
       data TEXT NOT NULL
     );
     CREATE INDEX IF NOT EXISTS events_by_run ON events (run_id, seq);
-    CREATE INDEX IF NOT EXISTS events_by_type ON events (type, seq);`);
+    CREATE INDEX IF NOT EXISTS events_by_type ON events (type, seq);
+    CREATE INDEX IF NOT EXISTS events_by_run_type ON events (run_id, type);`);
     this.insert = this.db.prepare(
       'INSERT OR IGNORE INTO events (event_id, run_id, agent_id, type, ts, data) VALUES (@event_id, @run_id, @agent_id, @type, @ts, @data)',
     );

@@ -22,6 +22,7 @@ CREATE TABLE IF NOT EXISTS dipper_events (
 );
 CREATE INDEX IF NOT EXISTS dipper_events_by_run ON dipper_events (run_id, seq);
 CREATE INDEX IF NOT EXISTS dipper_events_by_type ON dipper_events (type, seq);
+CREATE INDEX IF NOT EXISTS dipper_events_by_run_type ON dipper_events (run_id, type);
 CREATE TABLE IF NOT EXISTS dipper_content (
   ref TEXT PRIMARY KEY,
   run_id TEXT NOT NULL,
