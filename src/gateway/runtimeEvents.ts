@@ -1,9 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { Router, type Response } from 'express';
 import { z } from 'zod';
+import { pendingReviewsQuery } from '../../workflows/agent/messages';
+import { reviewGateRefusal } from '../../workflows/agent/reviewGate';
 import type { DipperEvent } from '../../workflows/types';
 import type { Caller } from '../registry/capabilities';
 import { parseBody } from './http';
+import type { TeamClient } from './teamClient';
+
+const toolName = z.string().min(1).max(128).regex(/^[\w.:-]+$/);
 
 /**
  * Events only a runtime sees, reported by it: the forbidden-tool hook's
@@ -12,16 +17,33 @@ import { parseBody } from './http';
  */
 const reported = z.strictObject({
   type: z.enum(['disallowed_alias.denied', 'ask_user_question.redirected']),
-  tool: z.string().min(1).max(128).regex(/^[\w.:-]+$/),
+  tool: toolName,
 });
 
-export function runtimeEventsRouter(append: (events: DipperEvent[]) => Promise<unknown>, callerOf: (res: Response) => Caller): Router {
+const gateAsk = z.strictObject({ tool: toolName });
+
+/**
+ * Two routes for a runtime's pre-tool hook. `/events` records what only it
+ * sees. `/review-gate` decides whether the agent may use a tool Dipper does
+ * not serve (a shell, a file edit) while children wait for its review: the
+ * same gate, the same refusal and the same `review_gate.denied` event as
+ * for Dipper's own tools, decided here rather than by the runtime.
+ */
+export function runtimeEventsRouter(append: (events: DipperEvent[]) => Promise<unknown>, team: TeamClient, callerOf: (res: Response) => Caller): Router {
   const router = Router();
+  const event = (caller: Caller, type: string, data: Record<string, unknown>): DipperEvent => ({ event_id: randomUUID(), run_id: caller.runId, agent_id: caller.agentId, type, ts: Date.now(), data });
   router.post('/events', async (req, res) => {
     const body = parseBody(reported, req.body);
-    const caller = callerOf(res);
-    await append([{ event_id: randomUUID(), run_id: caller.runId, agent_id: caller.agentId, type: body.type, ts: Date.now(), data: { tool: body.tool } }]);
+    await append([event(callerOf(res), body.type, { tool: body.tool })]);
     res.status(202).json({ recorded: true });
+  });
+  router.post('/review-gate', async (req, res) => {
+    const { tool } = parseBody(gateAsk, req.body);
+    const caller = callerOf(res);
+    const pending = await team.query(team.agent(caller.runId, caller.agentId), pendingReviewsQuery, { now: Date.now() });
+    if (pending.length === 0) return void res.json({ allowed: true });
+    await append([event(caller, 'review_gate.denied', { tool, pending_reviews: pending.map((p) => p.agent_id) })]);
+    res.json({ allowed: false, message: reviewGateRefusal(tool, pending).message });
   });
   return router;
 }

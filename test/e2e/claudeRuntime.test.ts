@@ -28,6 +28,8 @@ const lead = (c: Conversation): Step => {
   }
   if (c.calls('spawn_agent').length === 0) return { calls: [{ tool: 'spawn_agent', input: { task_id: 'hello' } }] };
   const report = c.userTexts.find((t) => t.startsWith('[REVIEW REPORT from '));
+  // A review waits: the shell is gated like Dipper's own tools, and the refusal says what to do.
+  if (report && c.calls('Bash').length === 0) return { calls: [{ tool: 'Bash', input: { command: 'echo past the gate', description: 'try the shell' } }] };
   if (report && c.calls('terminate_child').length === 0) {
     const helper = /from (\S+)\]/.exec(report)![1];
     return { calls: [{ tool: 'terminate_child', input: { agent_id: helper } }] };
@@ -168,6 +170,13 @@ describe('the claude runtime', () => {
     const leadLast = byAgent('lead').at(-1)!.conversation;
     expect(leadLast.userTexts.filter((t) => t.includes('Hello from the helper.'))).toHaveLength(1);
     expect(leadLast.userTexts.filter((t) => t.startsWith('[REVIEW REPORT from '))).toHaveLength(1);
+    // The lead tried its shell while the helper's review waited: the runtime's hook asked the gateway, which refused it.
+    const [gated] = leadLast.calls('Bash');
+    expect(gated).toMatchObject({ isError: true });
+    expect(gated.result).toContain("Bash waits until you answer your children's pending reviews");
+    expect(gated.result).not.toContain('past the gate');
+    const denied = (await stack.operator.events(run.run_id, 'review_gate.denied')).filter((e) => e.agent_id === rootId);
+    expect(denied.map((e) => e.data.tool)).toEqual(['Bash']);
     // The helper's first user turn carries its task assignment.
     expect(byAgent('worker')[0].conversation.userTexts[0]).toMatch(/^\[TASK ASSIGNMENT\][\s\S]*plan_task_id: hello[\s\S]*Greet your leader/);
     // Dipper's tools are offered directly; the shadow tools are not offered at all.

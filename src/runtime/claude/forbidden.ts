@@ -35,3 +35,29 @@ export function forbiddenHook(record: (event: string, tool: string) => Promise<v
     return { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: reason } };
   };
 }
+
+/** Tools Dipper serves: the gateway checks their review gate itself. */
+const DIPPER_TOOL = /^mcp__(beidou|agentteam|isphere)__/;
+
+/**
+ * The review gate for every other tool (a shell, a file edit, an
+ * operator's MCP server): while children wait for this agent's review it
+ * may use only the gate's Dipper tools. The gateway decides and records;
+ * `ask` answers its refusal, or null. When the gateway cannot be asked the
+ * call is denied too: the gate is never skipped by an outage.
+ */
+export function reviewGateHook(ask: (tool: string) => Promise<string | null>, log: (line: string) => void): HookCallback {
+  return async (input) => {
+    if (input.hook_event_name !== 'PreToolUse' || DIPPER_TOOL.test(input.tool_name) || input.tool_name in FORBIDDEN) return {};
+    let refusal: string | null;
+    try {
+      refusal = await ask(input.tool_name);
+    } catch (err) {
+      log(`review gate not checked for ${input.tool_name}: ${err instanceof Error ? err.message : String(err)}`);
+      refusal = `${input.tool_name} was not run: Dipper could not check whether reviews wait for you. Try again in a moment.`;
+    }
+    if (refusal === null) return {};
+    log(`denied ${input.tool_name} (review gate)`);
+    return { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: refusal } };
+  };
+}

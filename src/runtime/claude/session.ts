@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Options, SDKMessage } from '@anthropic-ai/claude-agent-sdk';
 import type { LaunchPayload } from '../../common/launchPayload';
 import { runtimeRequest } from '../retry';
-import { FORBIDDEN, forbiddenHook } from './forbidden';
+import { FORBIDDEN, forbiddenHook, reviewGateHook } from './forbidden';
 import { InboxFeeder } from './inbox';
 import { Input } from './input';
 import { appendix, sessionIdFor, type ClaudeSettings } from './settings';
@@ -99,7 +99,12 @@ function options(payload: LaunchPayload, settings: ClaudeSettings, home: string,
     allowedTools: ['mcp__beidou', 'mcp__agentteam', 'mcp__isphere', ...Object.keys(settings.mcpServers).map((s) => `mcp__${s}`), ...settings.allowedTools],
     // Anything not allowed above is refused, never asked: nobody is at this agent's terminal.
     permissionMode: 'dontAsk',
-    hooks: { PreToolUse: [{ matcher: Object.keys(FORBIDDEN).join('|'), hooks: [forbiddenHook((event, tool) => report(payload, event, tool), log)] }] },
+    hooks: {
+      PreToolUse: [
+        { matcher: Object.keys(FORBIDDEN).join('|'), hooks: [forbiddenHook((event, tool) => report(payload, event, tool), log)] },
+        { hooks: [reviewGateHook((tool) => reviewGate(payload, tool), log)] },
+      ],
+    },
     ...(resume ? { resume: sessionId } : { sessionId }),
     extraArgs: { 'replay-user-messages': null },
     // The runtime's own environment (built from nothing by the worker, with the operator's `env` and `pass_env`), and the CLI's settings.
@@ -121,6 +126,12 @@ function options(payload: LaunchPayload, settings: ClaudeSettings, home: string,
     },
     stderr: (data) => process.stderr.write(data),
   };
+}
+
+/** The gateway's word on a tool Dipper does not serve: its review-gate refusal, or null. */
+async function reviewGate(payload: LaunchPayload, tool: string): Promise<string | null> {
+  const answer = await runtimeRequest<{ allowed: boolean; message?: string }>(payload.token, 'POST', payload.inbox_url.replace(/\/inbox$/, '/review-gate'), { tool }, 3);
+  return answer.allowed ? null : (answer.message ?? `${tool} waits until you answer your children's pending reviews.`);
 }
 
 /** Records an event only the runtime sees at the gateway (a few tries: a denial must not wait long on it). */
