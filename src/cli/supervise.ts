@@ -1,3 +1,4 @@
+import { isStartedMessage } from '../common/ready';
 import { type BuiltEntry, nodeArgs } from '../devstack/entryBuild';
 import { stopProcess } from '../devstack/processes';
 import { spawnTied } from '../devstack/tiedSpawn';
@@ -8,6 +9,8 @@ export interface Running {
   pid: number | undefined;
   /** Resolves, saying how, when the process exits. */
   exited: Promise<string>;
+  /** Resolves once the process says its start-up is over (src/common/ready.ts), or exits. */
+  started?: Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -109,7 +112,8 @@ export function startNode(which: BuiltEntry, env: NodeJS.ProcessEnv): Promise<Ru
   const child = spawnTied(process.execPath, nodeArgs(which, projectRoot), {
     cwd: projectRoot,
     env,
-    stdio: ['ignore', 'inherit', 'inherit'],
+    // The channel carries one word, that the start-up is over; the child closes it then.
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   // Where setpriv is missing, at least a normal exit of ours takes the child along.
   const onExit = () => child.kill('SIGTERM');
@@ -118,7 +122,11 @@ export function startNode(which: BuiltEntry, env: NodeJS.ProcessEnv): Promise<Ru
     child.once('error', (err) => resolve(`could not start: ${err.message}`));
     child.once('exit', (code, signal) => resolve(signal ? `signal ${signal}` : `code ${code}`));
   }).finally(() => process.removeListener('exit', onExit));
+  const started = new Promise<void>((resolve) => {
+    child.on('message', (m) => isStartedMessage(m) && resolve());
+    void exited.then(() => resolve());
+  });
   // A child that never started has no exit to wait for.
   const stop = () => (child.pid === undefined ? Promise.resolve() : stopProcess(child, killAfterMs));
-  return Promise.resolve({ pid: child.pid, exited, stop });
+  return Promise.resolve({ pid: child.pid, exited, started, stop });
 }

@@ -21,6 +21,8 @@ export interface UpOptions {
 
 /** npm hands the terminal's Ctrl-C on a second time; a repeat within this window is the same keypress. */
 const sameSignalMs = 2000;
+/** How long the banner waits for the processes' start-up to be over (a promotion waiting on other hosts can take longer). */
+const STARTED_WAIT_MS = 60_000;
 
 /**
  * This process is the supervisor: it restarts Temporal, the worker and the
@@ -103,19 +105,31 @@ export async function up(config: DipperConfig, opts: UpOptions): Promise<void> {
     workerEnv.DIPPER_WORKFLOW_BUNDLE = path.join(config.dataDir, 'workflow-bundle.js');
     await writeWorkflowBundle(workerEnv.DIPPER_WORKFLOW_BUNDLE);
   }
+  // Each process's first start says when it is over: the banner waits for them all, so it comes after their start-up logs.
+  const started: Promise<void>[] = [];
+  const first = (start: () => Promise<Running>) => {
+    let seen = false;
+    return async () => {
+      const running = await start();
+      if (!seen && running.started) started.push(running.started);
+      seen = true;
+      return running;
+    };
+  };
   for (const name of ['worker', 'gateway'] as const) {
-    apps.push(await supervise(name, () => startNode(name, name === 'worker' ? workerEnv : env), recordPid(name)));
+    apps.push(await supervise(name, first(() => startNode(name, name === 'worker' ? workerEnv : env)), recordPid(name)));
   }
   // The embedded reference Task service, unless the agentteam tools are pointed at another (DIPPER_TASK_API_URL).
   if (!config.taskApi.url) {
     const taskEnv = { ...env, ...taskServiceEnv(config, taskAdminKey(config, loadOrCreateSecrets(config))) };
-    apps.push(await supervise('task service', () => startNode('taskservice', taskEnv), recordPid('taskservice')));
+    apps.push(await supervise('task service', first(() => startNode('taskservice', taskEnv)), recordPid('taskservice')));
   }
 
   const probeHost = ['0.0.0.0', '::'].includes(config.host) ? '127.0.0.1' : config.host;
   if (!(await waitForPort(config.port, probeHost, 60_000))) {
     process.stderr.write(`dipper: the gateway is not listening on ${probeHost}:${config.port} yet; its output above may say why\n`);
   }
+  await Promise.race([Promise.all(started), new Promise((r) => setTimeout(r, STARTED_WAIT_MS).unref())]);
   if (stoppingSince !== undefined) return;
   process.stdout.write(bannerLines(config, operatorToken, record.temporal.uiUrl ?? 'external server').join('\n'));
   // A run ready to drive: paste its MCP config into Claude Code or the MCP Inspector and you are its root agent.

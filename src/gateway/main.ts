@@ -1,10 +1,12 @@
 import { keepFilesPrivate } from '../private';
 import { loadConfig } from '../config';
 import { startGateway } from './gateway';
+import { tellStarted } from '../common/ready';
 
 async function main(): Promise<void> {
   keepFilesPrivate();
   const gateway = await startGateway(loadConfig());
+  tellStarted();
   for (const sig of ['SIGINT', 'SIGTERM'] as const) {
     process.once(sig, () => {
       void gateway.close().then(() => process.exit(0));

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { keepFilesPrivate } from '../private';
 import { startTaskService } from './index';
+import { tellStarted } from '../common/ready';
 
 /** The Task service on its own: `tsx src/taskservice/main.ts`, configured by the environment alone. */
 async function main(): Promise<void> {
@@ -17,6 +18,7 @@ async function main(): Promise<void> {
     adminKey,
   });
   process.stdout.write(`task service listening on ${service.url}\n`);
+  tellStarted();
   for (const sig of ['SIGINT', 'SIGTERM'] as const) {
     process.once(sig, () => {
       void service.close().then(() => process.exit(0));

@@ -3,6 +3,7 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { loadConfig } from '../config';
 import { createLogger, safeMessage } from '../log';
 import { createDipperWorker } from './worker';
+import { tellStarted } from '../common/ready';
 
 async function main(): Promise<void> {
   keepFilesPrivate();
@@ -22,7 +23,7 @@ async function main(): Promise<void> {
     }),
   });
   const log = createLogger(config, 'worker');
-  const worker = await createDipperWorker(config, { workflowBundlePath: process.env.DIPPER_WORKFLOW_BUNDLE || undefined, log });
+  const worker = await createDipperWorker(config, { workflowBundlePath: process.env.DIPPER_WORKFLOW_BUNDLE || undefined, log, onStarted: tellStarted });
   // Once, whatever the signals: SIGINT and SIGTERM can both arrive (a terminal's Ctrl-C, then a supervisor's stop).
   let stopping = false;
   for (const sig of ['SIGINT', 'SIGTERM'] as const) {

@@ -44,7 +44,7 @@ const ACTIVITY_SLOTS = 2000;
  */
 export async function createDipperWorker(
   config: DipperConfig,
-  opts: { workflowBundlePath?: string; tuning?: Partial<WorkerOptions>; log?: Logger } = {},
+  opts: { workflowBundlePath?: string; tuning?: Partial<WorkerOptions>; log?: Logger; onStarted?: () => void } = {},
 ): Promise<WorkerHandle> {
   const target = temporalTarget(config);
   const { address } = target;
@@ -134,11 +134,13 @@ export async function createDipperWorker(
         // Beside polling: the new registry's first workflow task then runs on this worker.
         const ensured = ensureTokenRegistry(temporal, config).catch(() => undefined);
         // Beside polling: what this server's release leaves off, said once.
-        if (opts.log) void checkServer(() => admin.serverVersion(), opts.log);
+        const serverChecked = opts.log ? checkServer(() => admin.serverVersion(), opts.log).catch(() => undefined) : undefined;
         // Beside polling too: a version exists on the server once its first poller arrives.
         const { version } = versioning;
         if (version) opts.log?.info({ ...version, promote: config.versioning.promote }, 'worker version');
         const promotion = version ? startPromotion({ admin, namespace: config.temporal.namespace, version, mode: config.versioning.promote, log: opts.log }) : undefined;
+        // Started once the server was checked and this version settled: what those say belongs to the start-up.
+        void Promise.all([serverChecked, promotion?.settled]).then(() => opts.onStarted?.());
         const stopSweeping = opts.log ? startContentSweeper(content, temporal, { retentionMs: config.content.retentionMs, everyMs: config.content.sweepMs }, opts.log) : undefined;
         const stopMending =
           opts.log && config.mendEveryMs > 0

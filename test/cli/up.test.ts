@@ -48,11 +48,19 @@ describe('npm start (dipper up)', () => {
         DIPPER_PORT: '28780',
         DIPPER_TASK_QUEUE: 'dipper-up',
         DIPPER_WORKFLOW_BUNDLE: env.bundlePath,
-        DIPPER_LOG_LEVEL: 'warn',
+        // Its start-up logs shown, to see that they all come before the banner.
+        DIPPER_LOG_LEVEL: 'info',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const printed = await untilConfigPrinted(up);
+    // Every process's start-up log comes before the banner, and the config is the last thing printed.
+    const banner = printed.indexOf('Dipper is up.');
+    for (const line of ['"msg":"worker running"', '"msg":"Temporal server"', '"msg":"gateway listening"', 'task service listening']) {
+      expect(printed.indexOf(line)).toBeGreaterThanOrEqual(0);
+      expect(printed.indexOf(line)).toBeLessThan(banner);
+    }
+    expect(printed.slice(printed.indexOf('MCP client config for the root agent:'))).toMatch(/^MCP client config for the root agent:\n\{[\s\S]*\n\}\n$/);
     const secrets = JSON.parse(fs.readFileSync(path.join(dataDir, 'secrets.json'), 'utf8'));
     // The labels are padded to one column, whose width the longest label decides.
     expect(printed).toMatch(/MCP endpoint \(beidou\): +http:\/\/127\.0\.0\.1:28780\/mcp\/beidou\n/);
