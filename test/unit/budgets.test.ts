@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { parseBudgets, spentBudget } from '../../src/common/budgets';
 
 const usage = [
@@ -17,6 +19,13 @@ describe('model budgets', () => {
     expect(spentBudget(run, usage, 'ag_new', null)).toEqual({ budget: 'run', measure: 'tokens', used: 1060, limit: 1060 });
     expect(spentBudget(parseBudgets('{"run":{"turns":5}}')!, usage, 'ag_b', 'x')).toEqual({ budget: 'run', measure: 'turns', used: 5, limit: 5 });
     expect(spentBudget(parseBudgets('{"run":{"turns":6}}')!, usage, 'ag_b', 'x')).toBeNull();
+  });
+
+  it("take the README's example as written", () => {
+    const readme = fs.readFileSync(path.join(__dirname, '..', '..', 'README.md'), 'utf8');
+    const example = /`DIPPER_MODEL_BUDGETS` caps[^`]*`(\{[^`]+\})`/.exec(readme)?.[1];
+    expect(example).toBeDefined();
+    expect(parseBudgets(example)).toEqual({ run: { tokens: 2000000 }, agent: { turns: 200 }, skills: { writer: { tokens: 300000, turns: 60 } } });
   });
 
   it('are refused at start-up when malformed, naming the field', () => {
