@@ -44,6 +44,42 @@ export function agentTree(runId, agents, rootId, usage = new Map()) {
 
 const STOPPED = { crashed: 'crashed out: needs attention', budget: 'budget spent: needs attention' };
 
+/** How long ago, in words a person reads at a glance. */
+export function ago(ms) {
+  const s = Math.max(0, Math.round((Date.now() - ms) / 1000));
+  if (s < 90) return `${s} s`;
+  if (s < 90 * 60) return `${Math.round(s / 60)} min`;
+  return `${Math.round(s / 3600)} h`;
+}
+
+/** What the agent does or waits on (its workflow's own account, workflows/agent/health.ts), in a few words. */
+function healthText(h) {
+  const w = h.waiting_on;
+  switch (h.state) {
+    case 'stopped':
+      return STOPPED[w?.why] ?? 'stopped: needs attention';
+    case 'stalled':
+      return 'stalled: needs attention';
+    case 'owes':
+      return `owes ${w.ids.length === 1 ? 'a review' : `${w.ids.length} reviews`}`;
+    case 'waiting':
+      if (w?.kind === 'leader') return w.id ? `waits for its leader's ${w.for === 'review' ? 'review' : 'answer'}` : `waits for you (${w.for})`;
+      if (w?.kind === 'question') return `waits for an answer (${w.ids.join(', ')})`;
+      if (w?.kind === 'runtime') return w.for === 'start' ? 'not started yet' : 'stopping';
+      if (w?.kind === 'children') return `waits on ${w.ids.length} agent(s)`;
+      return 'waiting';
+    default:
+      return h.state;
+  }
+}
+
+function healthChip(h) {
+  if (!h || h.state === 'ended') return null;
+  const attention = h.state === 'stopped' || h.state === 'stalled';
+  const text = `${healthText(h)}${h.since ? ` · ${ago(h.since)}` : ''}`;
+  return el('span', { class: `health health-${h.state}${attention ? ' flag flag-stopped' : ''}`, title: h.line, text });
+}
+
 function agentLine(runId, a, isRoot, usage) {
   const reviewPending = a.review_pending ?? a.status === 'review_pending';
   const terminationRequested = a.termination_requested ?? a.status === 'termination_requested';
@@ -56,7 +92,7 @@ function agentLine(runId, a, isRoot, usage) {
     badge(a.status),
     reviewPending ? el('span', { class: 'flag flag-review', text: 'review pending' }) : null,
     terminationRequested ? el('span', { class: 'flag flag-termination', text: 'termination requested' }) : null,
-    a.stopped ? el('span', { class: 'flag flag-stopped', title: isRoot ? 'A question in the inbox asks whether to start it again.' : 'Its leader was told.', text: STOPPED[a.stopped] ?? 'stopped' }) : null,
+    healthChip(a.health),
     typeof depth === 'number' ? el('span', { class: 'inbox-depth', title: 'Messages waiting in its inbox', text: `inbox ${depth}` }) : null,
     usage ? el('span', { class: 'agent-usage', title: 'Model tokens (in + out) and requests, through Dipper\'s proxy', text: `${(usage.input_tokens + usage.output_tokens).toLocaleString('en')} tokens · ${usage.requests} requests` }) : null,
     el('span', { class: 'mono muted', text: a.agent_id }),

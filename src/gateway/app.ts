@@ -243,7 +243,7 @@ export function createApp(deps: GatewayDeps): express.Express {
     agentAuth,
     limitRate(agentRate, agentKey),
     express.json({ limit: BODY_LIMIT }),
-    runtimeEventsRouter((events) => deps.events.append(events), deps.team, callerOf),
+    runtimeEventsRouter((events) => deps.events.append(events), deps.team, callerOf, (caller) => marks.mark(caller.runId, caller.agentId)),
     runtimeRouter(deps.team, deps.content, wakeups, polls, callerOf),
   );
   // A Claude agent's CLI sends its token as an API key; it is an agent's token like any other.

@@ -27,9 +27,16 @@ const gateAsk = z.strictObject({ tool: toolName });
  * sees. `/review-gate` decides whether the agent may use a tool Dipper does
  * not serve (a shell, a file edit) while children wait for its review: the
  * same gate, the same refusal and the same `review_gate.denied` event as
- * for Dipper's own tools, decided here rather than by the runtime.
+ * for Dipper's own tools, decided here rather than by the runtime. A tool
+ * call let through is a sign of life for the watchdog, marked as Dipper's
+ * own tools are (`mark`): the gateway sees no other trace of it.
  */
-export function runtimeEventsRouter(append: (events: DipperEvent[]) => Promise<unknown>, team: TeamClient, callerOf: (res: Response) => Caller): Router {
+export function runtimeEventsRouter(
+  append: (events: DipperEvent[]) => Promise<unknown>,
+  team: TeamClient,
+  callerOf: (res: Response) => Caller,
+  mark: (caller: Caller) => void,
+): Router {
   const router = Router();
   const event = (caller: Caller, type: string, data: Record<string, unknown>): DipperEvent => ({ event_id: randomUUID(), run_id: caller.runId, agent_id: caller.agentId, type, ts: Date.now(), data });
   router.post('/events', async (req, res) => {
@@ -41,7 +48,10 @@ export function runtimeEventsRouter(append: (events: DipperEvent[]) => Promise<u
     const { tool } = parseBody(gateAsk, req.body);
     const caller = callerOf(res);
     const pending = await team.query(team.agent(caller.runId, caller.agentId), pendingReviewsQuery, { now: Date.now() });
-    if (pending.length === 0) return void res.json({ allowed: true });
+    if (pending.length === 0) {
+      mark(caller);
+      return void res.json({ allowed: true });
+    }
     await append([event(caller, 'review_gate.denied', { tool, pending_reviews: pending.map((p) => p.agent_id) })]);
     res.json({ allowed: false, message: reviewGateRefusal(tool, pending).message });
   });

@@ -2,6 +2,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { agentWorkflowId, questionWorkflowId, runWorkflowId } from '../../workflows/ids';
 import { closeAll, env, operator, spawn, startRun, task } from '../support/team';
 import { connectTemporal } from '../support/temporal';
+import { eventually } from '../support/clients';
 
 /**
  * What a person meets in the Temporal UI: every workflow says what it is
@@ -91,6 +92,8 @@ it('describes every workflow of a run and answers every query with no argument',
   expect(await (await question.describe()).staticSummary()).toBe('Question from root: Ship?');
   expect((await question.query<Metadata>('__temporal_workflow_metadata')).currentDetails).toBe('Waiting for a person at the human gateway.');
   expect((await childWf.query<Metadata>('__temporal_workflow_metadata')).currentDetails).toBe('Working.');
+  // The root waits on its own question: the line comes from the same account as the agents API's `health`.
+  await eventually(async () => ((await rootWf.query<Metadata>('__temporal_workflow_metadata')).currentDetails === `Waiting for the answer to its question ${qid}.` ? true : undefined));
 
   await operator.request('POST', `/runs/${runId}/questions/${qid}/answer`, { answers: [{ selected_labels: [], text: 'Yes.' }] });
   await asked;

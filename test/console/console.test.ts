@@ -285,6 +285,9 @@ describe('the operator console', () => {
     }
     expect(await page.locator(`${agent(b.agentId)} > .agent .agent-role`).textContent()).toBe('b-engineer');
     expect(await page.locator(`${agent(rootId)} > .agent .badge`).textContent()).toBe('active');
+    // What each waits on, from its workflow's own account: the leaders on the agent they lead, the leaf at work.
+    for (const id of [rootId, a.agentId]) expect(await page.locator(`${agent(id)} > .agent .health`).textContent()).toBe('waits on 1 agent(s)');
+    expect(await page.locator(`${agent(b.agentId)} > .agent .health`).textContent()).toMatch(/^working · \d+ (s|min)$/);
     // Each agent's inbox depth, as the operator API counts it (A and the root still hold the question's inbox line).
     const rows = (await operator.request('GET', `/runs/${runId}/agents`)).json.agents;
     for (const id of [rootId, a.agentId]) {

@@ -119,10 +119,10 @@ async function reportedAt(runId: string, agentId: string): Promise<number> {
   return tsOf(reported);
 }
 
-async function questionAbout(runId: string, kind: string): Promise<any> {
+async function questionAbout(runId: string, kind: string, agentId?: string): Promise<any> {
   return eventually(async () => {
     const qs = (await stack.operator.request('GET', `/questions?run=${runId}`)).json.questions;
-    return qs.find((q: any) => q.system?.kind === kind);
+    return qs.find((q: any) => q.system?.kind === kind && (agentId === undefined || q.system.agent_id === agentId));
   }, 20_000);
 }
 
@@ -173,9 +173,23 @@ describe('watchdog passes A and B, and its questions', () => {
   it.concurrent('pass B: nudges an idle agent twice and then asks the person, but never one that only reads', async () => {
     let reading = true;
     let reads: Promise<void> = Promise.resolve();
+    let acking = true;
+    let acks: Promise<void> = Promise.resolve();
     let asked: Promise<unknown> = Promise.resolve();
     // The reader reads and the asker asks from the moment each joins: on a loaded machine spawning the others takes seconds.
-    const { runId, root, kids } = await team({ review_watchdog_seconds: 0, idle_watchdog_seconds: 3 }, ['reader', 'asker', 'sleeper'], (id, client) => {
+    const { runId, root, kids } = await team({ review_watchdog_seconds: 0, idle_watchdog_seconds: 3 }, ['reader', 'asker', 'sleeper', 'acker'], (id, client) => {
+      if (id === 'acker') {
+        // A stalled agent whose runtime still takes in everything, the watchdog's reminders included, and does nothing.
+        acks = (async () => {
+          let cursor = 0;
+          while (acking) {
+            const inbox = await client.inbox(cursor, 1000).catch(() => null);
+            const last = inbox?.messages.at(-1);
+            if (last) await client.ack(last.seq).catch(() => undefined);
+            if (inbox) cursor = inbox.next_cursor;
+          }
+        })();
+      }
       if (id === 'reader') {
         // Reads only: Queries its workflow never sees, marked by the gateway.
         reads = (async () => {
@@ -199,7 +213,9 @@ describe('watchdog passes A and B, and its questions', () => {
     // Stopped however the test ends, before the clients close.
     afterAllStops.push(async () => {
       reading = false;
+      acking = false;
       await reads.catch(() => undefined);
+      await acks.catch(() => undefined);
     });
 
     const nudges = await events(runId, 'liveness.nudge', (e) => e.agent_id === sleeper.agentId, 2);
@@ -216,7 +232,15 @@ describe('watchdog passes A and B, and its questions', () => {
     const all = await stack.operator.events(runId, 'liveness.nudge');
     expect(all.filter((e) => e.agent_id === reader.agentId || e.agent_id === asker.agentId)).toEqual([]);
 
-    const q = await questionAbout(runId, 'agent_idle');
+    // Taking in the reminders is no sign of life: the agent that only acknowledges climbs the same ladder to the person.
+    const ackerNudges = await events(runId, 'liveness.nudge', (e) => e.agent_id === kids.acker.agentId, 2);
+    expect(ackerNudges.map((e) => e.data.strike)).toEqual([1, 2]);
+    await events(runId, 'liveness.escalated_to_user', (e) => e.agent_id === kids.acker.agentId);
+    expect(await questionAbout(runId, 'agent_idle', kids.acker.agentId)).toBeDefined();
+    acking = false;
+    await acks;
+
+    const q = await questionAbout(runId, 'agent_idle', sleeper.agentId);
     expect(q.system.agent_id).toBe(sleeper.agentId);
     await stack.operator.request('POST', `/runs/${runId}/questions/${q.qid}/answer`, { answers: [{ selected_labels: [], text: 'Wake up and report.' }] });
     await eventually(async () => (await sleeper.client.inbox(0, 0)).messages.find((m: any) => m.content.includes('Wake up and report.')));

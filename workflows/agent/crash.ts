@@ -24,6 +24,7 @@ export async function runtimeGone(
   else if (s.data.crashes === 2) s.data.launch_wanted = 'fresh';
   else {
     s.data.crashed_out = true;
+    s.data.stopped_at = Date.now();
     s.complete({ stop_reason: 'crash_escalated' });
     if (s.isRoot) s.events.emit('root_crash_escalation', { crashes: s.data.crashes });
     const tail = exit.stderr_tail.slice(-20).join('\n');
@@ -39,6 +40,7 @@ export async function runtimeGone(
 export async function budgetSpent(s: AgentState, spent: m.BudgetSpent): Promise<void> {
   if (s.status === 'terminated' || s.data.crashed_out || s.data.halted) return;
   s.data.halted = { reason: 'budget', down: false };
+  s.data.stopped_at = Date.now();
   s.events.emit('agent_budget_exceeded', { ...spent });
   s.complete({ stop_reason: 'budget_exceeded' });
   const whose = spent.budget === 'run' ? "the run's" : "its skill's";
@@ -77,6 +79,7 @@ export function restart(s: AgentState, words: { message_id: string; content: Tex
   s.data.crashed_out = false;
   s.data.crashes = 0;
   delete s.data.halted;
+  delete s.data.stopped_at;
   // A new lifecycle: its end is recorded again.
   s.data.completed = false;
   s.data.launch_wanted = 'fresh';

@@ -9,6 +9,7 @@ import { peerChangedSignal, rootReportSignal } from '../run/messages';
 import type { ChildChange } from './messages';
 import * as m from './messages';
 import { budgetSpent, restart, runtimeGone } from './crash';
+import { healthOf } from './health';
 import { installLeaderHandlers } from './leaderHandlers';
 import { statusToDirectory } from './statusReport';
 import { newId, type AgentState } from './state';
@@ -97,7 +98,7 @@ export function installHandlers(s: AgentState, runTask: Text): void {
       items: s.inbox.after(args?.after ?? 0, args?.limit ?? 100),
       acked_through: s.data.inbox.acked_through,
       status: s.status,
-      ...(s.status === 'terminated' ? {} : s.data.crashed_out ? { stopped: 'crashed' as const } : s.data.halted ? { stopped: 'budget' as const } : {}),
+      health: healthOf(s),
     }),
     { description: 'Unacknowledged inbox items after a cursor: { after?: seq (0), limit?: n (100) }.' },
   );

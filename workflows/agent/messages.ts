@@ -1,3 +1,4 @@
+import type { AgentHealth } from './health';
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { Rules, Text } from '../content';
 import type { AgentIdentity, AgentStatus, ChildRecord, InboxItem, LaunchSpec, PlanTaskSpec } from '../types';
@@ -104,8 +105,8 @@ export interface InboxView {
   items: InboxItem[];
   acked_through: number;
   status: AgentStatus;
-  /** Left down by Dipper, waiting for its leader (the person, for the root): it crashed out, or spent a budget. */
-  stopped?: 'crashed' | 'budget';
+  /** What it does or waits on, and since when (workflows/agent/health.ts); absent from workers before it. */
+  health?: AgentHealth;
 }
 /** Arguments are optional everywhere: a person pressing "Run Query" in the Temporal UI sends none. */
 export const inboxQuery = defineQuery<InboxView, [{ after?: number; limit?: number }?]>('inbox');

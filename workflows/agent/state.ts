@@ -38,6 +38,8 @@ export interface AgentData {
   crashed_out: boolean;
   /** Stopped by Dipper with its process (a spent budget); `down` once the process is stopped. Absent in older runs. */
   halted?: { reason: 'budget'; down: boolean };
+  /** When it crashed out or was halted (workflow time); absent otherwise, and in older runs. */
+  stopped_at?: number;
   /** agent_completed has been recorded; each lifecycle records it once. Absent in older runs. */
   completed?: boolean;
   /** Pid of the last runtime exit reported, so one exit reported twice counts once. */
@@ -306,7 +308,8 @@ export class AgentState {
 
   /** Acknowledged inbox items are the delivery side of send_message. */
   ack(upTo: number): number {
-    this.onActivity();
+    // Not a sign of life (the notes: a tool call or a delivery is): a stalled agent's runtime takes in the watchdog's
+    // own reminders too, and counting that reset its clock at every nudge, so it never reached a person.
     for (const item of this.inbox.ack(upTo)) {
       this.events.emit('agent_input', { message_id: item.message_id, kind: item.kind, from: item.from });
       if (item.kind === 'terminate') this.consumeTerminate('sentinel');

@@ -14,7 +14,7 @@ import { newId, type AgentState } from './state';
  */
 
 export interface WatchData {
-  /** Workflow time of the agent's last sign of life: a tool call the gateway marked, an inbox delivery or acknowledgement. */
+  /** Workflow time of the agent's last sign of life: a tool call the gateway marked, or an inbox delivery (not its acknowledgement). */
   last_activity: number;
   /** Pass B: strikes since that sign of life, and when the last came. */
   idle_strikes: number;

@@ -21,6 +21,7 @@ import { runtimeGone } from './crash';
 import { leaderEndedSignal } from './messages';
 import { installHandlers, notifyStatus } from './handlers';
 import { AgentState, freshData, type AgentData } from './state';
+import { healthOf } from './health';
 import { watchWorkspaces } from './workspaceWatch';
 import { DUE_NOW, nextDue, runWatchdog, setAsking, touch } from './watchdog';
 import { activitySignal, askingSignal } from './messages';
@@ -82,8 +83,6 @@ export async function agentWorkflow(input: AgentInput): Promise<void> {
   const runtime = onHost(s.id.host, runtimeActivities, runtimeOptions);
 
   for (;;) {
-    // What a person sees as this agent's current details in the Temporal UI.
-    setCurrentDetails(waitingFor(s));
     await runWatchdog(s);
     const grace = s.graceRemaining();
     // The next watchdog strike: a durable timer. Woken early only when a strike comes due sooner (not for every sign of life).
@@ -93,6 +92,8 @@ export async function agentWorkflow(input: AgentInput): Promise<void> {
       return next !== null && (due === null || next < due);
     };
     const wake = () =>
+      // Evaluated after every activation: the Temporal UI's current details follow each change (they make no command).
+      showDetails(s) ||
       s.status !== reported ||
       (s.data.launch_wanted !== null && !runtimeStopped) ||
       (s.status === 'terminated' && !runtimeStopped) ||
@@ -178,21 +179,8 @@ export async function agentWorkflow(input: AgentInput): Promise<void> {
   }
 }
 
-/** One line on what the agent is doing or waiting for. */
-function waitingFor(s: AgentState): string {
-  const leader = s.id.leaderId ? `its leader ${s.id.leaderId}` : 'the user';
-  switch (s.status) {
-    case 'review_pending':
-      return `Waiting for ${leader} to review its work.`;
-    case 'termination_requested':
-      return `Asked ${leader} to end it; waiting for the answer.`;
-    case 'terminating':
-      return 'Told to stop; waiting for its runtime to read the terminate sentinel.';
-    case 'terminated':
-      return 'Ended.';
-    default:
-      if (s.data.crashed_out) return `Crashed ${s.data.crashes} times; not restarted. Waiting for ${leader}.`;
-      if (s.data.halted) return `Stopped: its budget is spent. Waiting for ${leader}.`;
-      return s.data.teams.length > 0 ? `Working; leads ${s.data.teams.length} team(s).` : 'Working.';
-  }
+/** What a person sees as this agent's current details in the Temporal UI: its health's line. Always false. */
+function showDetails(s: AgentState): false {
+  setCurrentDetails(healthOf(s).line);
+  return false;
 }

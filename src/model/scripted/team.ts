@@ -39,8 +39,9 @@ function peers(c: Conversation): Peer[] {
 /** Questions in the inbox not yet answered or passed on, oldest first. */
 function openQuestions(c: Conversation): Array<{ qid: string; text: string }> {
   const done = new Set([...c.calls('answer_question'), ...c.calls('escalate_question')].filter((x) => !x.isError).map((x) => String(x.input.qid)));
+  // Each question is its own block: two fed at once may reach the model as one user turn.
   return c.userTexts
-    .filter((t) => t.includes('[INBOX QUESTION]'))
+    .flatMap((t) => t.split('[INBOX QUESTION]').slice(1))
     .map((text) => ({ qid: /qid: (\S+)/.exec(text)?.[1] ?? '', text }))
     .filter((q) => q.qid && !done.has(q.qid));
 }
@@ -48,9 +49,9 @@ function openQuestions(c: Conversation): Array<{ qid: string; text: string }> {
 /** Review reports each member sent, by agent id, in order. */
 function reportsBy(c: Conversation): Map<string, number> {
   const count = new Map<string, number>();
+  // Every report in a turn: two fed at once may reach the model as one.
   for (const t of c.userTexts) {
-    const from = /^\[REVIEW REPORT from (\S+)\]/.exec(t)?.[1];
-    if (from) count.set(from, (count.get(from) ?? 0) + 1);
+    for (const [, from] of t.matchAll(/^\[REVIEW REPORT from (\S+)\]/gm)) count.set(from, (count.get(from) ?? 0) + 1);
   }
   return count;
 }
@@ -111,7 +112,7 @@ function researcher(c: Conversation): Step {
     return call('isphere_send_message', { target_type: 'contact', target_id: SUMMARY_TO, content_text: SUMMARY, dry_run: false, approval_id: approvalId, idempotency_key: 'summary' });
   }
   // Hands in only once the writer has what it needs (its thanks says so), so the writer's thanks never finds it gone.
-  if (!c.userTexts.some((t) => /^\[MESSAGE from \S+\]\nThanks for the findings\./.test(t))) return { say: 'Waiting for the writer to confirm the findings arrived.' };
+  if (!c.userTexts.some((t) => /^\[MESSAGE from \S+\]\nThanks for the findings\./m.test(t))) return { say: 'Waiting for the writer to confirm the findings arrived.' };
   if (c.calls('signal_review').filter((x) => !x.isError).length === 0) {
     return call('signal_review', { detail: `[REVIEW REQUIRED] Research done; the summary was published (${String(resultJson(sentForReal)?.message_ref)}).` });
   }
@@ -125,14 +126,14 @@ function writer(c: Conversation): Step {
   if (leadId && !sent.includes(leadId)) return call('send_message', { to: leadId, content: 'Writing; I will ask you about the tone.', idempotency_key: 'status' });
   const tone = c.calls('ask_user').find((x) => !x.isError);
   if (!tone) return call('ask_user', { questions: [TONE] });
-  const findings = c.userTexts.find((t) => /^\[MESSAGE from \S+\]\nFindings:/.test(t));
+  const findings = c.userTexts.find((t) => /^\[MESSAGE from \S+\]\nFindings:/m.test(t));
   if (!findings) return { say: 'Waiting for the findings.' };
-  const researcherId = /^\[MESSAGE from (\S+)\]/.exec(findings)![1];
+  const researcherId = /^\[MESSAGE from (\S+)\]\nFindings:/m.exec(findings)![1];
   // Once, even when refused: the researcher may have finished and gone by now (recipient_terminated).
   if (!c.calls('send_message').some((x) => x.input.to === researcherId)) return call('send_message', { to: researcherId, content: 'Thanks for the findings.', idempotency_key: 'thanks' });
   const reports = c.calls('signal_review').filter((x) => !x.isError).length;
   if (reports === 0) return call('signal_review', { detail: `[REVIEW REQUIRED] Draft written, tone: ${tone.result.includes('Friendly') ? 'Friendly' : 'as answered'}.` });
-  const rework = c.userTexts.some((t) => /^\[MESSAGE from \S+\]\nRework:/.test(t));
+  const rework = c.userTexts.some((t) => /^\[MESSAGE from \S+\]\nRework:/m.test(t));
   if (rework && reports === 1) return call('signal_review', { detail: '[REVIEW REQUIRED] Draft shortened to one paragraph.' });
   return { say: 'Handed in.' };
 }
