@@ -27,15 +27,16 @@ const lead = (c: Conversation): Step => {
     return { calls: [{ tool: 'declare_plan', input: { tasks: [{ id: 'hello', role: 'helper', skill: 'worker', task: 'Greet your leader, then hand in your work.' }] } }] };
   }
   if (c.calls('spawn_agent').length === 0) return { calls: [{ tool: 'spawn_agent', input: { task_id: 'hello' } }] };
-  const report = c.userTexts.find((t) => t.startsWith('[REVIEW REPORT from '));
+  // Items fed while a turn runs may reach the model as one user turn: a report need not start it.
+  const report = c.userTexts.find((t) => /^\[REVIEW REPORT from /m.test(t));
   // A review waits: the shell is gated like Dipper's own tools, and the refusal says what to do.
   if (report && c.calls('Bash').length === 0) return { calls: [{ tool: 'Bash', input: { command: 'echo past the gate', description: 'try the shell' } }] };
   if (report && c.calls('terminate_child').length === 0) {
-    const helper = /from (\S+)\]/.exec(report)![1];
+    const helper = /^\[REVIEW REPORT from (\S+)\]/m.exec(report)![1];
     return { calls: [{ tool: 'terminate_child', input: { agent_id: helper } }] };
   }
   if (c.calls('terminate_child').length > 0 && c.calls('signal_review').length === 0) {
-    return { calls: [{ tool: 'signal_review', input: { detail: `[REVIEW REQUIRED] The helper said: ${c.userTexts.filter((t) => t.startsWith('[MESSAGE from ')).length} message(s).` } }] };
+    return { calls: [{ tool: 'signal_review', input: { detail: `[REVIEW REQUIRED] The helper said: ${c.userTexts.join('\n').match(/^\[MESSAGE from /gm)?.length ?? 0} message(s).` } }] };
   }
   return { say: 'Waiting for my team.' };
 };
@@ -169,7 +170,7 @@ describe('the claude runtime', () => {
     const byAgent = (skill: string) => model.requests.filter((r) => r.agent?.skill === skill);
     const leadLast = byAgent('lead').at(-1)!.conversation;
     expect(leadLast.userTexts.filter((t) => t.includes('Hello from the helper.'))).toHaveLength(1);
-    expect(leadLast.userTexts.filter((t) => t.startsWith('[REVIEW REPORT from '))).toHaveLength(1);
+    expect(leadLast.userTexts.join('\n').match(/^\[REVIEW REPORT from /gm)).toHaveLength(1);
     // The lead tried its shell while the helper's review waited: the runtime's hook asked the gateway, which refused it.
     const [gated] = leadLast.calls('Bash');
     expect(gated).toMatchObject({ isError: true });
