@@ -23,6 +23,7 @@ import { resolveTexts, type ContentStore } from '../src/common/stores/contentSto
 import type { StoredText } from '../workflows/content';
 import { launchBody, postWebhook, stopBody } from './runtimes/webhook';
 import { spawnPreparation } from './spawn';
+import { notifyActivities } from './notify';
 
 export interface ActivityDeps {
   config: DipperConfig;
@@ -64,6 +65,7 @@ export function createActivities(deps: ActivityDeps) {
     });
 
   return withFaults(config.faults, {
+    ...notifyActivities(config),
     /** Writes events; `wake` names inboxes (`<run>/<agent>`) that changed, for long polls on any gateway. */
     async recordEvents(events: DipperEvent[], wake?: string[]): Promise<void> {
       await deps.events.append(events);

@@ -5,6 +5,7 @@ import { parseDestination } from './common/destination';
 import { tlsFromEnv, type TemporalTarget, type TemporalTls } from './temporal/tls';
 import { onOff, versioningOf, type VersioningConfig } from './versioning/config';
 import { parseBudgets, type Budgets } from './common/budgets';
+import { parseNotify, type NotifyConfig } from './notify/config';
 
 /**
  * Every setting Dipper reads, in one typed object. It is read once at an
@@ -231,6 +232,8 @@ export interface DipperConfig {
   taskApi: TaskApiConfig;
   isphere: IsphereConfig;
   model: ModelProxyConfig;
+  /** Where people are told that something waits for them (DIPPER_NOTIFY, src/notify). */
+  notify: NotifyConfig;
 }
 
 /** Dipper's model proxy (/model), which Claude agents reach with their own tokens: the real key stays here. */
@@ -643,6 +646,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): DipperC
     checkOutputs: env.DIPPER_CHECK_OUTPUTS === '1',
     taskApi: taskApiOf(env, port),
     isphere: isphereOf(env),
+    notify: parseNotify(env.DIPPER_NOTIFY),
     model: {
       upstreamUrl: (env.DIPPER_MODEL_UPSTREAM_URL || 'https://api.anthropic.com').replace(/\/+$/, ''),
       apiKey: env.DIPPER_MODEL_API_KEY || (env.DIPPER_MODEL_API_KEY_FILE ? readFileSync(env.DIPPER_MODEL_API_KEY_FILE, 'utf8').trim() : undefined),

@@ -2,6 +2,7 @@ import { agentWorkflowId, runWorkflowId } from '../ids';
 import { rootStoppedAsk } from '../question/system';
 import { systemQuestionSignal } from '../run/messages';
 import { tell } from '../signals';
+import { tellPeople } from '../notify';
 import type { Text } from '../content';
 import * as m from './messages';
 import { newId, type AgentState } from './state';
@@ -65,6 +66,8 @@ async function escalate(s: AgentState, what: string, context: string, tag: strin
     return;
   }
   const content = `${tag} ${s.id.name} (${s.id.agentId}) ${what}. Decide whether to terminate it with force=true.`;
+  // Its leader decides; people hear of it too, as of anything that stopped.
+  tellPeople({ id: `${s.id.runId}/${s.id.agentId}/stopped-${s.data.launch_gen ?? 0}`, kind: 'stopped', run_id: s.id.runId, title: `${s.id.name} ${what}`, text: `${context}\nIts leader ${s.id.leaderId} was told.`, path: `/runs/${s.id.runId}` }, s.events);
   await tell(agentWorkflowId(s.id.runId, s.id.leaderId!), m.childChangedSignal, {
     agent_id: s.id.agentId,
     patch: {},

@@ -1,3 +1,4 @@
+import { tellPeople } from '../notify';
 import { ActivityFailure, ApplicationFailure, condition, log, proxyActivities, setCurrentDetails, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { IsphereActivities } from '../../activities/isphere/send';
 import type { AuditEntry } from '../../src/common/stores/audit';
@@ -71,6 +72,17 @@ export async function isphereApprovalWorkflow(input: m.ApprovalInput): Promise<m
   else {
     events.emit('isphere.approval_requested', { approval_id: approvalId, tool: input.binding.tool, target: input.binding.target, decide_by: a.decideBy });
     if (input.notify) void announce(ctx);
+    tellPeople(
+      {
+        id: `${runId}/${approvalId}`,
+        kind: 'approval',
+        run_id: runId,
+        title: `${input.requester.role} (${input.requester.agent_id}) asks to send on iSphere: ${input.binding.tool} to ${ctx.target}`,
+        text: `Approve or reject it by ${new Date(a.decideBy).toISOString()}. Nothing is sent before a person approves.${input.binding.content_sha256 ? ` Content sha256: ${input.binding.content_sha256}.` : ''}`,
+        path: '/approvals',
+      },
+      events,
+    );
   }
 
   if (!(await condition(() => a.status !== 'pending', input.decisionMs)) && a.status === 'pending') {

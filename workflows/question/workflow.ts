@@ -12,6 +12,8 @@ import { inboxQuestion } from './answers';
 import * as m from './messages';
 import { QuestionState } from './state';
 import { deliverSystemAnswer } from './system';
+import { gist, tellPeople } from '../notify';
+import type { Notice } from '../../src/notify/send';
 
 /** Retried until the content store takes it: the question must reach its holder. */
 const store = proxyActivities<Activities>({ startToCloseTimeout: '30s', retry: { initialInterval: '500ms', maximumInterval: '10s' } });
@@ -111,8 +113,8 @@ async function route({ q, events }: Ctx, to: string, reason: string | null): Pro
   setCurrentDetails(to === m.USER ? 'Waiting for a person at the human gateway.' : `Waiting for ${to} to answer or escalate it.`);
   upsertSearchAttributes([{ key: statusKey, value: to === m.USER ? 'awaiting_user' : 'awaiting_agent' }]);
   events.emit('question_routed', { qid, holder: to, reason }, askerId);
-  if (to === m.USER) return;
   const input = q.input;
+  if (to === m.USER) return tellPeople(noticeOf(input, q.chain.length), events);
   const words = inboxQuestion({ qid, askerId, askerRole: input.askerRole, questions: input.questions, context: typeof input.context === 'string' ? input.context : null, via: q.chain.slice(0, -1).filter((h) => h !== m.USER) });
   // A long question goes into the holder's inbox as a reference, as a long message does: a leader asked many
   // long questions would otherwise carry them all in its workflow state, past Temporal's payload limits.
@@ -121,4 +123,25 @@ async function route({ q, events }: Ctx, to: string, reason: string | null): Pro
   await tell(agentWorkflowId(runId, to), systemMessageSignal, { message_id: `${qid}-${q.chain.length}`, content });
   // The holder's long poll hears of it from this write, not after the holder's own gathering window.
   events.wake(`${runId}/${to}`);
+}
+
+/** What people are told when a question reaches them: what kind, from whom, its words, and the inbox to answer in. */
+function noticeOf(input: m.QuestionInput, hop: number): Notice {
+  const first = input.questions[0]?.question ?? '';
+  const context = typeof input.context === 'string' ? gist(input.context, 500) : '';
+  const words = [...input.questions.map((q, i) => `${i + 1}. ${q.question}`), ...(context ? [`Context: ${context}`] : [])].join('\n');
+  const base = { id: `${input.runId}/${input.qid}/${hop}`, run_id: input.runId, text: words, path: '/inbox' };
+  switch (input.system?.kind) {
+    case 'root_review':
+      return { ...base, kind: 'root_review', title: 'The root agent asks you to review its work' };
+    case 'root_termination':
+      return { ...base, kind: 'root_termination', title: 'The root agent asks to end the run' };
+    case 'root_stopped':
+      return { ...base, kind: 'stopped', title: gist(first) };
+    case 'review_overdue':
+    case 'agent_idle':
+      return { ...base, kind: 'escalation', title: `The watchdog asks you: ${gist(first)}` };
+    default:
+      return { ...base, kind: 'question', title: `A question from ${input.askerRole} (${input.askerId}): ${gist(first)}` };
+  }
 }

@@ -1,0 +1,134 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { SMTPServer } from 'smtp-server';
+import { SIGNATURE_HEADER, verify } from '../../src/common/isphere/signature';
+import { budgetSpentSignal } from '../../workflows/agent/messages';
+import { agentWorkflowId } from '../../workflows/ids';
+import { AgentClient, eventually } from '../support/clients';
+import { startStack, type Stack } from '../support/stack';
+import { temporalForFile } from '../support/temporal';
+
+/**
+ * People told that something waits for them, through every kind of sink
+ * (DIPPER_NOTIFY), each a real local receiver: a webhook that checks
+ * Dipper's signature, a Slack-shaped incoming webhook, an SMTP server.
+ */
+const SECRET = 'notify-secret-0123456789';
+
+interface Received {
+  webhook: Array<{ body: any; signed: boolean; delivery: string | undefined }>;
+  slack: Array<{ text: string }>;
+  mail: string[];
+}
+const got: Received = { webhook: [], slack: [], mail: [] };
+
+function receiver(onBody: (req: http.IncomingMessage, body: string) => void): Promise<http.Server> {
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => {
+      onBody(req, body);
+      res.writeHead(200).end('ok');
+    });
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+}
+const urlOf = (server: { address(): AddressInfo | string | null }, path: string) => `http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`;
+
+let webhook: http.Server;
+let slack: http.Server;
+let smtp: SMTPServer;
+let stack: Stack;
+const temporal = temporalForFile();
+
+beforeAll(async () => {
+  webhook = await receiver((req, body) => {
+    const signed = verify(req.headers[SIGNATURE_HEADER] as string, { method: 'POST', path: req.url!, body }, [{ name: 'test', secret: SECRET }]).ok;
+    got.webhook.push({ body: JSON.parse(body), signed, delivery: req.headers['x-dipper-delivery'] as string | undefined });
+  });
+  slack = await receiver((_req, body) => got.slack.push(JSON.parse(body)));
+  smtp = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS'],
+    onData(stream, _session, done) {
+      let mail = '';
+      stream.on('data', (c: Buffer) => (mail += c.toString()));
+      stream.on('end', () => {
+        got.mail.push(mail);
+        done();
+      });
+    },
+  });
+  await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', () => resolve()));
+  const smtpPort = (smtp.server.address() as AddressInfo).port;
+  stack = await startStack('notify', 28945, {
+    DIPPER_NOTIFY: JSON.stringify({
+      webhook: { url: urlOf(webhook, '/dipper/notices?team=ops'), secret: SECRET },
+      slack: { url: urlOf(slack, '/services/T000/B000/XXXX') },
+      email: { smtp: `smtp://127.0.0.1:${smtpPort}`, from: 'dipper@example.test', to: ['ops@example.test'] },
+    }),
+  });
+}, 60_000);
+afterAll(async () => {
+  await stack?.stop();
+  await new Promise((r) => smtp?.close(() => r(undefined)));
+  webhook?.close();
+  slack?.close();
+});
+
+/** The notice with this id from each receiver, once all three have it. */
+async function everywhere(pred: (notice: any) => boolean): Promise<{ hook: any; slack: { text: string }; mail: string }> {
+  return eventually(async () => {
+    const hook = got.webhook.find((w) => pred(w.body));
+    if (!hook) return undefined;
+    const s = got.slack.find((m) => m.text.includes(hook.body.link));
+    const mail = got.mail.find((m) => m.includes(`<${hook.body.id}@dipper>`));
+    return s && mail ? { hook, slack: s, mail } : undefined;
+  }, 30_000, 200);
+}
+
+describe('notifications', () => {
+  it('tell people of a question, an approval and a stopped agent, signed, each with a link to the console', async () => {
+    const run = (await stack.operator.request('POST', '/runs', { task: 'Tell people.' })).json;
+    const root = await AgentClient.connect(stack.gatewayUrl, run.root.agent_token);
+    const isphere = await AgentClient.connect(stack.gatewayUrl, run.root.agent_token, 'isphere');
+    try {
+      // The root's question goes to a person at once.
+      const asked = root.mcp.callTool({ name: 'ask_user', arguments: { questions: [{ question: 'Which port?', header: 'Port', multiSelect: false, options: [] }] } }, undefined, { timeout: 60_000 });
+      const question = await everywhere((n) => n.kind === 'question' && n.run_id === run.run_id);
+      expect(question.hook.signed).toBe(true);
+      expect(question.hook.delivery).toBe(question.hook.body.id);
+      expect(question.hook.body).toMatchObject({ title: expect.stringContaining('Which port?'), link: `${stack.gatewayUrl}/console#/inbox` });
+      expect(question.slack.text).toContain(`<${stack.gatewayUrl}/console#/inbox|Open in the Dipper console>`);
+      expect(question.mail).toContain('Subject: [Dipper] A question from');
+      expect(question.mail).toContain('To: ops@example.test');
+      const qid = (await stack.operator.request('GET', `/questions?run=${run.run_id}`)).json.questions[0].qid;
+      await stack.operator.request('POST', `/runs/${run.run_id}/questions/${qid}/answer`, { answers: [{ selected_labels: [], text: '8080' }] });
+      await asked;
+
+      // An iSphere send waits for a person's approval.
+      const planned = await isphere.ok('isphere_send_message', { target_type: 'contact', target_id: 'c_0003', content_text: 'Hello from the team.' });
+      const approvalId = planned.approval.approval_id as string;
+      const approval = await everywhere((n) => n.kind === 'approval' && n.id.endsWith(approvalId));
+      expect(approval.hook.body).toMatchObject({ run_id: run.run_id, link: `${stack.gatewayUrl}/console#/approvals` });
+      expect(approval.hook.body.title).toContain('isphere_send_message');
+
+      // A member stopped by its budget: its leader is told, and so are people, with the run's page.
+      await root.ok('declare_plan', { tasks: [{ id: 'w', role: 'writer', skill: 'worker', task: 'Write.' }] });
+      const member = await root.ok('spawn_agent', { task_id: 'w' });
+      await temporal.client.workflow.getHandle(agentWorkflowId(run.run_id, member.agent_id)).signal(budgetSpentSignal, { budget: 'agent', measure: 'tokens', used: 12, limit: 10 });
+      const stopped = await everywhere((n) => n.kind === 'stopped' && n.run_id === run.run_id);
+      expect(stopped.hook.body.title).toContain("spent its skill's token budget (12 used of 10)");
+      expect(stopped.hook.body.link).toBe(`${stack.gatewayUrl}/console#/runs/${run.run_id}`);
+      // Each was sent once to each receiver, and recorded.
+      await eventually(async () => ((await stack.operator.events(run.run_id, 'notification.sent')).length === 3 ? true : undefined), 30_000, 250);
+      const sent = await stack.operator.events(run.run_id, 'notification.sent');
+      expect(sent.map((e) => e.data.sinks)).toEqual([['webhook', 'slack', 'email'], ['webhook', 'slack', 'email'], ['webhook', 'slack', 'email']]);
+      expect(got.webhook.filter((w) => w.body.run_id === run.run_id)).toHaveLength(3);
+    } finally {
+      await root.close();
+      await isphere.close();
+      await stack.operator.request('POST', `/runs/${run.run_id}/cancel`, { reason: 'test over' });
+    }
+  }, 120_000);
+});
