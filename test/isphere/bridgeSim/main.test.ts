@@ -30,13 +30,25 @@ describe('isphere bridge simulator: standalone main.ts', () => {
     }
   });
 
-  it('refuses to start without a control token', async () => {
-    const env = { ...process.env, DIPPER_ISPHERE_BRIDGE_TOKEN: 'main-bridge', DIPPER_ISPHERE_SIM_CONTROL_TOKEN: '' };
-    const child = spawn(process.execPath, ['--import', 'tsx', MAIN], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
-    let err = '';
-    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
-    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-    expect(code).toBe(1);
-    expect(err).toContain('DIPPER_ISPHERE_SIM_CONTROL_TOKEN is required');
+  it('starts with nothing set, on its documented port, and prints the tokens it made up', async () => {
+    const env: NodeJS.ProcessEnv = { ...process.env };
+    for (const name of ['DIPPER_ISPHERE_BRIDGE_TOKEN', 'DIPPER_ISPHERE_SIM_CONTROL_TOKEN', 'DIPPER_ISPHERE_SIM_PORT', 'DIPPER_ISPHERE_SIM_HOST']) delete env[name];
+    const child = spawn(process.execPath, ['--import', 'tsx', MAIN], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      const out = await new Promise<string>((resolve, reject) => {
+        let text = '';
+        child.stdout.on('data', (chunk: Buffer) => {
+          text += chunk.toString();
+          if (text.includes('Its control routes')) resolve(text);
+        });
+        child.once('exit', (code) => reject(new Error(`exited early with ${code}`)));
+      });
+      expect(out).toMatch(/^isphere bridge simulator listening on http:\/\/127\.0\.0\.1:8790\n/);
+      const token = /DIPPER_ISPHERE_BRIDGE_TOKEN=(\S+)/.exec(out)![1];
+      const status = await fetch('http://127.0.0.1:8790/v1/status', { headers: { authorization: `Bearer ${token}` } });
+      expect(await status.json()).toMatchObject({ logged_in: true });
+    } finally {
+      child.kill('SIGKILL');
+    }
   });
 });
