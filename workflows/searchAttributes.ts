@@ -6,5 +6,7 @@ export const agentIdKey = defineSearchAttributeKey('DipperAgentId', SearchAttrib
 export const roleKey = defineSearchAttributeKey('DipperRole', SearchAttributeType.KEYWORD);
 export const leaderIdKey = defineSearchAttributeKey('DipperLeaderId', SearchAttributeType.KEYWORD);
 export const statusKey = defineSearchAttributeKey('DipperStatus', SearchAttributeType.KEYWORD);
+/** On agents: `stopped` or `stalled` while one needs a person or its leader to act (workflows/agent/health.ts), else `none`. */
+export const attentionKey = defineSearchAttributeKey('DipperAttention', SearchAttributeType.KEYWORD);
 
-export const searchAttributeNames = [runIdKey, agentIdKey, roleKey, leaderIdKey, statusKey].map((k) => k.name);
+export const searchAttributeNames = [runIdKey, agentIdKey, roleKey, leaderIdKey, statusKey, attentionKey].map((k) => k.name);

@@ -1,4 +1,4 @@
-import { badge, el } from './dom.js';
+import { ago, badge, el } from './dom.js';
 import { agentWorkflowId, temporalLink } from './temporal.js';
 
 /**
@@ -44,14 +44,6 @@ export function agentTree(runId, agents, rootId, usage = new Map()) {
 
 const STOPPED = { crashed: 'crashed out: needs attention', budget: 'budget spent: needs attention' };
 
-/** How long ago, in words a person reads at a glance. */
-export function ago(ms) {
-  const s = Math.max(0, Math.round((Date.now() - ms) / 1000));
-  if (s < 90) return `${s} s`;
-  if (s < 90 * 60) return `${Math.round(s / 60)} min`;
-  return `${Math.round(s / 3600)} h`;
-}
-
 /** What the agent does or waits on (its workflow's own account, workflows/agent/health.ts), in a few words. */
 function healthText(h) {
   const w = h.waiting_on;
@@ -76,7 +68,7 @@ function healthText(h) {
 function healthChip(h) {
   if (!h || h.state === 'ended') return null;
   const attention = h.state === 'stopped' || h.state === 'stalled';
-  const text = `${healthText(h)}${h.since ? ` · ${ago(h.since)}` : ''}`;
+  const text = `${healthText(h)}${h.since ? ` · since ${ago(h.since)}` : ''}`;
   return el('span', { class: `health health-${h.state}${attention ? ' flag flag-stopped' : ''}`, title: h.line, text });
 }
 

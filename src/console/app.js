@@ -10,9 +10,30 @@ const $ = (id) => document.getElementById(id);
 const view = $('view');
 let operator = null;
 let stop = () => undefined;
+let counters = null;
+
+const COUNTERS_MS = 5000;
+const setCount = (id, n) => {
+  $(id).textContent = n > 0 ? String(n) : '';
+};
+
+/** What waits for a person, counted on every page (the pages that list it also count it as they refresh). */
+function startCounters() {
+  const read = async () => {
+    const waiting = await api('/waiting').catch(() => null);
+    if (!waiting) return;
+    setCount('inbox-count', waiting.questions);
+    setCount('approvals-count', waiting.approvals);
+    setCount('runs-count', waiting.agents_needing_attention);
+  };
+  void read();
+  counters = setInterval(() => void read(), COUNTERS_MS);
+}
 
 function showLogin(message, isError) {
   stop();
+  if (counters) clearInterval(counters);
+  counters = null;
   operator = null;
   view.replaceChildren();
   for (const id of ['view', 'nav', 'who']) $(id).hidden = true;
@@ -30,6 +51,7 @@ function showApp(me) {
   $('who-name').textContent = `${operator.name} (${operator.role})`;
   $('login').hidden = true;
   for (const id of ['view', 'nav', 'who']) $(id).hidden = false;
+  if (!counters) startCounters();
   route();
 }
 
@@ -43,12 +65,8 @@ function route() {
   if (!operator) return;
   stop();
   const [, page, id] = location.hash.split('/');
-  const count = (n) => {
-    $('inbox-count').textContent = n > 0 ? String(n) : '';
-  };
-  const approvals = (n) => {
-    $('approvals-count').textContent = n > 0 ? String(n) : '';
-  };
+  const count = (n) => setCount('inbox-count', n);
+  const approvals = (n) => setCount('approvals-count', n);
   if (page === 'inbox') stop = inboxView(view, { operator, count });
   else if (page === 'approvals') stop = approvalsView(view, { operator, count: approvals });
   else if (page === 'audit') stop = auditView(view);

@@ -201,6 +201,8 @@ export function createApp(deps: GatewayDeps): express.Express {
         return;
       }
       if (refuseMalformedArguments(res, req.body, surface.name as Surface)) return;
+      // A client connecting as the agent drives it: the watchdog watches a `none` agent from then on (its first word).
+      if ((req.body as { method?: unknown }).method === 'initialize') marks.mark(callerOf(res).runId, callerOf(res).agentId);
       const ctx = {
         caller: callerOf(res),
         team: deps.team,

@@ -24,7 +24,7 @@ import type { DipperConfig, Limits } from '../config';
 import type { SkillCatalog } from '../skills';
 import type { ContentKeeper } from './content';
 import { asHttpError, HttpError, parseBody } from './http';
-import { listRuns } from './runList';
+import { listRuns, waitingCounts } from './runList';
 import type { ProcessMetrics } from '../metrics/temporalCalls';
 import { NotFound, type TeamClient } from './teamClient';
 
@@ -215,6 +215,11 @@ export function operatorRouter(deps: OperatorDeps): Router {
 
   router.get('/runs', needs('viewer'), async (req, res) => {
     res.json(await listRuns(team, req.query));
+  });
+
+  // What waits for people, everywhere: the console's counters on every page.
+  router.get('/waiting', needs('viewer'), async (_req, res) => {
+    res.json(await waitingCounts(team));
   });
 
   router.post('/runs/:runId/cancel', needs('admin'), async (req, res) => {

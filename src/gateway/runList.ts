@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import type { temporal } from '@temporalio/proto';
 import { z } from 'zod';
 import type { TeamClient } from './teamClient';
-import { agentWorkflow, runWorkflow } from '../../workflows';
+import { agentWorkflow, isphereApprovalWorkflow, questionWorkflow, runWorkflow } from '../../workflows';
 import { typeIs } from '../temporal';
 import { HttpError, parseBody } from './http';
 
@@ -27,6 +27,36 @@ export interface RunRow {
   ended_at: string | null;
   age_seconds: number;
   agent_count: number;
+  /**
+   * The worst that holds for an active run: `needs_attention` (an agent stopped or stalled), `needs_you` (a question,
+   * a root report or an iSphere send waits for a person), else `working`; an ended run's is its status.
+   */
+  health: 'needs_attention' | 'needs_you' | 'working' | RunRow['status'];
+  /** For an active run: agents stopped or stalled, and what waits for a person. */
+  attention?: { agents: number; needs_you: number };
+}
+
+/** What waits for a person across every run, counted in visibility (no workflow is asked): the console's counters. */
+export async function waitingCounts(team: TeamClient): Promise<{ questions: number; approvals: number; agents_needing_attention: number }> {
+  const count = (what: string, query: string) => team.bounded(what, () => team.temporal.count(query));
+  const [questions, approvals, agents] = await Promise.all([
+    count('count questions for people', `${typeIs(questionWorkflow)} AND ExecutionStatus = 'Running' AND DipperStatus = 'awaiting_user'`),
+    count('count approvals', `${typeIs(isphereApprovalWorkflow)} AND ExecutionStatus = 'Running' AND DipperStatus = 'pending'`),
+    count('count stopped agents', `${typeIs(agentWorkflow)} AND ExecutionStatus = 'Running' AND DipperAttention IN ('stopped', 'stalled')`),
+  ]);
+  return { questions, approvals, agents_needing_attention: agents };
+}
+
+/** What an active run's row adds: counts from visibility, one each, side by side. */
+async function attentionOf(team: TeamClient, runId: string): Promise<{ agents: number; needs_you: number }> {
+  const running = `DipperRunId = '${runId}' AND ExecutionStatus = 'Running'`;
+  const count = (what: string, query: string) => team.bounded(what, () => team.temporal.count(query));
+  const [agents, questions, approvals] = await Promise.all([
+    count('count stopped agents', `${typeIs(agentWorkflow)} AND ${running} AND DipperAttention IN ('stopped', 'stalled')`),
+    count('count questions for people', `${typeIs(questionWorkflow)} AND ${running} AND DipperStatus = 'awaiting_user'`),
+    count('count approvals', `${typeIs(isphereApprovalWorkflow)} AND ${running} AND DipperStatus = 'pending'`),
+  ]);
+  return { agents, needs_you: questions + approvals };
 }
 
 const Status = {
@@ -107,12 +137,19 @@ export async function listRuns(team: TeamClient, raw: unknown): Promise<{ runs: 
       const started = time(e.startTime);
       const closed = e.closeTime ? time(e.closeTime) : 0;
       // Dipper's own run id shape only ever reaches the query text.
-      const agents = RUN_ID.test(runId)
-        ? await team.bounded('count agents', () => team.temporal.count(`${typeIs(agentWorkflow)} AND DipperRunId = '${runId}' AND ExecutionStatus != 'ContinuedAsNew'`))
-        : 0;
+      const status = statusOf(Number(e.status), decode(fields.DipperStatus));
+      const [agents, attention] = RUN_ID.test(runId)
+        ? await Promise.all([
+            team.bounded('count agents', () => team.temporal.count(`${typeIs(agentWorkflow)} AND DipperRunId = '${runId}' AND ExecutionStatus != 'ContinuedAsNew'`)),
+            status === 'active' ? attentionOf(team, runId) : undefined,
+          ])
+        : [0, undefined];
+      const health: RunRow['health'] = !attention ? status : attention.agents > 0 ? 'needs_attention' : attention.needs_you > 0 ? 'needs_you' : 'working';
       return {
         run_id: runId,
-        status: statusOf(Number(e.status), decode(fields.DipperStatus)),
+        status,
+        health,
+        ...(attention ? { attention } : {}),
         task: (decode(e.memo?.fields?.task) as string | undefined) ?? null,
         root_agent_id: (decode(fields.DipperAgentId) as string | undefined) ?? null,
         started_at: new Date(started).toISOString(),

@@ -287,7 +287,7 @@ describe('the operator console', () => {
     expect(await page.locator(`${agent(rootId)} > .agent .badge`).textContent()).toBe('active');
     // What each waits on, from its workflow's own account: the leaders on the agent they lead, the leaf at work.
     for (const id of [rootId, a.agentId]) expect(await page.locator(`${agent(id)} > .agent .health`).textContent()).toBe('waits on 1 agent(s)');
-    expect(await page.locator(`${agent(b.agentId)} > .agent .health`).textContent()).toMatch(/^working · \d+ (s|min)$/);
+    expect(await page.locator(`${agent(b.agentId)} > .agent .health`).textContent()).toMatch(/^working · since \d+ (s|min) ago$/);
     // Each agent's inbox depth, as the operator API counts it (A and the root still hold the question's inbox line).
     const rows = (await operator.request('GET', `/runs/${runId}/agents`)).json.agents;
     for (const id of [rootId, a.agentId]) {
@@ -388,6 +388,26 @@ describe('the operator console', () => {
       expect(await root.locator('.agent-usage').textContent()).toBe(`${tokens.toLocaleString('en')} tokens · 2 requests`);
       expect(await page.locator('.run-summary dd', { hasText: 'model requests' }).textContent()).toMatch(new RegExp(`^${tokens.toLocaleString('en')} tokens \\(.*\\) in 2 model requests$`));
       await shot('08-stopped-agent');
+
+      // The runs list names the run as needing attention, filtered and worst first; the Runs tab counts it on every page.
+      const listed = await until(async () => {
+        const rows = (await operator.request('GET', '/runs?status=active&page_size=200')).json.runs as any[];
+        const mine = rows.find((r) => r.run_id === run.runId);
+        return mine?.health === 'needs_attention' ? mine : undefined;
+      }, 'the run listed as needing attention');
+      expect(listed.attention.agents).toBe(1);
+      const waiting = (await operator.request('GET', '/waiting')).json;
+      expect(waiting.agents_needing_attention).toBeGreaterThanOrEqual(1);
+      await page.goto(`${gateway.url}/console#/runs`);
+      await page.locator('#health-filter').selectOption('needs_attention');
+      const row = page.locator(`tr[data-run-id="${run.runId}"]`);
+      await row.locator('.badge-needs_attention', { hasText: 'needs attention' }).waitFor();
+      expect(new Set(await page.locator('table.runs tbody tr .health-cell .badge').allTextContents())).toEqual(new Set(['needs attention']));
+      await page.locator('#runs-count', { hasText: String(waiting.agents_needing_attention) }).waitFor();
+      await page.goto(`${gateway.url}/console#/approvals`);
+      // Still counted on another page.
+      expect(Number(await page.locator('#runs-count').textContent())).toBeGreaterThanOrEqual(1);
+      await shot('09-runs-by-health');
     } finally {
       await operator.request('POST', `/runs/${run.runId}/cancel`, { reason: 'test over' });
     }

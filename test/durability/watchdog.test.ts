@@ -40,17 +40,20 @@ async function startRun(limits: Record<string, number>) {
 
 /** The root declares a plan of `ids` and spawns each task; the test plays every child. */
 /** `joined` runs as each child connects, before the next is spawned: a child's own traffic starts at once. */
-async function team(limits: Record<string, number>, ids: string[], joined: (id: string, client: AgentClient) => void = () => undefined) {
+/** `absent`: spawned too, but nobody connects as them. */
+async function team(limits: Record<string, number>, ids: string[], joined: (id: string, client: AgentClient) => void = () => undefined, absent: string[] = []) {
   const run = await startRun(limits);
-  await run.root.ok('declare_plan', { tasks: ids.map((id) => ({ id, role: `${id}-engineer`, skill: 'worker', task: `Do ${id}.`, depends_on: [] })) });
+  await run.root.ok('declare_plan', { tasks: [...ids, ...absent].map((id) => ({ id, role: `${id}-engineer`, skill: 'worker', task: `Do ${id}.`, depends_on: [] })) });
   const kids: Record<string, { agentId: string; client: AgentClient }> = {};
+  const unstarted: Record<string, string> = {};
+  for (const id of absent) unstarted[id] = (await run.root.ok('spawn_agent', { task_id: id })).agent_id;
   for (const id of ids) {
     const spawned = await run.root.ok('spawn_agent', { task_id: id });
     const launch = await stack.operator.launch(run.runId, spawned.agent_id);
     kids[id] = { agentId: spawned.agent_id, client: await connect(launch.token) };
     joined(id, kids[id].client);
   }
-  return { ...run, kids };
+  return { ...run, kids, unstarted };
 }
 
 async function events(runId: string, type: string, pred: (e: any) => boolean = () => true, min = 1, timeoutMs = 30_000): Promise<any[]> {
@@ -177,7 +180,7 @@ describe('watchdog passes A and B, and its questions', () => {
     let acks: Promise<void> = Promise.resolve();
     let asked: Promise<unknown> = Promise.resolve();
     // The reader reads and the asker asks from the moment each joins: on a loaded machine spawning the others takes seconds.
-    const { runId, root, kids } = await team({ review_watchdog_seconds: 0, idle_watchdog_seconds: 3 }, ['reader', 'asker', 'sleeper', 'acker'], (id, client) => {
+    const { runId, root, kids, unstarted } = await team({ review_watchdog_seconds: 0, idle_watchdog_seconds: 3 }, ['reader', 'asker', 'sleeper', 'acker'], (id, client) => {
       if (id === 'acker') {
         // A stalled agent whose runtime still takes in everything, the watchdog's reminders included, and does nothing.
         acks = (async () => {
@@ -208,7 +211,7 @@ describe('watchdog passes A and B, and its questions', () => {
           { timeout: 60_000 },
         );
       }
-    });
+    }, ['nobody']);
     const { reader, sleeper, asker } = kids;
     // Stopped however the test ends, before the clients close.
     afterAllStops.push(async () => {
@@ -228,9 +231,11 @@ describe('watchdog passes A and B, and its questions', () => {
     const inbox = (await sleeper.client.inbox(0, 0)).messages.filter((m: any) => m.content.startsWith('[WATCHDOG]'));
     expect(inbox.map((m: any) => m.content.includes('signal_review') && m.content.includes('ask_user'))).toEqual([true, true]);
 
-    // Three intervals passed for the sleeper; the reader and the asker were never nudged.
+    // Three intervals passed for the sleeper; the reader and the asker were never nudged, nor the member nobody acts as.
     const all = await stack.operator.events(runId, 'liveness.nudge');
-    expect(all.filter((e) => e.agent_id === reader.agentId || e.agent_id === asker.agentId)).toEqual([]);
+    expect(all.filter((e) => [reader.agentId, asker.agentId, unstarted.nobody].includes(e.agent_id))).toEqual([]);
+    const rows = (await stack.operator.request('GET', `/runs/${runId}/agents`)).json.agents as any[];
+    expect(rows.find((r) => r.agent_id === unstarted.nobody).health).toMatchObject({ state: 'waiting', waiting_on: { kind: 'runtime', for: 'start' } });
 
     // Taking in the reminders is no sign of life: the agent that only acknowledges climbs the same ladder to the person.
     const ackerNudges = await events(runId, 'liveness.nudge', (e) => e.agent_id === kids.acker.agentId, 2);

@@ -56,6 +56,7 @@ export function healthOf(s: Pick<AgentState, 'id' | 'status' | 'data'>): AgentHe
     return { state: 'stopped', waiting_on: { kind: 'decision', why }, since: d.stopped_at ?? null, line: `${what} Waiting for ${leaderName} to decide.` };
   }
   if (status === 'terminating') return { state: 'waiting', waiting_on: { kind: 'runtime', for: 'terminate' }, since: d.terminate.posted_at, line: 'Told to stop; waiting for its runtime to read the terminate item.' };
+  if (d.driven === false) return { state: 'waiting', waiting_on: { kind: 'runtime', for: 'start' }, since: d.launched_at ?? null, line: 'Nobody acts as it yet: waiting for a client to connect with its token.' };
   if ((d.launch_gen ?? 0) === 0) return { state: 'waiting', waiting_on: { kind: 'runtime', for: 'start' }, since: null, line: 'Not started yet: waiting for its runtime.' };
   const w = d.watch;
   if (w && (w.idle_strikes >= 3 || Object.values(w.reviews).some((r) => r.strikes >= 3))) {
@@ -75,4 +76,12 @@ export function healthOf(s: Pick<AgentState, 'id' | 'status' | 'data'>): AgentHe
   const live = Object.values(d.children).filter((c) => c.status !== 'terminated');
   if (live.length > 0) return { state: 'waiting', waiting_on: { kind: 'children', ids: live.map((c) => c.agent_id) }, since: null, line: `Leads ${live.length} agent(s) at work.` };
   return { state: 'working', waiting_on: null, since: lastSign, line: 'Working.' };
+}
+
+/** The part of its health that the Temporal UI and the runs list filter on: does it need someone to act? */
+export type Attention = 'stopped' | 'stalled' | 'none';
+
+export function attentionOf(s: Pick<AgentState, 'id' | 'status' | 'data'>): Attention {
+  const state = healthOf(s).state;
+  return state === 'stopped' || state === 'stalled' ? state : 'none';
 }

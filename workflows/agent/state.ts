@@ -38,6 +38,13 @@ export interface AgentData {
   crashed_out: boolean;
   /** Stopped by Dipper with its process (a spent budget); `down` once the process is stopped. Absent in older runs. */
   halted?: { reason: 'budget'; down: boolean };
+  /**
+   * false while nothing drives it: a `none` runtime (an outside client acts as it) that has made no tool call and
+   * acknowledged nothing yet. The watchdog leaves such an agent alone. Absent: driven (and in older runs).
+   */
+  driven?: boolean;
+  /** The DipperAttention search attribute as last set (absent: never set, `none`). */
+  attention?: 'stopped' | 'stalled';
   /** When it crashed out or was halted (workflow time); absent otherwise, and in older runs. */
   stopped_at?: number;
   /** agent_completed has been recorded; each lifecycle records it once. Absent in older runs. */
@@ -309,7 +316,9 @@ export class AgentState {
   /** Acknowledged inbox items are the delivery side of send_message. */
   ack(upTo: number): number {
     // Not a sign of life (the notes: a tool call or a delivery is): a stalled agent's runtime takes in the watchdog's
-    // own reminders too, and counting that reset its clock at every nudge, so it never reached a person.
+    // own reminders too, and counting that reset its clock at every nudge, so it never reached a person. But
+    // something reads its inbox: it is driven.
+    this.data.driven = true;
     for (const item of this.inbox.ack(upTo)) {
       this.events.emit('agent_input', { message_id: item.message_id, kind: item.kind, from: item.from });
       if (item.kind === 'terminate') this.consumeTerminate('sentinel');

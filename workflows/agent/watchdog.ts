@@ -66,6 +66,7 @@ function idleAble(s: AgentState): boolean {
     s.status === 'active' &&
     !s.data.crashed_out &&
     !s.data.halted &&
+    s.data.driven !== false &&
     (s.data.launch_gen ?? 0) > 0 &&
     (s.data.watch?.asking.length ?? 0) === 0 &&
     !Object.values(s.data.children).some((c) => c.status !== 'terminated')

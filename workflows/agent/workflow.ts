@@ -12,7 +12,7 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import { historyFull, readyToContinue } from '../events';
-import { statusKey } from '../searchAttributes';
+import { attentionKey, statusKey } from '../searchAttributes';
 import type { AgentIdentity, AgentStatus, LaunchSpec, Limits } from '../types';
 import { agentWorkflowId } from '../ids';
 import { failureText } from '../errors';
@@ -21,7 +21,7 @@ import { runtimeGone } from './crash';
 import { leaderEndedSignal } from './messages';
 import { installHandlers, notifyStatus } from './handlers';
 import { AgentState, freshData, type AgentData } from './state';
-import { healthOf } from './health';
+import { attentionOf, healthOf } from './health';
 import { watchWorkspaces } from './workspaceWatch';
 import { DUE_NOW, nextDue, runWatchdog, setAsking, touch } from './watchdog';
 import { activitySignal, askingSignal } from './messages';
@@ -75,7 +75,10 @@ export async function agentWorkflow(input: AgentInput): Promise<void> {
   installHandlers(s, input.runTask);
   // Watchdog passes A and B (workflows/agent/watchdog.ts).
   s.onActivity = () => touch(s);
-  setHandler(activitySignal, () => touch(s));
+  setHandler(activitySignal, () => {
+    s.data.driven = true;
+    touch(s);
+  });
   setHandler(askingSignal, ({ qid, open }) => setAsking(s, qid, open));
   void s.events.flushForever(true);
   void watchWorkspaces(s);
@@ -98,6 +101,7 @@ export async function agentWorkflow(input: AgentInput): Promise<void> {
       (s.data.launch_wanted !== null && !runtimeStopped) ||
       (s.status === 'terminated' && !runtimeStopped) ||
       (s.data.halted?.down === false && !runtimeStopped) ||
+      attentionOf(s) !== (s.data.attention ?? 'none') ||
       s.data.run_ended ||
       historyFull(input) ||
       sooner();
@@ -150,11 +154,20 @@ export async function agentWorkflow(input: AgentInput): Promise<void> {
       try {
         const started = await runtime.launchRuntime({ identity: s.id, launch: s.data.launch_spec, mode, generation, issuedAt: s.data.launched_at });
         s.events.emit('agent_started', { runtime: started.kind, mode });
+        // Nothing runs a `none` agent until a client acts as it: the watchdog waits for that client's first word.
+        if (started.kind === 'none' && s.data.driven !== true) s.data.driven = false;
       } catch (err) {
         // A launch that fails counts as a crash: the same ladder of resume, fresh start, escalation.
         s.events.emit('agent_error', { stage: 'launch', mode, message: failureText(err) });
         await runtimeGone(s, { code: null, signal: null, stderr_tail: [] });
       }
+    }
+    const attention = attentionOf(s);
+    if (attention !== (s.data.attention ?? 'none')) {
+      // Only a change is written: agents that never need anyone never carry it.
+      upsertSearchAttributes([{ key: attentionKey, value: attention }]);
+      if (attention === 'none') delete s.data.attention;
+      else s.data.attention = attention;
     }
     if (s.status !== reported) {
       reported = s.status;
