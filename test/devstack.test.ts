@@ -12,7 +12,7 @@ const yaml = require('js-yaml') as { load(text: string): unknown };
 
 const root = path.resolve(__dirname, '..');
 const devConfig = loadTemporalDevConfig(root);
-const dipperAttributes = ['DipperRunId', 'DipperAgentId', 'DipperRole', 'DipperLeaderId', 'DipperStatus'];
+const dipperAttributes = ['DipperRunId', 'DipperAgentId', 'DipperRole', 'DipperLeaderId', 'DipperStatus', 'DipperAttention'];
 
 /** Every value that follows `flag` in argv. */
 function flagValues(args: string[], flag: string): string[] {
@@ -20,7 +20,7 @@ function flagValues(args: string[], flag: string): string[] {
 }
 
 describe('temporal-config/dev-server.json', () => {
-  it('registers the five Dipper search attributes, all Keyword', () => {
+  it('registers the six Dipper search attributes, all Keyword', () => {
     expect(Object.keys(devConfig.searchAttributes).sort()).toEqual([...dipperAttributes].sort());
     expect(new Set(Object.values(devConfig.searchAttributes))).toEqual(new Set(['Keyword']));
   });

@@ -33,7 +33,14 @@ const rejectBody = z.strictObject({ reason: z.string().trim().min(1).max(4000), 
  * the exact words or file it would send), each approval's record, and the
  * person's decision (approver role; the operator's name is recorded).
  */
-export function approvalRoutes(router: Router, team: TeamClient, decisions: DecisionKeys, content: ContentKeeper, needs: (role: 'viewer' | 'approver' | 'admin') => RequestHandler): void {
+export function approvalRoutes(
+  router: Router,
+  team: TeamClient,
+  decisions: DecisionKeys,
+  content: ContentKeeper,
+  events: EventStore,
+  needs: (role: 'viewer' | 'approver' | 'admin') => RequestHandler,
+): void {
   const handleOf = (runId: string, id: string) => {
     if (!RUN_ID.test(runId) || !APPROVAL_ID.test(id)) throw new HttpError(404, 'unknown_approval', 'No such approval.');
     return team.handle(approvalWorkflowId(runId, id));
@@ -81,6 +88,37 @@ export function approvalRoutes(router: Router, team: TeamClient, decisions: Deci
   };
   router.post('/runs/:runId/isphere/approvals/:id/approve', needs('approver'), decide('approve'));
   router.post('/runs/:runId/isphere/approvals/:id/reject', needs('approver'), decide('reject'));
+
+  /**
+   * The same routes by approval id alone, as an agent's dry run and every notice name it: the run is found from the
+   * approval's own request event, or else among the approvals still open.
+   */
+  const runOf = async (id: string): Promise<string> => {
+    if (!APPROVAL_ID.test(id)) throw new HttpError(404, 'unknown_approval', 'No such approval.');
+    const recorded = await events.runOfApproval(id);
+    if (recorded) return recorded;
+    const suffix = `/approval/${id}`;
+    let found: string | null = null;
+    await team.bounded('find approval', async () => {
+      for await (const wf of team.temporal.list(`${typeIs(isphereApprovalWorkflow)} AND ExecutionStatus = 'Running'`, 1000)) {
+        if (wf.workflowId.endsWith(suffix)) found = wf.workflowId.split('/')[1];
+        if (found) break;
+      }
+    });
+    if (!found) throw new HttpError(404, 'unknown_approval', 'No such approval.');
+    return found;
+  };
+  const byId =
+    (then: RequestHandler): RequestHandler =>
+    async (req, res, next) => {
+      req.params.runId = await runOf(String(req.params.id));
+      return then(req, res, next);
+    };
+  router.get('/isphere/approvals/:id', needs('viewer'), byId(async (req, res) => {
+    res.json(await content.resolve(await team.query(handleOf(String(req.params.runId), String(req.params.id)), approvalQuery).catch(missing)));
+  }));
+  router.post('/isphere/approvals/:id/approve', needs('approver'), byId(decide('approve')));
+  router.post('/isphere/approvals/:id/reject', needs('approver'), byId(decide('reject')));
 }
 
 const auditQuery = z.strictObject({

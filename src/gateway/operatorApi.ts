@@ -304,7 +304,7 @@ export function operatorRouter(deps: OperatorDeps): Router {
   });
 
   questionRoutes(router, team, deps.content, deps.decisions, needs);
-  approvalRoutes(router, team, deps.decisions, deps.content, needs);
+  approvalRoutes(router, team, deps.decisions, deps.content, deps.events, needs);
   auditRoutes(router, deps.audit, deps.events, needs);
 
   router.get('/runs/:runId/events', needs('viewer'), async (req, res) => {

@@ -97,6 +97,17 @@ it('describes every workflow of a run and answers every query with no argument',
 
   await operator.request('POST', `/runs/${runId}/questions/${qid}/answer`, { answers: [{ selected_labels: [], text: 'Yes.' }] });
   await asked;
+
+  // An agent that ended is shown ended: its workflow completes, its last details say so, and its record still reads.
+  await root.ok('terminate_child', { agent_id: child.agentId, force: true });
+  await eventually(async () => ((await childWf.describe()).status.name === 'COMPLETED' ? true : undefined), 30_000);
+  expect((await childWf.query<Metadata>('__temporal_workflow_metadata')).currentDetails).toBe('Ended.');
+  expect((await childWf.query<{ status: string }>('inbox')).status).toBe('terminated');
+  // Words to it find it closed, and say so.
+  expect((await root.fail('send_message', { to: child.agentId, content: 'Still there?' })).code).toBe('recipient_terminated');
+  // The run and the root go on.
+  expect((await (await run.describe()).status.name)).toBe('RUNNING');
+  expect((await root.ok('list_peers', { scope: 'all' })).peers.find((p: { agent_id: string }) => p.agent_id === child.agentId).status).toBe('terminated');
 });
 
 async function childDetailsName(handle: WorkflowHandle): Promise<string> {

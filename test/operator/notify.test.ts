@@ -112,6 +112,16 @@ describe('notifications', () => {
       const approval = await everywhere((n) => n.kind === 'approval' && n.id.endsWith(approvalId));
       expect(approval.hook.body).toMatchObject({ run_id: run.run_id, link: `${stack.gatewayUrl}/console#/approvals` });
       expect(approval.hook.body.title).toContain('isphere_send_message');
+      // The approval's id alone addresses it, as the notice names it: no run id needed.
+      const byId = await eventually(async () => {
+        const res = await stack.operator.request('GET', `/isphere/approvals/${approvalId}`);
+        return res.status === 200 ? res.json : undefined;
+      }, 15_000, 250);
+      expect(byId).toMatchObject({ approval_id: approvalId, status: 'pending' });
+      const rejected = await stack.operator.request('POST', `/isphere/approvals/${approvalId}/reject`, { reason: 'Not this one.' });
+      expect(rejected.status).toBe(200);
+      expect((await stack.operator.request('GET', `/isphere/approvals/${approvalId}`)).json.status).toBe('rejected');
+      expect((await stack.operator.request('POST', '/isphere/approvals/apr_nosuchapproval/approve', {})).status).toBe(404);
 
       // A member stopped by its budget: its leader is told, and so are people, with the run's page.
       await root.ok('declare_plan', { tasks: [{ id: 'w', role: 'writer', skill: 'worker', task: 'Write.' }] });

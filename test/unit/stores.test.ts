@@ -93,6 +93,16 @@ describe.each(backends)('%s', (_name, place) => {
     expect(await stores.events.modelUsage(runOf())).toEqual([]);
   });
 
+  it('finds the run of an approval from its request event alone', async () => {
+    const runId = runOf();
+    const approvalId = `apr_${runId.slice(4)}`;
+    const requested = { event_id: `${runId}-a`, run_id: runId, agent_id: 'ag_a', type: 'isphere.approval_requested', ts: 1, data: { approval_id: approvalId, tool: 'isphere_send_message' } };
+    // Another kind of event naming it does not count.
+    await stores.events.append([{ ...requested, event_id: `${runId}-b`, run_id: runOf(), type: 'isphere.approval_announced', data: { approval_id: `${approvalId}x` } }, requested]);
+    expect(await stores.events.runOfApproval(approvalId)).toBe(runId);
+    expect(await stores.events.runOfApproval(`${approvalId}x`)).toBeNull();
+  });
+
   it('keeps texts by reference, reads them back, drops them one by one or by run, and counts them', async () => {
     const runId = runOf();
     const long = 'long text '.repeat(500);

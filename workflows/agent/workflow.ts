@@ -175,7 +175,10 @@ export async function agentWorkflow(input: AgentInput): Promise<void> {
       await notifyStatus(s);
     }
 
-    if (s.data.run_ended && s.status === 'terminated' && runtimeStopped) {
+    // Ended: its tokens and process are gone, its leader and the run's directory have its status. The workflow closes
+    // with it, so Temporal shows it ended; later words to it find it closed (send_message answers recipient_terminated).
+    if (s.status === 'terminated' && runtimeStopped && reported === 'terminated') {
+      showDetails(s);
       await settle(s);
       return;
     }

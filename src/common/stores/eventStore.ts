@@ -33,6 +33,8 @@ export interface EventStore {
   list(runId: string, opts?: ListOptions): Promise<StoredEvent[]>;
   /** Events of one type across every run, in log order (the audit chain's anchors). */
   ofType(type: string, after?: number, limit?: number): Promise<StoredEvent[]>;
+  /** The run an iSphere approval belongs to, from its `isphere.approval_requested` event; null when none is written. */
+  runOfApproval(approvalId: string): Promise<string | null>;
   /** What the run's model answers cost, per agent: its `model.usage` events added up by the store. */
   modelUsage(runId: string): Promise<AgentUsage[]>;
   close(): Promise<void>;
@@ -85,6 +87,13 @@ export class SqliteEventStore implements EventStore {
       .prepare('SELECT seq, event_id, run_id, agent_id, type, ts, data FROM events WHERE type = ? AND seq > ? ORDER BY seq LIMIT ?')
       .all(type, after, limit) as (Omit<StoredEvent, 'data'> & { data: string })[];
     return rows.map((r) => ({ ...r, data: JSON.parse(r.data) }));
+  }
+
+  async runOfApproval(approvalId: string): Promise<string | null> {
+    const row = this.db
+      .prepare(`SELECT run_id FROM events WHERE type = 'isphere.approval_requested' AND json_extract(data, '$.approval_id') = ? LIMIT 1`)
+      .get(approvalId) as { run_id: string } | undefined;
+    return row?.run_id ?? null;
   }
 
   async modelUsage(runId: string): Promise<AgentUsage[]> {

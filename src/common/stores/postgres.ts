@@ -184,6 +184,11 @@ export class PgEventStore implements EventStore {
     return rows.map((r) => ({ ...r, seq: Number(r.seq), ts: Number(r.ts) }));
   }
 
+  async runOfApproval(approvalId: string): Promise<string | null> {
+    const { rows } = await this.pool.query(`SELECT run_id FROM dipper_events WHERE type = 'isphere.approval_requested' AND data->>'approval_id' = $1 LIMIT 1`, [approvalId]);
+    return rows[0]?.run_id ?? null;
+  }
+
   async modelUsage(runId: string): Promise<AgentUsage[]> {
     const { rows } = await this.pool.query(
       `SELECT agent_id, COUNT(*) AS requests, COALESCE(SUM((data->>'input_tokens')::bigint), 0) AS input_tokens,
