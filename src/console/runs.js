@@ -93,8 +93,8 @@ function row(run) {
 /** What needs whom: attention (agents stopped or stalled), then what waits for a person. */
 function healthOf(run) {
   if (!HEALTH_LABEL[run.health]) return '';
-  const parts = [badge(HEALTH_LABEL[run.health], run.health)];
-  if (run.attention?.agents) parts.push(el('span', { class: 'muted', text: ` ${run.attention.agents} agent(s) stopped or stalled` }));
-  if (run.attention?.needs_you) parts.push(el('span', { class: 'muted', text: ` ${run.attention.needs_you} waiting for you` }));
-  return parts;
+  const counts = [];
+  if (run.attention?.agents) counts.push(`${run.attention.agents} agent(s) stopped or stalled`);
+  if (run.attention?.needs_you) counts.push(`${run.attention.needs_you} waiting for you`);
+  return [badge(HEALTH_LABEL[run.health], run.health), counts.length ? el('span', { class: 'muted', text: ` ${counts.join(' · ')}` }) : null];
 }
