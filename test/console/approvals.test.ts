@@ -86,9 +86,20 @@ it('shows the send with its words and hash, and Approve lets the agent send it o
   const mine = page.locator('.audit tbody tr', { hasText: id });
   expect(await mine.count()).toBe(2);
   expect(await mine.first().locator('td').nth(2).textContent()).toBe('outcome');
-  expect(await mine.first().locator('td').nth(5).textContent()).toBe('sent');
-  expect(await mine.first().locator('td').nth(6).textContent()).toBe('Ana (console)');
+  const cells = mine.first().locator('td');
+  expect(await cells.nth(3).textContent()).toBe(run.run_id);
+  expect(await cells.nth(4).textContent()).toBe(run.root.agent_id);
+  expect(await cells.nth(7).textContent()).toMatch(/^sha256 [0-9a-f]{12}…$/);
+  expect(await cells.nth(8).textContent()).toBe('sent');
+  expect(await cells.nth(9).textContent()).toBe('Ana (console)');
+  // Local time, not the stored ISO string (kept as the cell's title).
+  expect(await cells.nth(1).textContent()).not.toMatch(/T\d\d:\d\d.*Z$/);
+  expect(await cells.nth(1).getAttribute('title')).toMatch(/T\d\d:\d\d.*Z$/);
+  // The filter keeps the rows that hold every term: this approval's two.
+  await page.locator('#audit-filter').fill(`${id} ${run.run_id}`);
+  expect(await page.locator('.audit tbody tr:not([hidden])').count()).toBe(2);
   await shot('22-audit');
+  await page.locator('#audit-filter').fill('');
   const listed = await operator.request('GET', '/isphere/audit?limit=5');
   expect(listed.json.records[0]).toMatchObject({ approval_id: id, kind: 'outcome', result: 'sent', approver: 'Ana' });
   // The chain checks out against its witness too, which has seen this send's records.
