@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { jsonSetting } from './jsonSetting';
 import type { AgentUsage } from './stores/eventStore';
 import type { BudgetSpent } from '../../workflows/agent/messages';
 
@@ -16,18 +17,7 @@ export type Budgets = z.infer<typeof budgetsSchema>;
 
 export function parseBudgets(raw: string | undefined): Budgets | undefined {
   if (!raw) return undefined;
-  let json: unknown;
-  try {
-    json = JSON.parse(raw);
-  } catch {
-    throw new Error('DIPPER_MODEL_BUDGETS must be JSON: {"run": {"tokens": N, "turns": N}, "agent": {...}, "skills": {"name": {...}}}');
-  }
-  const parsed = budgetsSchema.safeParse(json);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new Error(`DIPPER_MODEL_BUDGETS ${issue.path.join('.') || '(top)'}: ${issue.message}`);
-  }
-  return parsed.data;
+  return jsonSetting('DIPPER_MODEL_BUDGETS', raw, budgetsSchema, '{"run": {"tokens": N, "turns": N}, "agent": {...}, "skills": {"name": {...}}}');
 }
 
 /**

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { jsonSetting } from '../common/jsonSetting';
 
 /**
  * Where Dipper tells people that something waits for them (DIPPER_NOTIFY):
@@ -20,18 +21,7 @@ export interface NotifyConfig {
 
 export function parseNotify(raw: string | undefined): NotifyConfig {
   if (!raw) return {};
-  let json: unknown;
-  try {
-    json = JSON.parse(raw);
-  } catch {
-    throw new Error('DIPPER_NOTIFY must be JSON: {"webhook": {"url", "secret"}, "slack": {"url"}, "email": {"smtp", "from", "to": [...]}}');
-  }
-  const parsed = schema.safeParse(json);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new Error(`DIPPER_NOTIFY ${issue.path.join('.') || '(top)'}: ${issue.message}`);
-  }
-  const { webhook, slack, email } = parsed.data;
+  const { webhook, slack, email } = jsonSetting('DIPPER_NOTIFY', raw, schema, '{"webhook": {"url", "secret"}, "slack": {"url"}, "email": {"smtp", "from", "to": [...]}}');
   const config: NotifyConfig = {};
   if (webhook) {
     const secret = webhook.secret ?? (webhook.secret_file ? readFileSync(webhook.secret_file, 'utf8').trim() : undefined);
