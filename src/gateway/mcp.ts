@@ -17,6 +17,7 @@ import { SERVER_VERSION } from '../common/version';
 import { NothingDone, notSent, outcomeUnknown } from '../registry/serviceErrors';
 import { answerWithin } from './deadline';
 import { checkReviewGate, gateOf, recordGateDenied } from './reviewGate';
+import { NotFound } from '../temporal';
 
 
 /** MCP wants an object for structuredContent; a bare-array result travels as { items }. */
@@ -113,6 +114,14 @@ function truthful(def: ToolDef, raw: Record<string, unknown>, err: ToolError): T
   return outcomeUnknown(keyed || def.idempotency === 'call_receipt' || def.idempotency === 'desired_state');
 }
 
+/**
+ * A beidou call whose workflow is gone and that no tool named otherwise: the caller's own agent (or its run) has
+ * closed, since an ended agent's workflow completes. Its token is revoked a moment later; until then, this.
+ */
+function callerEnded(): ToolError {
+  return new ToolError('agent_terminated', 'You have been terminated (or your run has ended); this call changes nothing.');
+}
+
 export async function callTool(def: ToolDef, raw: Record<string, unknown>, ctx: ToolContext, log: Logger): Promise<CallToolResult> {
   const started = Date.now();
   let outcome = 'ok';
@@ -134,10 +143,11 @@ export async function callTool(def: ToolDef, raw: Record<string, unknown>, ctx: 
     const hint = def.deprecated ? { _meta: { deprecated: { replacement: def.deprecated.replacement } } } : {};
     return { content: [{ type: 'text', text: JSON.stringify(out) }], structuredContent: structured(out), ...hint };
   } catch (err) {
-    const known = truthful(def, raw, err instanceof ToolError ? err : internalError());
+    const ended = err instanceof NotFound && def.surface === 'beidou';
+    const known = truthful(def, raw, err instanceof ToolError ? err : ended ? callerEnded() : internalError());
     // The gate refused, here or in the leader's workflow: recorded either way.
     if (known.code === 'review_gate_denied') recordGateDenied(ctx, def.name, known.extra);
-    if (!(err instanceof ToolError)) log.error({ tool: def.name, err: safeMessage(err) }, 'tool failed');
+    if (!(err instanceof ToolError) && !ended) log.error({ tool: def.name, err: safeMessage(err) }, 'tool failed');
     if (err instanceof EnvelopeError && err.unexpected !== undefined) log.error({ tool: def.name, err: safeMessage(err.unexpected) }, 'tool failed');
     outcome = known.code;
     const rendered = renderError(known, def.surface, { tool: def.name, dryRun: dryRunOf(def.name, raw) });
