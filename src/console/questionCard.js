@@ -10,6 +10,7 @@ const SYSTEM = {
   root_termination: 'The root asks to end the run',
   review_overdue: 'A leader has left a review waiting',
   agent_idle: 'An agent has gone quiet',
+  root_stopped: 'The root is stopped and waits for you',
 };
 
 /**

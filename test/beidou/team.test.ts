@@ -264,8 +264,8 @@ describe('create_team (deprecated)', () => {
     const { root } = await startRun({ max_depth: 0 });
     const badSkill = await root.fail('create_team', { name: 't', task: 'x', roles: [{ ...roles[0], skill: 'nope' }] });
     // It names the skills that exist, so the agent can pick one.
-    expect(badSkill).toMatchObject({ code: 'unknown_skill', field: 'roles[0].skill', available: ['lead', 'reviewer', 'thrifty', 'worker'] });
-    expect(badSkill.message).toContain('Skills here: lead, reviewer, thrifty, worker.');
+    expect(badSkill).toMatchObject({ code: 'unknown_skill', field: 'roles[0].skill', available: ['crasher', 'lead', 'reviewer', 'thrifty', 'worker'] });
+    expect(badSkill.message).toContain('Skills here: crasher, lead, reviewer, thrifty, worker.');
     expect((await root.fail('create_team', { name: 't', task: 'x', roles })).code).toBe('depth_exceeded');
 
     const other = await startRun();

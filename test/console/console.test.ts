@@ -4,7 +4,7 @@ import type { Browser, Page } from 'playwright-core';
 import { agentWorkflowId, questionWorkflowId, runWorkflowId } from '../../workflows/ids';
 import type { AgentClient } from '../support/clients';
 import { projectRoot } from '../support/processes';
-import { closeAll, connect, eventsOf, operator, spawn, startRun, task, waitForInbox, type Member } from '../support/team';
+import { closeAll, eventsOf, operator, spawn, startRun, task, waitForInbox, type Member } from '../support/team';
 import { ana, launchChromium, startConsoleGateway, TEMPORAL_UI, until } from './browser';
 import { answerRuleCases } from './answerRules';
 import { startScriptedModel, type ScriptedModel } from '../../src/model/scripted/server';
@@ -410,46 +410,6 @@ describe('the operator console', () => {
       expect(Number(await page.locator('#runs-count').textContent())).toBeGreaterThanOrEqual(1);
     } finally {
       await operator.request('POST', `/runs/${run.runId}/cancel`, { reason: 'test over' });
-    }
-  });
-
-  it('names a stalled run and a run waiting for you, on the runs list and on their pages', async () => {
-    const stalled = (await operator.request('POST', '/runs', { task: 'Stall.', limits: { idle_watchdog_seconds: 1, review_watchdog_seconds: 0 } })).json;
-    const asking = (await operator.request('POST', '/runs', { task: 'Ask.' })).json;
-    // The stalled root is connected (so it is watched) and does nothing; the other root asks the person.
-    const idle = await connect(stalled.root.agent_token);
-    const asker = await connect(asking.root.agent_token);
-    const question = { question: 'Which region?', header: 'Region', multiSelect: false, options: [] };
-    const asked = asker.mcp.callTool({ name: 'ask_user', arguments: { questions: [question] } }, undefined, { timeout: 60_000 }).catch(() => undefined);
-    try {
-      const rows = await until(async () => {
-        const runs = (await operator.request('GET', '/runs?status=active&page_size=200')).json.runs as any[];
-        const [s, a] = [stalled.run_id, asking.run_id].map((id) => runs.find((r) => r.run_id === id));
-        return s?.health === 'needs_attention' && a?.health === 'needs_you' ? { s, a } : undefined;
-      }, 'the stalled run needing attention and the other waiting for you', 30_000);
-      // The stalled root's escalation is a question too: the run needs attention first, and you.
-      expect(rows.s.attention).toEqual({ agents: 1, needs_you: 1 });
-      expect(rows.a.attention).toEqual({ agents: 0, needs_you: 1 });
-
-      await page.goto(`${gateway.url}/console#/runs`);
-      await page.locator('#run-sort').selectOption('health');
-      const badgeOf = (id: string) => page.locator(`tr[data-run-id="${id}"] .health-cell .badge`);
-      await badgeOf(stalled.run_id).filter({ hasText: 'needs attention' }).waitFor();
-      expect(await badgeOf(asking.run_id).textContent()).toBe('needs you');
-      // Worst first: every run needing attention comes before every run waiting for you, and those before working ones.
-      const order = await page.locator('table.runs tbody tr .health-cell .badge').allTextContents();
-      expect(order).toEqual([...order].sort((x, y) => ['needs attention', 'needs you', 'working'].indexOf(x) - ['needs attention', 'needs you', 'working'].indexOf(y)));
-      await shot('10-runs-worst-first');
-
-      await page.goto(`${gateway.url}/console#/runs/${stalled.run_id}`);
-      await page.locator(`li[data-agent-id="${stalled.root.agent_id}"] > .agent .health`, { hasText: 'stalled: needs attention' }).waitFor();
-      await page.goto(`${gateway.url}/console#/runs/${asking.run_id}`);
-      await page.locator(`li[data-agent-id="${asking.root.agent_id}"] > .agent .health`, { hasText: /^waits for an answer \(q_/ }).waitFor();
-    } finally {
-      for (const run of [stalled, asking]) await operator.request('POST', `/runs/${run.run_id}/cancel`, { reason: 'test over' });
-      await asked;
-      await idle.close();
-      await asker.close();
     }
   });
 

@@ -140,7 +140,8 @@ function noticeOf(input: m.QuestionInput, hop: number): Notice {
       return { ...base, kind: 'stopped', title: gist(first) };
     case 'review_overdue':
     case 'agent_idle':
-      return { ...base, kind: 'escalation', title: `The watchdog asks you: ${gist(first)}` };
+      // The situation, not the question's words ("What should … be told?"): the context's first clause says it.
+      return { ...base, kind: 'escalation', title: `The watchdog: ${gist((context || first).split(/[;.] /)[0])}` };
     default:
       return { ...base, kind: 'question', title: `A question from ${input.askerRole} (${input.askerId}): ${gist(first)}` };
   }
