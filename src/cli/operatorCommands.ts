@@ -109,22 +109,34 @@ export async function printEvents(target: OperatorTarget, runId: string, opts: E
   let after = opts.after;
   let left = opts.limit ?? Infinity;
   let caughtUp = false;
+  const held: RunEvent[] = [];
+  const print = (events: RunEvent[]) => {
+    events.sort((a, b) => a.ts - b.ts || a.seq - b.seq);
+    if (events.length) process.stdout.write(events.map((e) => `${eventLine(e, opts.json === true)}\n`).join(''));
+  };
   try {
     while (left > 0 && !stop.signal.aborted) {
       const size = Math.min(PAGE, left);
       const query = new URLSearchParams({ after: String(after), limit: String(size), ...(opts.type ? { type: opts.type } : {}) });
       const answer = await operatorGet<{ events: RunEvent[]; next_after: number }>(target, `/runs/${encodeURIComponent(runId)}/events?${query}`);
-      if ('failed' in answer) return fail(answer);
+      if ('failed' in answer) {
+        print(held.splice(0));
+        return fail(answer);
+      }
       const { events, next_after } = answer.body;
-      if (events.length) process.stdout.write(events.map((e) => `${eventLine(e, opts.json === true)}\n`).join(''));
+      // The log is written in batches per workflow, so its order is not quite the order things happened in: what is
+      // read before catching up is printed at once in time order, and each later batch in time order too.
+      held.push(...events);
       after = next_after;
       left -= events.length;
       if (events.length === size) continue;
+      print(held.splice(0));
       if (!opts.follow) break;
       if (!caughtUp) process.stderr.write(`dipper: following ${runId}'s new events; Ctrl-C to stop\n`);
       caughtUp = true;
       await sleep(FOLLOW_EVERY_MS, undefined, { signal: stop.signal }).catch(() => undefined);
     }
+    print(held.splice(0));
     return 0;
   } finally {
     process.off('SIGINT', onInterrupt);

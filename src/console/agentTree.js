@@ -32,7 +32,7 @@ export function agentTree(runId, agents, rootId, usage = new Map()) {
         if (shown.has(a.agent_id)) return null;
         shown.add(a.agent_id);
         const below = children.get(a.agent_id) ?? [];
-        return el('li', { 'data-agent-id': a.agent_id }, agentLine(runId, a, a.agent_id === rootId, usage.get(a.agent_id)), below.length ? branch(below) : null);
+        return el('li', { 'data-agent-id': a.agent_id }, agentLine(runId, a, a.agent_id === rootId, usage.get(a.agent_id)), below.length ? branch(below) : null, unstarted(a.plan));
       }),
     );
   const tree = branch(tops);
@@ -69,19 +69,56 @@ function healthChip(h) {
   if (!h || h.state === 'ended') return null;
   const attention = h.state === 'stopped' || h.state === 'stalled';
   const text = `${healthText(h)}${h.since ? ` · since ${ago(h.since)}` : ''}`;
-  return el('span', { class: `health health-${h.state}${attention ? ' flag flag-stopped' : ''}`, title: h.line, text });
+  return [el('span', { class: `health health-${h.state}${attention ? ' flag flag-stopped' : ''}`, title: h.line, text }), waitsOn(h.waiting_on)];
+}
+
+/** Whom or what it waits on, each a link: an agent's line on this page, or the inbox for a person's question. */
+function waitsOn(w) {
+  if (!w) return null;
+  const agents = w.kind === 'children' || w.kind === 'review_of' ? w.ids : w.kind === 'leader' && w.id ? [w.id] : [];
+  const links = agents.slice(0, 5).map((id) => {
+    const go = el('button', { type: 'button', class: 'link waits-on', 'data-target': id, text: id });
+    go.addEventListener('click', () => {
+      const line = go.ownerDocument.querySelector(`li[data-agent-id="${id}"] > .agent`);
+      line?.scrollIntoView({ block: 'center' });
+      line?.classList.add('pointed');
+      setTimeout(() => line?.classList.remove('pointed'), 1500);
+    });
+    return go;
+  });
+  if (w.kind === 'question' || (w.kind === 'leader' && !w.id)) links.push(el('a', { class: 'waits-on', href: '#/inbox', text: 'in the inbox' }));
+  if (links.length === 0) return null;
+  const more = agents.length > 5 ? el('span', { class: 'muted', text: ` +${agents.length - 5}` }) : null;
+  return el('span', { class: 'waits-on-list' }, '→ ', links, more);
+}
+
+/** The plan's tasks nobody has been spawned for yet: ready ones, and those blocked on others. */
+function unstarted(plan) {
+  const open = (plan?.tasks ?? []).filter((t) => !t.agent_id && (t.status === 'ready' || t.status === 'blocked'));
+  if (open.length === 0) return null;
+  return el(
+    'ul',
+    { class: 'tree plan-tasks' },
+    open.map((t) => {
+      const waiting = t.status === 'blocked' ? `waits for ${t.depends_on.join(', ')}` : 'ready to spawn';
+      return el('li', { 'data-plan-task': t.id }, el('span', { class: 'plan-task', text: `plan task ${t.id}` }), el('span', { class: 'agent-role', text: t.role }), el('span', { class: 'muted', text: `not started · ${waiting}` }));
+    }),
+  );
 }
 
 function agentLine(runId, a, isRoot, usage) {
-  const reviewPending = a.review_pending ?? a.status === 'review_pending';
-  const terminationRequested = a.termination_requested ?? a.status === 'termination_requested';
+  // A flag the status word does not already say (a leader can be both active and waiting for its review).
+  const reviewPending = (a.review_pending ?? false) && a.status !== 'review_pending';
+  const terminationRequested = (a.termination_requested ?? false) && a.status !== 'termination_requested';
   const depth = a.inbox_depth;
+  // A stopped or stalled agent is still `active` to the spec; its status must not look healthy beside the red chip.
+  const attention = a.health?.state === 'stopped' || a.health?.state === 'stalled';
   return el(
     'div',
     { class: 'agent' },
     el('strong', { class: 'agent-name', text: a.name || a.agent_id }),
     el('span', { class: 'agent-role', text: isRoot && a.role !== 'root' ? `${a.role} (root)` : a.role }),
-    badge(a.status),
+    badge(a.status.replace(/_/g, ' '), attention ? 'plain' : a.status),
     reviewPending ? el('span', { class: 'flag flag-review', text: 'review pending' }) : null,
     terminationRequested ? el('span', { class: 'flag flag-termination', text: 'termination requested' }) : null,
     healthChip(a.health),

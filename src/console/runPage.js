@@ -30,18 +30,31 @@ export function runView(root, runId) {
   const tail = new EventTail(path);
   return refreshEvery(REFRESH_MS, error, async () => {
     const [run, { agents }] = await Promise.all([api(path), api(`${path}/agents`), tail.pull()]);
-    summary.replaceChildren(runSummary(run));
     const usage = new Map((run.model_usage?.by_agent ?? []).map((u) => [u.agent_id, u]));
     tree.replaceChildren(agentTree(runId, agents, run.root_agent_id, usage));
-    questions.replaceChildren(await questionList(path, runId, tail.qids()));
+    const views = await questionViews(path, tail.qids());
+    summary.replaceChildren(runSummary(run, healthOf(run, agents, views)));
+    questions.replaceChildren(questionList(runId, views));
     events.replaceChildren(tail.table());
   });
 }
 
-function runSummary(run) {
+/** The runs list's words for an active run: the worst of its agents, then whether a person is waited for. */
+const HEALTH = { needs_attention: 'needs attention', needs_you: 'needs you', working: 'working' };
+function healthOf(run, agents, views) {
+  if (run.status !== 'active') return null;
+  const stuck = agents.filter((a) => a.health?.state === 'stopped' || a.health?.state === 'stalled');
+  if (stuck.length > 0) return { health: 'needs_attention', note: `${stuck.map((a) => a.name || a.agent_id).join(', ')}: see the agents below` };
+  const asking = views.filter((v) => v.status === 'pending' && v.holder === 'user').length;
+  if (asking > 0 || (run.pending_root ?? []).length > 0) return { health: 'needs_you', note: 'a question waits in the Inbox' };
+  return { health: 'working', note: '' };
+}
+
+function runSummary(run, health) {
   const task = typeof run.task === 'string' ? run.task : JSON.stringify(run.task);
   const rows = [
     ['Status', badge(run.status)],
+    ...(health ? [['Health', [badge(HEALTH[health.health], health.health), health.note ? el('span', { class: 'muted', text: ` ${health.note}` }) : null]]] : []),
     ['Task', el('span', { class: 'task-text', text: task })],
     ['Root agent', el('span', { class: 'mono', text: run.root_agent_id })],
     ['Agents', String(run.agent_count)],
@@ -64,11 +77,14 @@ export function modelUse(u) {
 }
 
 /** The run's latest questions, however each stands now (the events name them; each is read whole). */
-async function questionList(path, runId, qids) {
-  if (qids.length === 0) return el('p', { class: 'empty', text: 'No questions asked.' });
+async function questionViews(path, qids) {
   const views = await Promise.all(qids.map((qid) => api(`${path}/questions/${encodeURIComponent(qid)}`).catch(() => null)));
+  return views.filter((v) => v !== null);
+}
+
+function questionList(runId, views) {
+  if (views.length === 0) return el('p', { class: 'empty', text: 'No questions asked.' });
   const items = views
-    .filter((v) => v !== null)
     .map((v) =>
       el(
         'li',

@@ -1,4 +1,4 @@
-import { inboxQuery } from '../../workflows/agent/messages';
+import { inboxQuery, type InboxView } from '../../workflows/agent/messages';
 import type { AgentHealth } from '../../workflows/agent/health';
 import { agentsQuery } from '../../workflows/run/messages';
 import type { PeerEntry } from '../../workflows/types';
@@ -12,7 +12,8 @@ const DEPTH_COUNTED = 100;
 
 /** `ended_by_server`: the server closed the agent's workflow (terminated it, say for a task over its size limits, or it timed out) and its directory entry could not say so; why. */
 /** `health`: what it does or waits on, and since when (workflows/agent/health.ts), for the agents whose inbox is read. */
-export type AgentRow = PeerEntry & { inbox_depth: number | null; ended_by_server?: string; health?: AgentHealth };
+/** `plan`: the plan it leads, each task's state and agent, so a person sees the tasks nobody has started. */
+export type AgentRow = PeerEntry & { inbox_depth: number | null; ended_by_server?: string; health?: AgentHealth; plan?: InboxView['plan'] };
 
 /**
  * A run's agents for a person: the directory's entries (leader, depth,
@@ -34,7 +35,7 @@ export async function agentRows(team: TeamClient, runId: string): Promise<AgentR
       if (i >= DEPTH_READ_FOR || e.status === 'terminated') return { ...e, inbox_depth: e.status === 'terminated' ? 0 : null };
       const inbox = await team.query(team.agent(runId, e.agent_id), inboxQuery, { limit: DEPTH_COUNTED }).catch(() => null);
       const depth = inbox ? inbox.items.filter((item) => item.seq > inbox.acked_through).length : null;
-      return inbox?.health ? { ...e, inbox_depth: depth, health: inbox.health } : { ...e, inbox_depth: depth };
+      return { ...e, inbox_depth: depth, ...(inbox?.health ? { health: inbox.health } : {}), ...(inbox?.plan ? { plan: inbox.plan } : {}) };
     }),
   );
 }

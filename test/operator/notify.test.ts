@@ -171,7 +171,7 @@ describe('notifications', () => {
     page.on('pageerror', (e) => pageErrors.push(e.message));
     page.setDefaultTimeout(20_000);
     try {
-      await lead.ok('declare_plan', { tasks: [{ id: 'w', role: 'writer', skill: 'worker', task: 'Write.' }] });
+      await lead.ok('declare_plan', { tasks: [{ id: 'w', role: 'writer', skill: 'worker', task: 'Write.' }, { id: 'x', role: 'editor', skill: 'worker', task: 'Edit.', depends_on: ['w'] }] });
       const member = await lead.ok('spawn_agent', { task_id: 'w' });
       worker = await AgentClient.connect(stack.gatewayUrl, (await op.launch(stalled.run_id, member.agent_id)).token);
       await worker.ok('signal_review', { detail: '[REVIEW REQUIRED] The draft is in artifacts/w.' });
@@ -212,9 +212,19 @@ describe('notifications', () => {
       await page.goto(`${stack.gatewayUrl}/console#/runs/${stalled.run_id}`);
       await chip(stalled.run_id, stalled.root.agent_id).filter({ hasText: 'stalled: needs attention' }).waitFor();
       await chip(stalled.run_id, member.agent_id).filter({ hasText: "waits for its leader's review" }).waitFor();
+      // Whom each waits on, as links to their lines; the plan task nobody has started; the run's health in its summary.
+      expect(await page.locator(`li[data-agent-id="${stalled.root.agent_id}"] > .agent .waits-on`).getAttribute('data-target')).toBe(member.agent_id);
+      expect(await page.locator(`li[data-agent-id="${member.agent_id}"] > .agent .waits-on`).getAttribute('data-target')).toBe(stalled.root.agent_id);
+      expect(await page.locator('li[data-plan-task="x"]').textContent()).toContain('not started · waits for w');
+      expect(await page.locator('li[data-plan-task="w"]').count()).toBe(0);
+      expect(await page.locator('.run-summary dd', { hasText: 'needs attention' }).textContent()).toContain('root-');
       await shot(page, '11-stalled-team');
       await page.goto(`${stack.gatewayUrl}/console#/runs/${crashed.run_id}`);
       await chip(crashed.run_id, crashed.root.agent_id).filter({ hasText: 'crashed out: needs attention' }).waitFor();
+      // Its events say what happened in words, in the order it happened.
+      await page.locator('table.events td', { hasText: 'crash 3: exit code 3; last stderr line: crasher: cannot reach the model' }).waitFor();
+      const said = await page.locator('table.events tbody tr td:nth-child(4)').allTextContents();
+      expect(said.indexOf('stopped: crash escalated')).toBeLessThan(said.indexOf('crash 3: exit code 3; last stderr line: crasher: cannot reach the model'));
       await shot(page, '12-crashed-root');
       await page.goto(`${stack.gatewayUrl}/console#/runs/${asking.run_id}`);
       await chip(asking.run_id, asking.root.agent_id).filter({ hasText: /^waits for an answer \(q_/ }).waitFor();

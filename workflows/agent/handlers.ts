@@ -99,6 +99,9 @@ export function installHandlers(s: AgentState, runTask: Text): void {
       acked_through: s.data.inbox.acked_through,
       status: s.status,
       health: healthOf(s),
+      plan: s.data.plan
+        ? { plan_id: s.data.plan.plan_id, tasks: s.data.plan.tasks.map((t) => ({ id: t.id, role: t.role, status: t.status, agent_id: t.agent_id ?? null, depends_on: t.depends_on })) }
+        : null,
     }),
     { description: 'Unacknowledged inbox items after a cursor: { after?: seq (0), limit?: n (100) }.' },
   );

@@ -1,7 +1,7 @@
 import type { AgentHealth } from './health';
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { Rules, Text } from '../content';
-import type { AgentIdentity, AgentStatus, ChildRecord, InboxItem, LaunchSpec, PlanTaskSpec } from '../types';
+import type { AgentIdentity, AgentStatus, ChildRecord, InboxItem, LaunchSpec, PlanTaskSpec, PlanTaskStatus } from '../types';
 
 // Updates: the caller needs an answer, and validators keep refused input out of history.
 
@@ -107,6 +107,8 @@ export interface InboxView {
   status: AgentStatus;
   /** What it does or waits on, and since when (workflows/agent/health.ts); absent from workers before it. */
   health?: AgentHealth;
+  /** The plan it leads, each task's state and agent (no task texts: they may be long), or null without one. */
+  plan?: { plan_id: string; tasks: { id: string; role: string; status: PlanTaskStatus; agent_id: string | null; depends_on: string[] }[] } | null;
 }
 /** Arguments are optional everywhere: a person pressing "Run Query" in the Temporal UI sends none. */
 export const inboxQuery = defineQuery<InboxView, [{ after?: number; limit?: number }?]>('inbox');
