@@ -12,6 +12,7 @@ import type { AgentIdentity, DipperEvent, LaunchSpec, PlanTask } from '../workfl
 import { diskFailure, onDisk } from './diskFailure';
 import { withFaults } from './faults';
 import { measureWorkspace, watchUntilOver, type WatchInput } from './workspaceWatch';
+import { reviewArtifacts, type Artifact } from './artifacts';
 import type { EventStore } from '../src/common/stores/eventStore';
 import type { InboxWakes } from '../src/common/stores/inboxWakes';
 import { AccountProblem, runAs, type AgentAccounts } from './runtimes/accounts';
@@ -20,7 +21,7 @@ import { agentEnv } from './runtimes/agentEnv';
 import { TooManyProcesses, type CommandRuntime } from './runtimes/command';
 import { buildPayload, type LaunchPayload, type ReadLaunch } from '../src/common/launchPayload';
 import { resolveTexts, type ContentStore } from '../src/common/stores/contentStore';
-import type { StoredText } from '../workflows/content';
+import type { StoredText, Text } from '../workflows/content';
 import { launchBody, postWebhook, stopBody } from './runtimes/webhook';
 import { spawnPreparation } from './spawn';
 import { notifyActivities } from './notify';
@@ -82,6 +83,12 @@ export function createActivities(deps: ActivityDeps) {
       const stored: StoredText[] = [];
       for (const text of texts) stored.push(await deps.content.put(runId, text));
       return stored;
+    },
+
+    /** The files a root's report names and its plan's artifacts, read on the run's host for the person's card. */
+    async reviewArtifacts({ workspace, report }: { workspace: string; report: Text }): Promise<Artifact[]> {
+      const text = typeof report === 'string' ? report : ((await deps.content.get([report.content_ref])).get(report.content_ref) ?? '');
+      return reviewArtifacts({ workspace, report: text });
     },
 
     async skillExists({ skill }: { skill: string }): Promise<boolean> {

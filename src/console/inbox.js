@@ -21,9 +21,35 @@ export function inboxView(root, { operator, count }) {
   const cards = new Map();
   // Ended here: never shown again, even by a listing read just before the answer landed.
   const over = new Set();
+  // A root's review and its request to end the run are one card: two verdicts on one report, side by side.
+  const rootCards = new Map();
+  const holderOf = (q) => {
+    if (q.system?.kind !== 'root_review' && q.system?.kind !== 'root_termination') return null;
+    let holder = rootCards.get(q.run_id);
+    if (!holder) {
+      const body = el('div', { class: 'root-decisions' });
+      holder = el(
+        'section',
+        { class: 'card root-decision', 'data-run-id': q.run_id, 'data-asked-at': q.asked_at },
+        el('h3', {}, 'The root of run ', el('a', { href: `#/runs/${encodeURIComponent(q.run_id)}`, text: q.run_id }), ' waits for your decision'),
+        el('p', { class: 'muted', text: 'Approving its request to end the run ends it; Rework on either sends it back to work with your words.' }),
+        body,
+      );
+      holder.body = body;
+      rootCards.set(q.run_id, holder);
+    }
+    return holder;
+  };
   const drop = (qid) => {
-    cards.get(qid)?.remove();
+    const card = cards.get(qid);
+    card?.remove();
     cards.delete(qid);
+    for (const [run, holder] of rootCards) {
+      if (holder.body.children.length === 0) {
+        holder.remove();
+        rootCards.delete(run);
+      }
+    }
     empty.hidden = cards.size > 0;
     count(cards.size);
   };
@@ -41,9 +67,18 @@ export function inboxView(root, { operator, count }) {
     for (const q of waiting) {
       if (cards.has(q.qid)) continue;
       const card = questionCard(q, { mayAnswer, done });
-      const later = [...cards.values()].find((c) => Number(c.dataset.askedAt) > q.asked_at);
-      list.insertBefore(card, later ?? null);
       cards.set(q.qid, card);
+      const holder = holderOf(q);
+      if (holder) {
+        // The review first, then the request to end the run.
+        card.classList.add('nested');
+        if (q.system.kind === 'root_review') holder.body.prepend(card);
+        else holder.body.append(card);
+        if (holder.isConnected) continue;
+      }
+      const shown = holder ?? card;
+      const later = [...list.children].find((c) => Number(c.dataset.askedAt) > q.asked_at);
+      list.insertBefore(shown, later ?? null);
     }
     empty.hidden = cards.size > 0;
     count(cards.size);

@@ -1,6 +1,7 @@
 import { answerProblem } from './answers.js';
 import { api, describe } from './api.js';
 import { ago, el, errorLine, longText, when } from './dom.js';
+import { reviewContext } from './reviewContext.js';
 import { subQuestion } from './subQuestion.js';
 import { questionWorkflowId, temporalLink } from './temporal.js';
 
@@ -12,6 +13,8 @@ const SYSTEM = {
   agent_idle: 'An agent has gone quiet',
   root_stopped: 'The root is stopped and waits for you',
 };
+
+const ROOT_REPORT = new Set(['root_review', 'root_termination']);
 
 /**
  * A question waiting for a person, with the form to answer or decline it.
@@ -91,6 +94,7 @@ export function questionCard(view, { mayAnswer, done }) {
       ` · ${[view.asker_id, ...view.chain].map((h) => (h === 'user' ? 'a person' : h)).join(' → ')}`,
     ),
     view.context ? longText('blockquote', { class: 'context' }, typeof view.context === 'string' ? view.context : JSON.stringify(view.context)) : null,
+    ROOT_REPORT.has(view.system?.kind) ? reviewContext(view) : null,
     mayAnswer ? null : el('p', { class: 'muted', text: 'Your role may read questions but not answer them (approver or admin needed).' }),
     form,
   );

@@ -4,12 +4,13 @@ import type { Browser, Page } from 'playwright-core';
 import { agentWorkflowId, questionWorkflowId, runWorkflowId } from '../../workflows/ids';
 import type { AgentClient } from '../support/clients';
 import { projectRoot } from '../support/processes';
-import { closeAll, eventsOf, operator, spawn, startRun, task, waitForInbox, type Member } from '../support/team';
+import { approve, closeAll, env, eventsOf, operator, spawn, startRun, task, waitForInbox, type Member } from '../support/team';
 import { ana, launchChromium, startConsoleGateway, TEMPORAL_UI, until } from './browser';
 import { answerRuleCases } from './answerRules';
 import { startScriptedModel, type ScriptedModel } from '../../src/model/scripted/server';
 import { budgetSpentSignal } from '../../workflows/agent/messages';
 import { temporalForFile } from '../support/temporal';
+import { paths } from '../../src/paths';
 
 /**
  * The operator console in a real headless Chromium against the real
@@ -351,6 +352,57 @@ describe('the operator console', () => {
     await until(async () => (await operator.request('GET', `/runs/${runId}`)).json.pending_root.length === 0, 'the review approved');
     const [approved] = await eventsOf(runId, 'completion.approved');
     expect(approved).toMatchObject({ agent_id: rootId, data: { kind: 'review', operator: 'Ana' } });
+  });
+
+  it("shows a root's report with its files, its plan and what happened since, its review and end-of-run request as one card", async () => {
+    const { runId, rootId, root } = await startRun(undefined, 'Report with context.');
+    await root.ok('declare_plan', { tasks: [task('a')] });
+    const a = await spawn(root, runId, 'a');
+    await approve(root, a);
+    // The files, as the team left them: a text file the report names, a binary one, the plan task's artifacts.
+    const workspace = paths.runWorkspace(env.dataDir, runId);
+    fs.mkdirSync(path.join(workspace, 'notes'), { recursive: true });
+    fs.mkdirSync(path.join(workspace, 'artifacts', 'a'), { recursive: true });
+    fs.writeFileSync(path.join(workspace, 'notes', 'summary.txt'), `Search ships on Friday.\n${PWN}\n`);
+    fs.writeFileSync(path.join(workspace, 'logo.png'), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0, 0, 0x0d]));
+    fs.writeFileSync(path.join(workspace, 'artifacts', 'a', 'result.md'), '# Result\nAll tests pass.\n');
+    await root.ok('signal_review', { detail: '[REVIEW REQUIRED] Done: see notes/summary.txt, logo.png and ../../../../etc/passwd.' });
+    await root.ok('request_termination', { detail: 'Everything is delivered; end the run.' });
+    const asked = await until(async () => {
+      const list = (await operator.request('GET', `/questions?run=${runId}`)).json.questions as any[];
+      return list.length === 2 ? list : undefined;
+    }, 'the review and the request to end the run waiting for a person');
+    const review = asked.find((q) => q.system.kind === 'root_review');
+    expect(review.artifacts.map((f: any) => f.path)).toEqual(['notes/summary.txt', 'logo.png', 'artifacts/a/result.md']);
+
+    await page.goto(`${gateway.url}/console#/inbox`);
+    const card = page.locator(`section.root-decision[data-run-id="${runId}"]`);
+    await card.waitFor();
+    // One card, the review first.
+    expect(await card.locator('article.question').evaluateAll((els) => els.map((e) => e.getAttribute('data-qid')))).toEqual([review.qid, asked.find((q) => q.system.kind === 'root_termination').qid]);
+    const files = card.locator(`article[data-qid="${review.qid}"] .review-files`);
+    await files.locator('li[data-path="notes/summary.txt"] summary').click();
+    expect(await files.locator('li[data-path="notes/summary.txt"] pre').textContent()).toBe(`Search ships on Friday.\n${PWN}\n`);
+    expect(await files.locator('li[data-path="logo.png"]').textContent()).toBe('logo.png · 8 B · not text');
+    expect(await files.locator('li[data-path="artifacts/a/result.md"]').textContent()).toContain('artifacts/a/result.md · 25 B');
+    expect(await pwned()).toBeUndefined();
+    const plan = card.locator(`article[data-qid="${review.qid}"] table.plan tr[data-plan-task="a"]`);
+    await plan.waitFor();
+    expect(await plan.locator('td').allTextContents()).toEqual(['a', 'a-engineer', 'done', `${a.agentId} (terminated)`]);
+    const since = card.locator(`article[data-qid="${review.qid}"] .review-events`);
+    await since.locator('h4', { hasText: /^Since the run started: \d+ events$/ }).waitFor();
+    expect(await since.textContent()).toContain('handed in its work for review');
+    await shot('07-root-report');
+
+    // Approved both: the review is acknowledged and the run ends.
+    for (const q of [review, asked.find((x) => x.system.kind === 'root_termination')]) {
+      const one = card.locator(`article[data-qid="${q.qid}"]`);
+      await one.locator('label', { hasText: 'Approve' }).click();
+      await one.locator('button[type=submit]').click();
+      await page.locator(`.outcome[data-qid="${q.qid}"]`).waitFor();
+    }
+    await card.waitFor({ state: 'detached' });
+    await until(async () => (await operator.request('GET', `/runs/${runId}`)).json.status === 'completed', 'the run completed');
   });
 
   it("applies the question workflow's answer rules in the browser, case for case", async () => {

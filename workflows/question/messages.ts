@@ -1,6 +1,7 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { Text } from '../content';
 import type { DecisionProof } from '../decisionProof';
+import type { Artifact } from '../../activities/artifacts';
 import type { Answer, GivenAnswer, SubQuestion } from './answers';
 
 /** The human gateway's place in a chain: past the root, the user. */
@@ -40,6 +41,8 @@ export interface QuestionInput {
   reattachMs: number;
   /** The gateway's public keys: a person's answer or refusal is taken only with a signature by one of them (workflows/decisionProof.ts). */
   decisionKeys: string[];
+  /** For a root's report: the files it names and its plan's artifacts, as they were when it reported. */
+  artifacts?: Artifact[];
 }
 
 /** Who acted: an agent of the run, or a named operator at the human gateway. */
@@ -62,6 +65,8 @@ export interface QuestionView {
   context: Text | null;
   /** Set for the questions Dipper asks the human itself. */
   system: SystemQuestion | null;
+  /** For a root's report: the files it names and its plan's artifacts, read when it reported. */
+  artifacts?: Artifact[];
   asked_at: number;
   answers: Answer[] | null;
   answer_text: string | null;

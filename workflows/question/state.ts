@@ -124,6 +124,7 @@ export class QuestionState {
       questions: input.questions,
       context: input.context,
       system: input.system ?? null,
+      ...(input.artifacts ? { artifacts: input.artifacts } : {}),
       asked_at: this.askedAt,
       answers: this.answers,
       answer_text: this.answers ? answerText(input.questions, this.answers) : null,

@@ -1,4 +1,8 @@
-import { ParentClosePolicy, startChild, uuid4, workflowInfo } from '@temporalio/workflow';
+import { ParentClosePolicy, proxyActivities, startChild, uuid4, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
+import type { Activities } from '../../activities';
+import type { Artifact } from '../../activities/artifacts';
+import type { Text } from '../content';
+import { onHost } from '../host';
 import type { EventBuffer } from '../events';
 import { questionWorkflowId } from '../ids';
 import { questionWithdrawnSignal, type QuestionInput } from '../question/messages';
@@ -14,6 +18,17 @@ export type QueuedAsk = SystemAsk & { key: string; qid: string };
 export interface Asking {
   starting: string | null;
   withdrawn: Map<string, string>;
+}
+
+const READ_FILES: ActivityOptions = { startToCloseTimeout: '10s', scheduleToCloseTimeout: '30s', retry: { maximumAttempts: 2 } };
+const unpinnedFiles = proxyActivities<Activities>(READ_FILES);
+
+/** The files a root's report names, read on the run's host; none when they cannot be read (the report still reaches the person). */
+async function artifactsOf(data: RunData, report: Text | null): Promise<Artifact[] | undefined> {
+  if (!report || !data.workspace_path) return undefined;
+  return onHost(data.host ?? undefined, unpinnedFiles, READ_FILES)
+    .reviewArtifacts({ workspace: data.workspace_path, report })
+    .catch(() => undefined);
 }
 
 /** Keys remembered against a signal sent twice; older ones have long been asked. */
@@ -33,6 +48,14 @@ export async function askSystemQuestions(input: RunInput, data: RunData, events:
   while ((data.to_ask ?? []).length > 0) {
     const ask = data.to_ask!.shift()!;
     if (data.status !== 'active') continue;
+    // Being started from here on: a newer report that withdraws this one meanwhile is told once it exists.
+    asking.starting = ask.qid;
+    const artifacts = ask.system.kind === 'root_review' || ask.system.kind === 'root_termination' ? await artifactsOf(data, ask.context) : undefined;
+    if (data.status !== 'active') {
+      asking.starting = null;
+      asking.withdrawn.delete(ask.qid);
+      continue;
+    }
     const args: QuestionInput = {
       runId: input.runId,
       qid: ask.qid,
@@ -47,6 +70,7 @@ export async function askSystemQuestions(input: RunInput, data: RunData, events:
       // Nobody re-issues a system question: it closes once answered.
       reattachMs: 0,
       decisionKeys: input.decisionKeys,
+      ...(artifacts ? { artifacts } : {}),
     };
     // Open from now on, before the start returns or its own word arrives (questionOpened): an escalation signalled
     // meanwhile is judged against the run's limit with this one counted.
