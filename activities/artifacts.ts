@@ -25,7 +25,7 @@ const PREVIEW_BYTES = 4096;
  */
 export function namedPaths(report: string, workspace: string): string[] {
   const found = new Set<string>();
-  for (const m of report.matchAll(/(?:^|[\s`'"(\[<])((?:\/|\.\/)?[\w.-]+(?:\/[\w.-]+)+\/?|[\w-][\w.-]*\.[A-Za-z0-9]{1,8})(?=$|[\s`'")\]>,;:])/gm)) {
+  for (const m of report.matchAll(/(?:^|[\s`'"([<])((?:\/|\.\/)?[\w.-]+(?:\/[\w.-]+)+\/?|[\w-][\w.-]*\.[A-Za-z0-9]{1,8})(?=$|[\s`'")\]>,;:])/gm)) {
     const raw = m[1].replace(/[.]+$/, '');
     const rel = path.isAbsolute(raw) ? path.relative(workspace, raw) : path.normalize(raw);
     if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) continue;

@@ -355,7 +355,7 @@ describe('the operator console', () => {
   });
 
   it("shows a root's report with its files, its plan and what happened since, its review and end-of-run request as one card", async () => {
-    const { runId, rootId, root } = await startRun(undefined, 'Report with context.');
+    const { runId, root } = await startRun(undefined, 'Report with context.');
     await root.ok('declare_plan', { tasks: [task('a')] });
     const a = await spawn(root, runId, 'a');
     await approve(root, a);
