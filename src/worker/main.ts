@@ -1,7 +1,8 @@
 import { keepFilesPrivate } from '../private';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { loadConfig } from '../config';
-import { createLogger, safeMessage } from '../log';
+import { createLogger } from '../log';
+import { sdkLine } from './sdkLog';
 import { createDipperWorker } from './worker';
 import { tellStarted } from '../common/ready';
 
@@ -16,10 +17,8 @@ async function main(): Promise<void> {
     // and the second call throws (IllegalStateError: Not running).
     shutdownSignals: [],
     logger: new DefaultLogger(config.logLevel === 'debug' ? 'INFO' : 'WARN', (entry) => {
-      const { runId: _runId, error, ...meta } = (entry.meta ?? {}) as Record<string, unknown>;
-      const fields = { ...meta, ...(error === undefined ? {} : { err: safeMessage(error) }) };
-      const level = entry.level === 'ERROR' ? 'error' : entry.level === 'WARN' ? 'warn' : 'info';
-      sdkLog[level](fields, safeMessage(entry.message));
+      const line = sdkLine(entry);
+      sdkLog[line.level](line.fields, line.msg);
     }),
   });
   const log = createLogger(config, 'worker');
