@@ -72,7 +72,7 @@ export function approvalCard(view, { mayDecide, done }) {
     el(
       'header',
       {},
-      el('h3', { text: `${TOOLS[b.tool] ?? b.tool} to ${b.target.display_name ?? b.target.target_id}` }),
+      el('h3', { text: `${TOOLS[b.tool] ?? b.tool} to ${b.target.display_name ?? b.target.target_id}${told(view.target_details) ? ` (${told(view.target_details)})` : ''}` }),
       el('span', { class: 'muted', title: when(view.requested_at), text: `${view.approval_id} · asked ${ago(view.requested_at)} · ` }),
       countdown,
       temporalLink(approvalWorkflowId(view.run_id, view.approval_id)),
@@ -98,6 +98,10 @@ export function approvalCard(view, { mayDecide, done }) {
     el(
       'dl',
       { class: 'binding' },
+      [el('dt', { text: 'to' }), el('dd', { class: 'target' }, `${b.target.target_type} ${b.target.target_id}`, b.target.display_name ? ` · ${b.target.display_name}` : '')],
+      Object.entries(view.target_details ?? {})
+        .filter(([, v]) => v !== null && v !== '')
+        .map(([k, v]) => [el('dt', { text: k.replace(/_/g, ' ') }), el('dd', { 'data-field': k, text: String(v) })]),
       b.content_sha256 ? [el('dt', { text: 'content sha256' }), el('dd', { class: 'hash', text: b.content_sha256 })] : null,
       b.file_sha256 ? [el('dt', { text: 'file sha256' }), el('dd', { class: 'hash', text: b.file_sha256 }), el('dt', { text: 'size' }), el('dd', { text: `${b.file_size_bytes} bytes` })] : null,
     ),
@@ -119,4 +123,13 @@ export function approvalOutcome(view) {
       : `Rejected ${view.approval_id} as ${d.approver}. The agent is told:`
     : `${view.approval_id} is ${view.status}.`;
   return el('div', { class: `outcome outcome-${view.status}`, role: 'status', 'data-approval-id': view.approval_id }, el('p', { text: head }), d?.reason ? el('pre', { text: d.reason }) : null);
+}
+
+/** The fields that tell two targets of one name apart, in a few words for the heading. */
+function told(details) {
+  if (!details) return '';
+  return ['department', 'title', 'account', 'member_count']
+    .filter((k) => details[k] !== null && details[k] !== undefined && details[k] !== '')
+    .map((k) => (k === 'member_count' ? `${details[k]} members` : String(details[k])))
+    .join(' · ');
 }

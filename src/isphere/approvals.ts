@@ -1,3 +1,4 @@
+import type { TargetDetails } from './targets';
 import { createHash } from 'node:crypto';
 import { ConnectorError } from '../common/isphere/errors';
 import { canonicalJson } from '../common/canonicalJson';
@@ -53,7 +54,7 @@ export class Approvals {
   }
 
   /** Starts the approval of this request, or answers the one already open; one whose send was made is `used`. */
-  async plan(runId: string, requester: { agent_id: string; role: string }, binding: Binding, words: Text | null, file: { filePath?: string; host?: string } = {}): Promise<Planned> {
+  async plan(runId: string, requester: { agent_id: string; role: string }, binding: Binding, words: Text | null, more: { filePath?: string; host?: string; targetDetails?: TargetDetails } = {}): Promise<Planned> {
     const approvalId = approvalIdOf(runId, requester.agent_id, binding);
     const handle = this.handle(runId, approvalId);
     const before = await handle.describe().catch((err: unknown) => {
@@ -89,7 +90,7 @@ export class Approvals {
       attemptMs: 2 * this.config.bridgeTimeoutMs + Math.min(this.config.bridgeTimeoutMs, 5000) + 5000,
       notify: this.config.notify !== undefined,
       decisionKeys: [...this.decisionKeys],
-      ...file,
+      ...more,
     };
     await this.temporal.start(isphereApprovalWorkflow, {
       workflowId: handle.workflowId,

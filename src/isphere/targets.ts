@@ -11,6 +11,9 @@ export interface Target {
   display_name: string | null;
 }
 
+/** What else the source knows that tells this target from another of the same name: for the person who approves a send, never in a tool's answer. */
+export type TargetDetails = Record<string, string | number | null>;
+
 /** Up to this many candidates are named when a name matches several targets. */
 const CANDIDATES = 10;
 const fold = (s: string) => s.normalize('NFC').trim().toLowerCase();
@@ -22,14 +25,15 @@ const fold = (s: string) => s.normalize('NFC').trim().toLowerCase();
  * first hit; none is TARGET_NOT_FOUND. An inactive contact or archived
  * group cannot receive. Only targets the agent may read are considered.
  */
-export async function resolveTarget(c: Connector, type: TargetType, ref: string, who: Reader, policy: AccessPolicy): Promise<Target> {
+export async function resolveTarget(c: Connector, type: TargetType, ref: string, who: Reader, policy: AccessPolicy): Promise<{ target: Target; details: TargetDetails }> {
   const byId = await lookup(c, type, ref);
   if (byId) {
     if (!readable(policy, who, type, byId)) throw deniedTarget(byId.target_id);
-    return plain(byId);
+    return { target: plain(byId), details: byId.details ?? {} };
   }
   const named = (await byName(c, type, ref)).filter((t) => readable(policy, who, type, t));
-  if (named.length === 1) return plain(named[0]);
+  // Found by name: its record by id carries every field the source has.
+  if (named.length === 1) return { target: plain(named[0]), details: (await lookup(c, type, named[0].target_id).catch(() => null))?.details ?? named[0].hint ?? {} };
   if (named.length === 0) throw new ConnectorError('TARGET_NOT_FOUND', `No ${type} you may reach has the id or exact name "${ref.slice(0, 100)}".`, false, { field: 'target_id' });
   throw new ConnectorError('AMBIGUOUS_TARGET', `${named.length} ${type}s are named "${ref.slice(0, 100)}"; call again with one target_id.`, false, {
     field: 'target_id',
@@ -39,7 +43,7 @@ export async function resolveTarget(c: Connector, type: TargetType, ref: string,
 
 const plain = ({ target_type, target_id, display_name }: Found): Target => ({ target_type, target_id, display_name });
 
-type Found = Target & { hint?: Record<string, unknown>; peer?: { type: 'direct' | 'group' | 'system'; id: string | null } };
+type Found = Target & { hint?: TargetDetails; details?: TargetDetails; peer?: { type: 'direct' | 'group' | 'system'; id: string | null } };
 
 function readable(policy: AccessPolicy, who: Reader, type: TargetType, t: Found): boolean {
   if (type === 'contact') return policy.canRead(who, 'contacts', t.target_id);
@@ -58,15 +62,15 @@ async function lookup(c: Connector, type: TargetType, id: string): Promise<Found
     if (type === 'contact') {
       const found = await c.contact!(id);
       if (!found.active) throw unavailable(type, id, 'inactive');
-      return { target_type: type, target_id: found.contact_id, display_name: found.display_name };
+      return { target_type: type, target_id: found.contact_id, display_name: found.display_name, details: { account: found.account ?? null, department: found.department, title: found.title ?? null } };
     }
     if (type === 'group') {
       const found = await c.group!(id);
       if (found.archived) throw unavailable(type, id, 'archived');
-      return { target_type: type, target_id: found.group_id, display_name: found.display_name };
+      return { target_type: type, target_id: found.group_id, display_name: found.display_name, details: { member_count: found.member_count, owner: found.owner_ref ?? null } };
     }
     const found = await c.conversation!(id);
-    return { target_type: type, target_id: found.conversation_id, display_name: found.display_name, peer: { type: found.conversation_type, id: found.peer_id } };
+    return { target_type: type, target_id: found.conversation_id, display_name: found.display_name, peer: { type: found.conversation_type, id: found.peer_id }, details: { conversation_type: found.conversation_type, peer_id: found.peer_id } };
   } catch (err) {
     if (err instanceof ConnectorError && err.code === 'TARGET_NOT_FOUND' && err.details.reason === undefined) return null;
     throw err;

@@ -54,13 +54,25 @@ it('shows the send with its words and hash, and Approve lets the agent send it o
   const card = page.locator(`article.approval[data-approval-id="${id}"]`);
   await card.waitFor();
   await shot('20-approval-waiting');
-  expect(await card.locator('h3').textContent()).toBe('Send an iSphere message to Finance Team (Shanghai)');
+  // The target with what the source knows of it: two groups are called "Finance Team…", and members and owner tell them apart.
+  expect(await card.locator('h3').textContent()).toMatch(/^Send an iSphere message to Finance Team \(Shanghai\) \(\d+ members\)$/);
+  expect(await card.locator('dd.target').textContent()).toBe('group g_0002 · Finance Team (Shanghai)');
+  expect(await card.locator('dd[data-field="owner"]').textContent()).toMatch(/\S/);
   // The words are shown as they are, as text: the markup in them does not run.
   expect(await card.locator('blockquote.words').textContent()).toBe(words);
   expect(await page.evaluate(() => (globalThis as any).__pwned)).toBeUndefined();
   expect(await card.locator('dd.hash').first().textContent()).toBe(plan.content_sha256);
   expect(await card.locator('.hidden-text').count()).toBe(0);
   expect(Number(await page.locator('#approvals-count').textContent())).toBeGreaterThanOrEqual(1);
+
+  // A person, by id: their department, title and account are shown, as three contacts are called Li Wei.
+  const toPerson = await isphere.ok('isphere_send_message', { target_type: 'contact', target_id: 'c_0002', content_text: 'Hello.' });
+  expect(toPerson.target).toEqual({ target_type: 'contact', target_id: 'c_0002', display_name: 'Li Wei' });
+  const personCard = page.locator(`article.approval[data-approval-id="${toPerson.approval.approval_id}"]`);
+  await personCard.waitFor();
+  expect(await personCard.locator('h3').textContent()).toBe('Send an iSphere message to Li Wei (R&D · Backend Engineer · li.wei2)');
+  expect(await personCard.locator('dd[data-field="department"]').textContent()).toBe('R&D');
+  await operator.request('POST', `/isphere/approvals/${toPerson.approval.approval_id}/reject`, { reason: 'Only the group.' });
 
   // A rejection needs a reason before its button works.
   await card.locator('button', { hasText: 'Reject…' }).click();

@@ -182,6 +182,7 @@ export class ApprovalState {
       run_id: this.input.runId,
       requester: this.input.requester,
       binding: this.input.binding,
+      ...(this.input.targetDetails ? { target_details: this.input.targetDetails } : {}),
       words: this.input.words,
       status: this.status,
       requested_at: this.requestedAt,

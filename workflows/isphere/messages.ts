@@ -51,6 +51,8 @@ export interface ApprovalInput {
   /** A file send: the file's real path on the run's host, and that host when the run is pinned to one. */
   filePath?: string;
   host?: string;
+  /** What else the source knew of the target when the send was planned (department, account, members): for the person who decides. */
+  targetDetails?: Record<string, string | number | null>;
 }
 
 export type ApprovalStatus = 'pending' | 'approved' | 'rejected' | 'expired' | 'cancelled' | 'sending' | 'done';
@@ -70,6 +72,8 @@ export interface ApprovalView {
   run_id: string;
   requester: { agent_id: string; role: string };
   binding: Binding;
+  /** What else the source knew of the target when the send was planned; absent for approvals from before. */
+  target_details?: Record<string, string | number | null>;
   words: Text | null;
   status: ApprovalStatus;
   requested_at: number;

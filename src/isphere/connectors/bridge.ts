@@ -47,12 +47,12 @@ export class BridgeConnector implements Connector {
 
   async contact(id: string) {
     const c = await this.client.contact(id);
-    return { contact_id: c.contact_id, display_name: c.display_name, department: c.department, active: c.active };
+    return { contact_id: c.contact_id, display_name: c.display_name, department: c.department, account: c.account, title: c.title, active: c.active };
   }
 
   async group(id: string) {
     const g = await this.client.group(id);
-    return { group_id: g.group_id, display_name: g.display_name, member_count: g.member_count, archived: g.archived };
+    return { group_id: g.group_id, display_name: g.display_name, member_count: g.member_count, owner_ref: g.owner_ref, archived: g.archived };
   }
 
   async conversation(id: string): Promise<ConversationRecord> {

@@ -59,12 +59,12 @@ export class MockConnector implements Connector {
 
   async contact(id: string) {
     const c = simRead(() => getContact(this.state, id));
-    return { contact_id: c.contact_id, display_name: c.display_name, department: c.department, active: c.active };
+    return { contact_id: c.contact_id, display_name: c.display_name, department: c.department, account: c.account, title: c.title, active: c.active };
   }
 
   async group(id: string) {
     const g = simRead(() => getGroup(this.state, id));
-    return { group_id: g.group_id, display_name: g.display_name, member_count: g.member_count, archived: g.archived };
+    return { group_id: g.group_id, display_name: g.display_name, member_count: g.member_count, owner_ref: g.owner_ref, archived: g.archived };
   }
 
   async conversation(id: string): Promise<ConversationRecord> {

@@ -122,9 +122,9 @@ export interface Connector {
   searchContacts(q: ContactSearch): Promise<Page<ContactRecord>>;
   searchGroups(q: GroupSearch): Promise<Page<GroupRecord>>;
   /** One contact by id, an inactive one too (`resolve_targets`); TARGET_NOT_FOUND when there is none. */
-  contact?(id: string): Promise<{ contact_id: string; display_name: string; department: string | null; active: boolean }>;
+  contact?(id: string): Promise<{ contact_id: string; display_name: string; department: string | null; account?: string | null; title?: string | null; active: boolean }>;
   /** One group by id, an archived one too (`resolve_targets`). */
-  group?(id: string): Promise<{ group_id: string; display_name: string; member_count: number | null; archived: boolean }>;
+  group?(id: string): Promise<{ group_id: string; display_name: string; member_count: number | null; owner_ref?: string | null; archived: boolean }>;
   /** Conversations whose name contains the query (`find_conversations`). */
   findConversations?(q: ConversationSearch): Promise<Page<ConversationRecord>>;
   /** One conversation by id; TARGET_NOT_FOUND when there is none (`read_messages`). */

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { ConnectorError, type IsphereCode } from '../../common/isphere/errors';
 import { keyHash } from '../../isphere/approvals';
 import { runFileOp } from '../../isphere/fileOps';
-import { resolveTarget, type Target, type TargetType } from '../../isphere/targets';
+import { resolveTarget, type Target, type TargetDetails, type TargetType } from '../../isphere/targets';
 import type { Binding, SendOutcome } from '../../../workflows/isphere/messages';
 import type { ToolContext } from '../types';
 import { answer, isphereTool, text, type Call } from './common';
@@ -88,12 +88,12 @@ async function orRefusal<T>(refusal: ConnectorError | null, step: () => T | Prom
 }
 
 /** The target, resolved on the source the send would use (never local_readonly: a local export cannot send). */
-async function targetOf(call: Call, input: SendInput): Promise<Target> {
+async function targetOf(call: Call, input: SendInput): Promise<{ target: Target; details: TargetDetails }> {
   const who = await call.reader();
   const got = await call.service.sources.read((input.source_preference ?? 'auto') as 'auto', 'resolve_targets', (c) =>
     resolveTarget(c, input.target_type, input.target_id.normalize('NFC').trim(), who, call.service.policy),
   );
-  call.trail.note({ source: got.source, fallbacks: got.fallbacks, target_ref: got.value.target_id });
+  call.trail.note({ source: got.source, fallbacks: got.fallbacks, target_ref: got.value.target.target_id });
   return got.value;
 }
 
@@ -146,14 +146,14 @@ export const sendMessage = isphereTool({
       const refusal = missingApproval(input, s.dry);
       const contentSha = sha256Hex(input.content_text);
       call.trail.note({ content_sha256: contentSha });
-      const resolved = await orRefusal(refusal, () => targetOf(call, input));
+      const { target: resolved, details } = await orRefusal(refusal, () => targetOf(call, input));
       if (refusal) throw refusal;
       const binding: Binding = { tool: 'isphere_send_message', target: resolved, content_sha256: contentSha, file_sha256: null, file_size_bytes: null, key_sha256: keyHash(input.idempotency_key) };
       const { runId, agentId } = ctx.caller;
       if (s.dry) {
         const { role } = await call.service.identity(ctx.caller);
         const words = await ctx.content.keep(runId, input.content_text);
-        const planned = await call.service.approvals.plan(runId, { agent_id: agentId, role }, binding, words);
+        const planned = await call.service.approvals.plan(runId, { agent_id: agentId, role }, binding, words, { targetDetails: details });
         call.trail.note({ approval_id: planned.approval_id });
         return { dry_run: true, send_status: 'planned' as const, target: resolved, message_ref: null, content_sha256: contentSha, approval: planned };
       }
@@ -205,7 +205,7 @@ export const sendFile = isphereTool({
       }
       const captionSha = input.caption ? sha256Hex(input.caption) : null;
       call.trail.note({ content_sha256: captionSha });
-      const resolved = await orRefusal(refusal, () => targetOf(call, input));
+      const { target: resolved, details } = await orRefusal(refusal, () => targetOf(call, input));
       const { runId, agentId } = ctx.caller;
       const { role, host } = await orRefusal(refusal, () => call.service.identity(ctx.caller));
       // Hashed on the run's host, where the file is: confined to an approved outbound directory, never through a symlink.
@@ -225,7 +225,7 @@ export const sendFile = isphereTool({
       const facts = { target: resolved, file_sha256: inspected!.sha256, file_size_bytes: inspected!.size_bytes };
       if (s.dry) {
         const words = input.caption ? await ctx.content.keep(runId, input.caption) : null;
-        const planned = await call.service.approvals.plan(runId, { agent_id: agentId, role }, binding, words, { filePath: inspected!.real_path, ...(host ? { host } : {}) });
+        const planned = await call.service.approvals.plan(runId, { agent_id: agentId, role }, binding, words, { filePath: inspected!.real_path, ...(host ? { host } : {}), targetDetails: details });
         call.trail.note({ approval_id: planned.approval_id });
         return { dry_run: true, send_status: 'planned' as const, ...facts, file_ref: null, approval: planned };
       }
