@@ -115,6 +115,8 @@ export interface DipperConfig {
   skillsDir: string;
   host: string;
   port: number;
+  /** The worker's metrics and health port (DIPPER_WORKER_METRICS_PORT, on DIPPER_HOST); none: not served. */
+  workerMetricsPort: number | undefined;
   /** Base URL agents use to reach the gateway (MCP and runtime endpoints). */
   publicUrl: string;
   temporal: {
@@ -574,6 +576,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): DipperC
     skillsDir: path.resolve(cwd, env.DIPPER_SKILLS_DIR ?? 'skills'),
     host,
     port,
+    workerMetricsPort: env.DIPPER_WORKER_METRICS_PORT ? int(env, 'DIPPER_WORKER_METRICS_PORT', 0) : undefined,
     publicUrl: (env.DIPPER_PUBLIC_URL ?? `http://${host}:${port}`).replace(/\/$/, ''),
     temporal: {
       address: env.TEMPORAL_ADDRESS || undefined,

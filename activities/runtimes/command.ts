@@ -81,6 +81,11 @@ export class CommandRuntime {
     private readonly maxProcesses = Number.POSITIVE_INFINITY,
   ) {}
 
+  /** Agent processes watched now. */
+  running(): number {
+    return this.watched.size;
+  }
+
   launch(argv: string[], payload: LaunchPayload, dir: string, mode: LaunchPayload['mode'], env: Record<string, string>): { pid: number; adopted: boolean } {
     fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
     const existing = readPid(dir);

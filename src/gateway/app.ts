@@ -22,6 +22,7 @@ import type { ProcessMetrics } from '../metrics/temporalCalls';
 import { bearer, errorHandler, isMcpPath, limitByAddress, limitRate, revoked, unauthorized } from './http';
 import { unconfirmed } from '../registry/serviceErrors';
 import { LongPolls } from './longPolls';
+import { watchGateway } from './metrics';
 import { checkOrigin } from './origin';
 import { consoleRoutes } from './console';
 import { createMcpServer, mcpSurface, type McpSurface } from './mcp';
@@ -165,12 +166,17 @@ export function createApp(deps: GatewayDeps): express.Express {
   app.get('/healthz', (_req, res) => {
     res.json({ ok: true });
   });
+  // For Prometheus: kinds and counts only (no run, agent or token), so no token is asked for; the operator API's copy stays.
+  app.get('/metrics', async (_req, res) => {
+    res.type('text/plain; version=0.0.4').send(await deps.metrics.text());
+  });
   // Outside the operator API's token: an approval system signs its requests instead.
   app.use(approvalWebhook(config.isphere, deps.operators, deps.team, deps.decisions, log));
 
   const { wakeups } = deps;
   const delivery = new DeliveryBatcher(deps.team, wakeups);
   const polls = new LongPolls(config.guards.pollsPerAgent);
+  watchGateway(deps.metrics, { polls, revocations: deps.revocations, team: deps.team });
   const agentRate = new RateLimiter(config.guards.agentRate);
   const operatorRate = new RateLimiter(config.guards.operatorRate);
   const inFlight = new InFlight(config.guards.callsPerAgent);
@@ -215,6 +221,7 @@ export function createApp(deps: GatewayDeps): express.Express {
         isphere: deps.isphere,
         checkOutput: config.checkOutputs,
         countDeprecated: (tool: string) => deps.metrics.deprecatedCalls.inc({ tool }),
+        recordCall: (surface: string, tool: string, outcome: string, seconds: number) => deps.metrics.toolCall(surface, tool, outcome, seconds),
         questions: { ...config.questions, taskQueue: config.temporal.taskQueue, decisionKeys: deps.decisions.publicKeys },
         recordEvent: (event: DipperEvent) => void deps.events.append([event]).catch(() => undefined),
         activity: () => marks.mark(callerOf(res).runId, callerOf(res).agentId),

@@ -64,6 +64,8 @@ export async function startGateway(config: DipperConfig): Promise<GatewayHandle>
   const { events, content } = stores;
   const key = auditKey(config, secrets);
   const audit = { store: await openAuditStore(config, key), key, witness: config.isphere.auditWitness };
+  metrics.timeAppends('events', events);
+  metrics.timeAppends('audit', audit.store);
   const revocations = new RevocationView(
     // A slow answer still counts (it is dated when asked): cut off at 1 s, a loaded host whose Queries took longer never refreshed.
     new TemporalRevocationSource(temporal, config.temporal.taskQueue, Math.max(1000, config.revocation.staleMs - config.revocation.refreshMs)),

@@ -10,6 +10,13 @@ export class LongPolls {
 
   constructor(private readonly cap: number) {}
 
+  /** Polls held now, over every agent. */
+  held(): number {
+    let n = 0;
+    for (const polls of this.byAgent.values()) n += polls.length;
+    return n;
+  }
+
   /** Registers a poll; its signal aborts when a newer poll supersedes it. Call leave() when it answers. */
   enter(key: string): { signal: AbortSignal; leave: () => void } {
     let polls = this.byAgent.get(key);

@@ -156,6 +156,7 @@ export async function callTool(def: ToolDef, raw: Record<string, unknown>, ctx: 
     return rendered;
   } finally {
     log.debug({ tool: def.name, run: ctx.caller.runId, agent: ctx.caller.agentId, ms: Date.now() - started, outcome }, 'tool call');
+    ctx.recordCall?.(def.surface, def.name, outcome, (Date.now() - started) / 1000);
   }
 }
 

@@ -53,6 +53,11 @@ export class RevocationView {
   private readonly below = new Map<string, { below: number; at: number }>();
   private version = 0;
   private refreshedAt = Number.NEGATIVE_INFINITY;
+
+  /** Seconds since the list was last read (Infinity before the first read). */
+  ageSeconds(now = performance.now()): number {
+    return (now - this.refreshedAt) / 1000;
+  }
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
   private failing = false;

@@ -33,6 +33,8 @@ export interface ToolContext {
   activity?: () => void;
   /** Counts a call of a deprecated tool (section 11.3 usage telemetry). */
   countDeprecated?: (tool: string) => void;
+  /** Counts the answered call for the process's metrics (surface, tool, outcome, seconds). */
+  recordCall?: (surface: string, tool: string, outcome: string, seconds: number) => void;
   /** Check every result against the tool's output schema (DIPPER_CHECK_OUTPUTS; test stacks). */
   checkOutput?: boolean;
   /** Appends an event the gateway itself observes (review_gate.denied); not awaited by the call. */

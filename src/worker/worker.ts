@@ -1,6 +1,8 @@
 import { hostQueue } from '../../workflows/ids';
 import fs from 'node:fs';
 import path from 'node:path';
+import { ProcessMetrics } from '../metrics/temporalCalls';
+import { serveWorkerMetrics } from './metricsServer';
 import { bundleWorkflowCode, NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../../activities';
 import { taskApiClient } from '../common/taskApi';
@@ -44,7 +46,7 @@ const ACTIVITY_SLOTS = 2000;
  */
 export async function createDipperWorker(
   config: DipperConfig,
-  opts: { workflowBundlePath?: string; tuning?: Partial<WorkerOptions>; log?: Logger; onStarted?: () => void } = {},
+  opts: { workflowBundlePath?: string; tuning?: Partial<WorkerOptions>; log?: Logger; onStarted?: () => void; corePort?: number } = {},
 ): Promise<WorkerHandle> {
   const target = temporalTarget(config);
   const { address } = target;
@@ -55,17 +57,23 @@ export async function createDipperWorker(
   const fence = await putUpFence(runtimes, config.publicUrl, config.dataDir);
   if (fence) opts.log?.info({ table: fence }, 'agents fenced off the network');
   const secrets = loadOrCreateSecrets(config);
+  const metrics = new ProcessMetrics('worker');
   const stores = await openStores(config);
   const { events, content } = stores;
   const audit = await openAuditStore(config, auditKey(config, secrets));
+  metrics.timeAppends('events', events);
+  metrics.timeAppends('audit', audit);
+  const runtimeExits = metrics.counter('dipper_runtime_exits_total', 'Agent processes of this worker that ended, stopped by Dipper or not (a crash is also an agent_crashed event): with dipper_runtime_processes, the churn of agent processes.');
   const temporal = await Temporal.connect({ ...target, namespace: config.temporal.namespace, workflowTaskTimeoutMs: config.temporal.workflowTaskTimeoutMs });
   const commands = new CommandRuntime((who, exit) => {
+    runtimeExits.inc();
     temporal
       .handle(agentWorkflowId(who.run_id, who.agent_id))
       .signal(runtimeExitedSignal, exit)
       .catch(() => undefined);
   }, config.maxRuntimeProcesses);
   commands.adoptAll(path.join(config.dataDir, 'runs'));
+  metrics.gauge('dipper_runtime_processes', 'Agent processes this worker runs (command and claude runtimes).', () => commands.running());
   // Before any Worker.create: the workflow threads it starts load the preload (src/worker/workflowThreads.ts).
   const fast = config.temporal.fastActivations && opts.log ? speedUpWorkflowThreads(opts.log) : undefined;
   const connection = await NativeConnection.connect({ address, ...sdkTls(target.tls) });
@@ -155,7 +163,13 @@ export async function createDipperWorker(
               opts.log,
             )
           : undefined;
+        const polling = () => [worker, registryWorker, hostWorker].every((w) => !w || w.getState() === 'RUNNING');
+        const page =
+          config.workerMetricsPort !== undefined
+            ? await serveWorkerMetrics({ host: config.host, port: config.workerMetricsPort, metrics, corePort: opts.corePort, polling, log: opts.log })
+            : undefined;
         await Promise.all([worker.run(), registryWorker.run(), hostWorker?.run()]).finally(() => {
+          void page?.close();
           stopWatching?.();
           stopSweeping?.();
           stopMending?.();

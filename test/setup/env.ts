@@ -5,6 +5,8 @@ import { projectRoot } from '../support/processes';
 /** What globalSetup started, for test files (which act as clients) to find. */
 export interface TestEnv {
   gatewayUrl: string;
+  /** The shared worker's metrics and health page. */
+  workerMetricsUrl: string;
   operatorToken: string;
   tokenSecret: string;
   temporalAddress: string;

@@ -96,7 +96,9 @@ export default async function globalSetup(): Promise<void> {
     { DIPPER_ISPHERE_BRIDGE_TOKEN: processEnv.DIPPER_ISPHERE_BRIDGE_TOKEN, DIPPER_ISPHERE_SIM_CONTROL_TOKEN: simControlToken, DIPPER_ISPHERE_SIM_PORT: String(gatewayPort + 3) },
     path.join(testDataRoot, 'isphere-sim.log'),
   );
-  const worker = startProcess('worker', processEnv, path.join(testDataRoot, 'worker.log'));
+  // The shared worker alone serves its metrics page: every other stack's worker would want the same port.
+  const workerMetricsUrl = `http://127.0.0.1:${gatewayPort + 4}`;
+  const worker = startProcess('worker', { ...processEnv, DIPPER_WORKER_METRICS_PORT: String(gatewayPort + 4) }, path.join(testDataRoot, 'worker.log'));
   const gateway = startProcess('gateway', processEnv, path.join(testDataRoot, 'gateway.log'));
   const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
   await waitForHttp(`${gatewayUrl}/healthz`);
@@ -105,6 +107,7 @@ export default async function globalSetup(): Promise<void> {
 
   writeTestEnv(testDataRoot, {
     gatewayUrl,
+    workerMetricsUrl,
     operatorToken,
     tokenSecret,
     temporalAddress: server.address,
