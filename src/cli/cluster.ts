@@ -1,6 +1,8 @@
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
-import { startCluster, type Cluster } from '../cluster/cluster';
+import { startCluster } from '../cluster/cluster';
 import { localBin, projectRoot } from './projectRoot';
 
 const log = (line: string) => process.stderr.write(`cluster: ${line}\n`);
@@ -17,29 +19,35 @@ function postgresFromEnv(): { host: string; port: number; user: string; password
 }
 
 const clusterDir = () => path.resolve(process.env.DIPPER_CLUSTER_DIR ?? path.join(projectRoot, '.dipper-cluster'));
+/** `cluster test`'s own folder, databases and ports: nothing of a cluster that is up is touched. */
+const testDir = () => `${clusterDir()}-test`;
+const TEST_DATABASES = { main: 'dipper_clustertest_temporal', visibility: 'dipper_clustertest_visibility', dipper: 'dipper_clustertest' };
 
-async function start(fresh: boolean, extraEnv: Record<string, string>): Promise<Cluster> {
-  return startCluster({
+/** `dipper cluster up`: starts the cluster, restarts what dies, and keeps it until Ctrl-C. */
+export async function clusterUp(): Promise<number> {
+  const cluster = await startCluster({
     projectRoot,
     dir: clusterDir(),
     pg: postgresFromEnv(),
-    fresh,
+    fresh: false,
     basePort: Number(process.env.DIPPER_CLUSTER_PORT ?? 29300),
-    extraEnv,
+    bind: process.env.DIPPER_CLUSTER_BIND || undefined,
+    extraEnv: {},
+    supervise: true,
     log,
   });
-}
-
-/** `dipper cluster up`: starts the cluster and keeps it until Ctrl-C. */
-export async function clusterUp(): Promise<number> {
-  const cluster = await start(false, {});
   const { record } = cluster;
+  const dir = clusterDir();
   process.stdout.write(
     [
-      `Dipper (cluster shape) at ${record.url}  (HAProxy in front of ${record.processes.filter((p) => p.role === 'gateway').length} gateways)`,
-      `Temporal server ${record.temporalAddress} on PostgreSQL; Dipper's tables in ${record.databaseUrl.replace(/:[^:@/]*@/, ':***@')}`,
+      `Dipper (cluster shape) at ${record.url}  (HAProxy in front of ${record.processes.filter((p) => p.role === 'gateway').length} gateways)${record.publicUrl !== record.url ? `; agents are told ${record.publicUrl}` : ''}`,
+      `Temporal server ${record.temporalAddress} (mutual TLS; HTTP API ${record.temporalHttpAddress}; metrics ${record.temporalMetricsUrl}) on PostgreSQL; Dipper's tables in ${record.databaseUrl.replace(/:[^:@/]*@/, ':***@')}`,
       `operator token: ${record.operatorToken}`,
-      ...record.processes.map((p) => `  ${p.name.padEnd(16)} pid ${p.pid}  log ${p.log}`),
+      ...Object.entries(record.secretsFrom).map(([k, v]) => `  ${k} from ${v}`),
+      ...record.processes.map((p) => `  ${p.name.padEnd(16)} pid ${p.pid}  log ${p.log}${p.url ? `  ${p.url}` : ''}${p.metricsUrl ? `  metrics ${p.metricsUrl}` : ''}`),
+      `  temporal         pid ${record.pids.temporal}  log ${path.join(dir, 'temporal.log')}`,
+      `  haproxy          pid ${record.pids.lb}  log ${path.join(dir, 'haproxy.log')}`,
+      `State: ${dir} (cluster.json: every address and pid, kept current; secrets.json; the hosts' folders; logs). A process that dies is started again.`,
       'Ctrl-C stops everything.',
       '',
     ].join('\n'),
@@ -61,10 +69,30 @@ export async function clusterUp(): Promise<number> {
  */
 export async function clusterTest(jestArgs: string[]): Promise<number> {
   const started = Date.now();
-  const cluster = await start(true, {
-    DIPPER_SKILLS_DIR: path.join(projectRoot, 'test', 'fixtures', 'skills'),
-    DIPPER_RUNTIMES: JSON.stringify({ default: { kind: 'none' }, skills: { worker: { kind: 'command', command: ['sleep', '600'] } } }),
-    DIPPER_TERMINATE_GRACE_SECONDS: '5',
+  const basePort = Number(process.env.DIPPER_CLUSTER_TEST_PORT ?? 29500);
+  const taken = await portsInUse(basePort, [0, 1, 9, 20, 21, 22, 30, 40, 41]);
+  if (taken.length > 0) {
+    log(`ports ${taken.join(', ')} are in use (a cluster test already running?); DIPPER_CLUSTER_TEST_PORT picks others`);
+    return 1;
+  }
+  // Its own secrets each time: a fresh cluster, whose tokens nobody holds.
+  fs.rmSync(path.join(testDir(), 'secrets.json'), { force: true });
+  const cluster = await startCluster({
+    projectRoot,
+    dir: testDir(),
+    pg: postgresFromEnv(),
+    fresh: true,
+    basePort,
+    databases: TEST_DATABASES,
+    extraEnv: {
+      DIPPER_SKILLS_DIR: path.join(projectRoot, 'test', 'fixtures', 'skills'),
+      DIPPER_RUNTIMES: JSON.stringify({ default: { kind: 'none' }, skills: { worker: { kind: 'command', command: ['sleep', '600'] } } }),
+      DIPPER_TERMINATE_GRACE_SECONDS: '5',
+      DIPPER_LOG_LEVEL: 'warn',
+    },
+    // The tests kill and start its processes themselves; its secrets are its own, not the operator's.
+    env: {},
+    log,
   });
   log(`up in ${((Date.now() - started) / 1000).toFixed(0)} s`);
   const args = jestArgs.length > 0 ? jestArgs : ['test/cluster', 'test/e2e', 'test/durability'];
@@ -74,7 +102,7 @@ export async function clusterTest(jestArgs: string[]): Promise<number> {
         stdio: 'inherit',
         env: {
           ...process.env,
-          DIPPER_TEST_CLUSTER: path.join(clusterDir(), 'cluster.json'),
+          DIPPER_TEST_CLUSTER: path.join(testDir(), 'cluster.json'),
           // The tests that start stacks of their own on PostgreSQL (two hosts, the PostgreSQL stack) use the cluster's.
           DIPPER_TEST_DATABASE_URL: process.env.DIPPER_TEST_DATABASE_URL ?? cluster.record.databaseUrl,
         },
@@ -85,4 +113,22 @@ export async function clusterTest(jestArgs: string[]): Promise<number> {
     await cluster.stop();
     log(`done in ${((Date.now() - started) / 1000).toFixed(0)} s`);
   }
+}
+
+/** Which of base+offsets something listens on already (loopback). */
+async function portsInUse(base: number, offsets: number[]): Promise<number[]> {
+  const busy = await Promise.all(
+    offsets.map(
+      (o) =>
+        new Promise<number | null>((resolve) => {
+          const socket = net.connect({ host: '127.0.0.1', port: base + o });
+          socket.once('connect', () => {
+            socket.destroy();
+            resolve(base + o);
+          });
+          socket.once('error', () => resolve(null));
+        }),
+    ),
+  );
+  return busy.filter((p): p is number => p !== null);
 }

@@ -1,12 +1,13 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { writeWorkflowBundle } from '../devstack/bundle';
 import { loadTemporalDevConfig } from '../devstack/devConfig';
 import { ensureNamespace } from '../devstack/namespace';
 import { stopProcess } from '../devstack/processes';
-import { startProcess, waitForHttp, type DipperProcess } from '../devstack/dipperProcess';
+import { startProcess, waitForHttp } from '../devstack/dipperProcess';
+import { supervise, type Running } from '../cli/supervise';
+import { clusterSecrets } from './secrets';
 import { clientTlsEnv, ensureCerts } from './certs';
 import { tlsFromEnv } from '../temporal/tls';
 import { createDatabase, ensureServerTools, prepareDatabases, startServer, writeServerConfig, type Postgres } from './temporalServer';
@@ -15,6 +16,12 @@ import { createDatabase, ensureServerTools, prepareDatabases, startServer, write
 export interface ClusterRecord {
   /** The load balancer: the one URL agents and operators use. */
   url: string;
+  /** The URL agents are told to use (DIPPER_PUBLIC_URL), when it is not `url` (a proxy or DNS name in front). */
+  publicUrl: string;
+  /** The Temporal server's Prometheus page (loopback). */
+  temporalMetricsUrl: string;
+  /** Where every secret came from (a variable, a file, or secrets.json), never the secret. */
+  secretsFrom: Record<string, string>;
   temporalAddress: string;
   /** The files a Temporal client needs (TEMPORAL_TLS_*): the server takes no connection without them. */
   temporalTls: Record<string, string>;
@@ -23,7 +30,7 @@ export interface ClusterRecord {
   operatorToken: string;
   databaseUrl: string;
   /** Each Dipper process: how to find it, and the environment to start it again with. */
-  processes: { name: string; role: 'worker' | 'gateway' | 'taskservice'; pid: number; env: Record<string, string>; log: string; url?: string; dataDir?: string }[];
+  processes: { name: string; role: 'worker' | 'gateway' | 'taskservice'; pid: number; env: Record<string, string>; log: string; url?: string; dataDir?: string; metricsUrl?: string }[];
   pids: { temporal: number; lb: number };
 }
 
@@ -39,6 +46,14 @@ export interface ClusterOptions {
   /** Added to every Dipper process's environment (runtimes, skills, limits). */
   extraEnv: Record<string, string>;
   log: (line: string) => void;
+  /** Start a Dipper process again when it dies, and say so (`cluster up`); off for `cluster test`, whose tests kill and start them. */
+  supervise?: boolean;
+  /** The databases' names: `cluster test` uses its own, so it never touches a cluster that is up. */
+  databases?: { main: string; visibility: string; dipper: string };
+  /** The address the load balancer listens on (DIPPER_CLUSTER_BIND); the gateways and workers stay on loopback behind it. */
+  bind?: string;
+  /** The environment the secrets and settings are read from (process.env). */
+  env?: NodeJS.ProcessEnv;
 }
 
 export interface Cluster {
@@ -46,9 +61,8 @@ export interface Cluster {
   stop(): Promise<void>;
 }
 
-const DBS = { main: 'dipper_cluster_temporal', visibility: 'dipper_cluster_visibility' };
-/** Dipper's own tables (events, long texts, wakes). */
-const DIPPER_DB = 'dipper_cluster';
+/** The Temporal server's two databases, and Dipper's own tables (events, long texts, wakes). */
+export const CLUSTER_DATABASES = { main: 'dipper_cluster_temporal', visibility: 'dipper_cluster_visibility', dipper: 'dipper_cluster' };
 
 /**
  * Dipper in a cluster's shape on one machine, without Docker: the Temporal
@@ -72,13 +86,16 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
       throw new Error('haproxy is not installed (Debian: apt-get install haproxy)');
     }
     const tools = ensureServerTools(log);
+    const dbs = opts.databases ?? CLUSTER_DATABASES;
+    const env = opts.env ?? process.env;
+    const { secrets, from: secretsFrom } = clusterSecrets(dir, env);
     log('preparing the Temporal databases');
-    prepareDatabases(tools, pg, DBS, opts.fresh);
-    createDatabase(tools, pg, DIPPER_DB, opts.fresh);
+    prepareDatabases(tools, pg, dbs, opts.fresh);
+    createDatabase(tools, pg, dbs.dipper, opts.fresh);
     const frontend = opts.basePort;
     const certs = ensureCerts(path.join(dir, 'certs'));
     const tlsEnv = clientTlsEnv(certs);
-    writeServerConfig(opts.projectRoot, path.join(dir, 'temporal'), pg, DBS, { frontend, base: opts.basePort + 1 }, certs);
+    writeServerConfig(opts.projectRoot, path.join(dir, 'temporal'), pg, dbs, { frontend, base: opts.basePort + 1 }, certs);
     log(`starting the Temporal server (${frontend}, mutual TLS)`);
     const temporalAddress = `127.0.0.1:${frontend}`;
     const target = { address: temporalAddress, tls: tlsFromEnv(tlsEnv) };
@@ -90,57 +107,92 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
     const bundle = path.join(dir, 'workflow-bundle.js');
     await writeWorkflowBundle(bundle);
     const lbPort = opts.basePort + 20;
-    const url = `http://127.0.0.1:${lbPort}`;
-    const databaseUrl = `postgres://${encodeURIComponent(pg.user)}:${encodeURIComponent(pg.password)}@${pg.host}:${pg.port}/${DIPPER_DB}`;
-    const operatorToken = `dpo_cluster_${crypto.randomBytes(12).toString('hex')}`;
+    const bind = opts.bind ?? '127.0.0.1';
+    const url = `http://${bind === '0.0.0.0' || bind === '::' ? '127.0.0.1' : bind}:${lbPort}`;
+    const publicUrl = (env.DIPPER_PUBLIC_URL || url).replace(/\/$/, '');
+    const databaseUrl = `postgres://${encodeURIComponent(pg.user)}:${encodeURIComponent(pg.password)}@${pg.host}:${pg.port}/${dbs.dipper}`;
+    const { operatorToken } = secrets;
     // One Task service for the whole cluster, as docker-compose.yml's `tasks`: every worker and gateway reach the same one.
     const tasksPort = opts.basePort + 30;
     const common: Record<string, string> = {
       DIPPER_TASK_API_URL: `http://127.0.0.1:${tasksPort}`,
-      DIPPER_TASK_ADMIN_KEY: `dtk_cluster_${crypto.randomBytes(12).toString('hex')}`,
+      DIPPER_TASK_ADMIN_KEY: secrets.taskAdminKey,
       TEMPORAL_ADDRESS: temporalAddress,
       ...tlsEnv,
       TEMPORAL_NAMESPACE: devConfig.namespace,
       DIPPER_DATABASE_URL: databaseUrl,
-      DIPPER_PUBLIC_URL: url,
+      DIPPER_PUBLIC_URL: publicUrl,
       // HAProxy reaches the gateways from loopback and names each client (deploy/haproxy.cfg).
       DIPPER_TRUSTED_PROXIES: '127.0.0.1',
       DIPPER_OPERATOR_TOKEN: operatorToken,
-      DIPPER_TOKEN_SECRET: crypto.randomBytes(32).toString('hex'),
+      DIPPER_TOKEN_SECRET: secrets.tokenSecret,
       DIPPER_WORKFLOW_BUNDLE: bundle,
-      DIPPER_LOG_LEVEL: 'warn',
+      DIPPER_LOG_LEVEL: env.DIPPER_LOG_LEVEL || 'info',
       ...opts.extraEnv,
     };
     const processes: ClusterRecord['processes'] = [];
-    const run = (name: string, role: 'worker' | 'gateway' | 'taskservice', env: Record<string, string>, extra: { url?: string; dataDir?: string }): DipperProcess => {
+    // Written once the cluster is up, and again whenever a supervised process gets a new pid.
+    const kept: { record?: ClusterRecord } = {};
+    const save = () => kept.record && fs.writeFileSync(path.join(dir, 'cluster.json'), JSON.stringify(kept.record, null, 2), { mode: 0o600 });
+    const run = async (name: string, role: 'worker' | 'gateway' | 'taskservice', procEnv: Record<string, string>, extra: { url?: string; dataDir?: string; metricsUrl?: string }): Promise<void> => {
       const logFile = path.join(dir, `${name}.log`);
-      const p = startProcess(role, env, logFile);
-      started.push(() => p.kill());
-      processes.push({ name, role, pid: p.proc.pid!, env, log: logFile, ...extra });
-      return p;
+      const entry = { name, role, pid: 0, env: procEnv, log: logFile, ...extra };
+      processes.push(entry);
+      const once = async (): Promise<Running> => {
+        const p = startProcess(role, procEnv, logFile);
+        const exited = new Promise<string>((resolve) => p.proc.once('exit', (code, signal) => resolve(signal ? `signal ${signal}` : `code ${code}`)));
+        return { pid: p.proc.pid, exited, stop: () => p.kill() };
+      };
+      if (!opts.supervise) {
+        const first = await once();
+        entry.pid = first.pid!;
+        started.push(() => first.stop());
+        return;
+      }
+      // A process that dies is started again, said on stderr, and its new pid recorded.
+      const kept = await supervise(name, once, (pid) => {
+        if (entry.pid !== 0) log(`${name} started again (pid ${pid})`);
+        entry.pid = pid ?? 0;
+        save();
+      });
+      started.push(() => kept.stop());
     };
-    run('tasks', 'taskservice', { ...common, DIPPER_TASK_SERVICE_PORT: String(tasksPort), DIPPER_TASK_SERVICE_DB: path.join(dir, 'tasks', 'tasks.db') }, {});
+    await run('tasks', 'taskservice', { ...common, DIPPER_TASK_SERVICE_PORT: String(tasksPort), DIPPER_TASK_SERVICE_DB: path.join(dir, 'tasks', 'tasks.db') }, {});
     await waitForHttp(`http://127.0.0.1:${tasksPort}/healthz`, 60_000);
-    for (const host of ['host-a', 'host-b']) {
+    for (const [i, host] of ['host-a', 'host-b'].entries()) {
       const dataDir = path.join(dir, host);
-      run(`worker-${host}`, 'worker', { ...common, DIPPER_HOST_ID: host, DIPPER_DATA_DIR: dataDir }, { dataDir });
+      const metricsPort = opts.basePort + 40 + i;
+      await run(`worker-${host}`, 'worker', { ...common, DIPPER_HOST_ID: host, DIPPER_DATA_DIR: dataDir, DIPPER_WORKER_METRICS_PORT: String(metricsPort) }, { dataDir, metricsUrl: `http://127.0.0.1:${metricsPort}` });
     }
     const gatewayUrls: string[] = [];
     for (const n of [1, 2]) {
       const port = opts.basePort + 20 + n;
       const gatewayUrl = `http://127.0.0.1:${port}`;
       gatewayUrls.push(gatewayUrl);
-      run(`gateway-${n}`, 'gateway', { ...common, DIPPER_PORT: String(port), DIPPER_DATA_DIR: path.join(dir, `gateway-${n}`) }, { url: gatewayUrl });
+      await run(`gateway-${n}`, 'gateway', { ...common, DIPPER_PORT: String(port), DIPPER_DATA_DIR: path.join(dir, `gateway-${n}`) }, { url: gatewayUrl, metricsUrl: `${gatewayUrl}/metrics` });
     }
     for (const g of gatewayUrls) await waitForHttp(`${g}/healthz`, 60_000);
 
     log(`starting HAProxy on ${lbPort}`);
-    const lb = startHaproxy(opts.projectRoot, dir, lbPort, gatewayUrls);
+    const lb = startHaproxy(opts.projectRoot, dir, `${bind}:${lbPort}`, gatewayUrls);
     started.push(() => stopProcess(lb, 5000));
     await waitForHttp(`${url}/healthz`, 30_000);
 
-    const record: ClusterRecord = { url, temporalAddress, temporalTls: tlsEnv, temporalHttpAddress: `127.0.0.1:${opts.basePort + 1}`, operatorToken, databaseUrl, processes, pids: { temporal: server.pid!, lb: lb.pid! } };
-    fs.writeFileSync(path.join(dir, 'cluster.json'), JSON.stringify(record, null, 2), { mode: 0o600 });
+    const record: ClusterRecord = {
+      url,
+      publicUrl,
+      temporalAddress,
+      temporalTls: tlsEnv,
+      temporalHttpAddress: `127.0.0.1:${opts.basePort + 1}`,
+      temporalMetricsUrl: `http://127.0.0.1:${opts.basePort + 1 + 8}/metrics`,
+      operatorToken,
+      secretsFrom,
+      databaseUrl,
+      processes,
+      pids: { temporal: server.pid!, lb: lb.pid! },
+    };
+    kept.record = record;
+    save();
     return { record, stop };
   } catch (err) {
     await stop();
@@ -148,13 +200,13 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
   }
 }
 
-function startHaproxy(projectRoot: string, dir: string, port: number, gateways: string[]): ChildProcess {
+function startHaproxy(projectRoot: string, dir: string, bindAt: string, gateways: string[]): ChildProcess {
   const out = fs.openSync(path.join(dir, 'haproxy.log'), 'a');
   const proc = spawn('haproxy', ['-db', '-f', path.join(projectRoot, 'deploy', 'haproxy.cfg')], {
     stdio: ['ignore', out, out],
     env: {
       ...process.env,
-      DIPPER_LB_BIND: `127.0.0.1:${port}`,
+      DIPPER_LB_BIND: bindAt,
       DIPPER_GATEWAY_1: new URL(gateways[0]).host,
       DIPPER_GATEWAY_2: new URL(gateways[1]).host,
     },
