@@ -390,7 +390,7 @@ function taskApiOf(env: Env, gatewayPort: number): TaskApiConfig {
     url,
     servicePort: int(env, 'DIPPER_TASK_SERVICE_PORT', gatewayPort + 2),
     workspace,
-    adminKey: env.DIPPER_TASK_ADMIN_KEY || undefined,
+    adminKey: secretOf(env, 'DIPPER_TASK_ADMIN_KEY'),
     resultBudgetBytes: Math.max(4096, int(env, 'DIPPER_TASK_RESULT_BUDGET_BYTES', 32 * 1024)),
     requestTimeoutMs: Math.max(500, int(env, 'DIPPER_TASK_REQUEST_TIMEOUT_MS', 10_000)),
   };
@@ -426,6 +426,26 @@ function temporalUiUrlOf(env: Env): string | null {
   }
   if (!url || !['http:', 'https:'].includes(url.protocol)) throw new Error(`DIPPER_TEMPORAL_UI_URL must be an http(s) URL, got "${raw}"`);
   return raw.replace(/\/+$/, '');
+}
+
+/**
+ * A secret from its variable, or from the file `<name>_FILE` names (a
+ * Docker or systemd secret, a mounted Kubernetes one), trimmed. A file
+ * named but unreadable or empty stops the start: a process must never
+ * come up with a secret other than the operator's.
+ */
+export function secretOf(env: Env, name: string): string | undefined {
+  if (env[name]) return env[name];
+  const file = env[`${name}_FILE`];
+  if (!file) return undefined;
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8').trim();
+  } catch (err) {
+    throw new Error(`${name}_FILE: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  if (text === '') throw new Error(`${name}_FILE: ${file} is empty`);
+  return text;
 }
 
 function int(env: Env, name: string, fallback: number): number {
@@ -591,13 +611,13 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): DipperC
       workflowThreads: Math.max(1, int(env, 'DIPPER_WORKFLOW_THREADS', 1)),
       fastActivations: onOff(env, 'DIPPER_FAST_ACTIVATIONS', true),
     },
-    operatorToken: env.DIPPER_OPERATOR_TOKEN || undefined,
+    operatorToken: secretOf(env, 'DIPPER_OPERATOR_TOKEN'),
     operators: env.DIPPER_OPERATORS || (env.DIPPER_OPERATORS_FILE ? readFileSync(env.DIPPER_OPERATORS_FILE, 'utf8') : undefined),
     allowedOrigins: (env.DIPPER_ALLOWED_ORIGINS ?? '').split(',').map((x) => x.trim().replace(/\/+$/, '')).filter(Boolean),
     temporalUiUrl: temporalUiUrlOf(env),
-    tokenSecret: env.DIPPER_TOKEN_SECRET || undefined,
+    tokenSecret: secretOf(env, 'DIPPER_TOKEN_SECRET'),
     previousTokenSecrets: (env.DIPPER_TOKEN_SECRET_PREVIOUS ?? '').split(',').map((x) => x.trim()).filter(Boolean),
-    databaseUrl: env.DIPPER_DATABASE_URL || undefined,
+    databaseUrl: secretOf(env, 'DIPPER_DATABASE_URL'),
     hostId: hostIdOf(env),
     questions: {
       humanGateway: !['0', 'off', 'false', 'no'].includes((env.DIPPER_HUMAN_GATEWAY ?? '').toLowerCase()),

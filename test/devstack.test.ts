@@ -4,6 +4,7 @@ import path from 'node:path';
 import { devServerArgs, loadTemporalDevConfig } from '../src/devstack/devConfig';
 import { mcpClientConfig } from '../src/cli/startRun';
 import { TEMPORAL_SERVER_VERSION } from '../src/cluster/temporalServer';
+import { clusterEnvs } from '../src/cluster/cluster';
 import { temporalCliPath } from '../src/devstack/temporalCli';
 
 // js-yaml arrives with eslint rather than as a dependency of ours, and ships no types.
@@ -171,6 +172,63 @@ describe('docker-compose.yml', () => {
     const cfg = fs.readFileSync(path.join(root, 'deploy', 'haproxy.cfg'), 'utf8');
     const serverTimeout = Number(/timeout server (\d+)s/.exec(cfg)?.[1]);
     expect(serverTimeout).toBeGreaterThan(30);
+  });
+
+  it("passes a real compose implementation's check (Debian's docker-compose), which refuses it without its secrets", () => {
+    const secrets = { DIPPER_OPERATOR_TOKEN: 'dpo_x', DIPPER_TOKEN_SECRET: 'secret', DIPPER_TASK_ADMIN_KEY: 'dtk_x' };
+    const composeEnv = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root' };
+    const checked = execFileSync('docker-compose', ['-f', 'docker-compose.yml', 'config'], { cwd: root, env: { ...composeEnv, ...secrets }, encoding: 'utf8' });
+    const resolved = (yaml.load(checked) as { services: Record<string, ComposeService & { networks?: Record<string, { ipv4_address?: string }> }> }).services;
+    expect(Object.keys(resolved).sort()).toEqual(Object.keys(services).sort());
+    // As compose resolves it: the balancer's fixed address is the one the gateways trust, and each worker's health is its own page.
+    expect(resolved.lb.networks?.default?.ipv4_address).toBe(resolved['gateway-1'].environment?.DIPPER_TRUSTED_PROXIES);
+    expect(resolved['worker-a'].healthcheck?.test.join(' ')).toContain(`127.0.0.1:${resolved['worker-a'].environment?.DIPPER_WORKER_METRICS_PORT}/healthz`);
+    const { DIPPER_TOKEN_SECRET: _left, ...missing } = secrets;
+    let refusal = '';
+    try {
+      execFileSync('docker-compose', ['-f', 'docker-compose.yml', 'config', '-q'], { cwd: root, env: { ...composeEnv, ...missing }, encoding: 'utf8', stdio: 'pipe' });
+    } catch (err) {
+      refusal = String((err as { stderr?: string }).stderr);
+    }
+    expect(refusal).toContain('set DIPPER_TOKEN_SECRET');
+  });
+
+  it('gives its workers and gateways the settings dipper cluster gives its own, but for what a container needs', () => {
+    const envs = clusterEnvs({
+      tasksUrl: 'http://127.0.0.1:29330',
+      temporalAddress: '127.0.0.1:29300',
+      tlsEnv: { TEMPORAL_TLS_CA: 'ca.pem', TEMPORAL_TLS_CERT: 'client.pem', TEMPORAL_TLS_KEY: 'client.key' },
+      namespace: devConfig.namespace,
+      databaseUrl: 'postgres://dipper:pw@127.0.0.1:5432/dipper_cluster',
+      publicUrl: 'http://127.0.0.1:29320',
+      secrets: { operatorToken: 'dpo_x', tokenSecret: 's', taskAdminKey: 'dtk_x' },
+      bundle: '/x/workflow-bundle.js',
+    });
+    // Set on one side only, and why.
+    const onlyCompose: Record<string, string> = {
+      DIPPER_HOST: 'a container listens on its network; the cluster keeps its processes on loopback behind HAProxy',
+      DIPPER_ALLOWED_ORIGINS: "browsers reach compose's published port, not the public URL agents are given (http://lb:8710)",
+    };
+    const onlyCluster: Record<string, string> = {
+      TEMPORAL_TLS_CA: "the cluster's Temporal takes only Dipper's client certificate; compose's is reachable only on its private network",
+      TEMPORAL_TLS_CERT: 'as TEMPORAL_TLS_CA',
+      TEMPORAL_TLS_KEY: 'as TEMPORAL_TLS_CA',
+      DIPPER_WORKFLOW_BUNDLE: 'the cluster builds the workflow bundle once for its processes; a container bundles at start',
+    };
+    for (const [service, own] of [
+      ['worker-a', envs.worker('host-a', '/data', 8713)],
+      ['gateway-1', envs.gateway(8710, '/data')],
+    ] as const) {
+      const compose = Object.keys(services[service].environment ?? {});
+      const cluster = Object.keys({ ...envs.common, ...own });
+      // Compose's settings are shared by both roles: a gateway ignores the worker's metrics port, a worker the gateway's port.
+      const ignored = service.startsWith('gateway') ? ['DIPPER_WORKER_METRICS_PORT'] : ['DIPPER_PORT'];
+      expect(compose.filter((k) => !cluster.includes(k) && !(k in onlyCompose) && !ignored.includes(k))).toEqual([]);
+      expect(cluster.filter((k) => !compose.includes(k) && !(k in onlyCluster))).toEqual([]);
+      // Where both say the same thing, they say it alike.
+      expect(services[service].environment?.TEMPORAL_NAMESPACE).toBe(envs.common.TEMPORAL_NAMESPACE);
+      expect(services[service].environment?.DIPPER_LOG_LEVEL).toBe(`\${DIPPER_LOG_LEVEL:-${envs.common.DIPPER_LOG_LEVEL}}`);
+    }
   });
 
   it('creates every search attribute of dev-server.json in the setup service', () => {

@@ -7,7 +7,7 @@ import { ensureNamespace } from '../devstack/namespace';
 import { stopProcess } from '../devstack/processes';
 import { startProcess, waitForHttp } from '../devstack/dipperProcess';
 import { supervise, type Running } from '../cli/supervise';
-import { clusterSecrets } from './secrets';
+import { clusterSecrets, type ClusterSecrets } from './secrets';
 import { clientTlsEnv, ensureCerts } from './certs';
 import { tlsFromEnv } from '../temporal/tls';
 import { createDatabase, ensureServerTools, prepareDatabases, startServer, writeServerConfig, type Postgres } from './temporalServer';
@@ -114,22 +114,8 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
     const { operatorToken } = secrets;
     // One Task service for the whole cluster, as docker-compose.yml's `tasks`: every worker and gateway reach the same one.
     const tasksPort = opts.basePort + 30;
-    const common: Record<string, string> = {
-      DIPPER_TASK_API_URL: `http://127.0.0.1:${tasksPort}`,
-      DIPPER_TASK_ADMIN_KEY: secrets.taskAdminKey,
-      TEMPORAL_ADDRESS: temporalAddress,
-      ...tlsEnv,
-      TEMPORAL_NAMESPACE: devConfig.namespace,
-      DIPPER_DATABASE_URL: databaseUrl,
-      DIPPER_PUBLIC_URL: publicUrl,
-      // HAProxy reaches the gateways from loopback and names each client (deploy/haproxy.cfg).
-      DIPPER_TRUSTED_PROXIES: '127.0.0.1',
-      DIPPER_OPERATOR_TOKEN: operatorToken,
-      DIPPER_TOKEN_SECRET: secrets.tokenSecret,
-      DIPPER_WORKFLOW_BUNDLE: bundle,
-      DIPPER_LOG_LEVEL: env.DIPPER_LOG_LEVEL || 'info',
-      ...opts.extraEnv,
-    };
+    const envs = clusterEnvs({ tasksUrl: `http://127.0.0.1:${tasksPort}`, temporalAddress, tlsEnv, namespace: devConfig.namespace, databaseUrl, publicUrl, secrets, bundle, logLevel: env.DIPPER_LOG_LEVEL });
+    const common = { ...envs.common, ...opts.extraEnv };
     const processes: ClusterRecord['processes'] = [];
     // Written once the cluster is up, and again whenever a supervised process gets a new pid.
     const kept: { record?: ClusterRecord } = {};
@@ -162,14 +148,14 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
     for (const [i, host] of ['host-a', 'host-b'].entries()) {
       const dataDir = path.join(dir, host);
       const metricsPort = opts.basePort + 40 + i;
-      await run(`worker-${host}`, 'worker', { ...common, DIPPER_HOST_ID: host, DIPPER_DATA_DIR: dataDir, DIPPER_WORKER_METRICS_PORT: String(metricsPort) }, { dataDir, metricsUrl: `http://127.0.0.1:${metricsPort}` });
+      await run(`worker-${host}`, 'worker', { ...common, ...envs.worker(host, dataDir, metricsPort) }, { dataDir, metricsUrl: `http://127.0.0.1:${metricsPort}` });
     }
     const gatewayUrls: string[] = [];
     for (const n of [1, 2]) {
       const port = opts.basePort + 20 + n;
       const gatewayUrl = `http://127.0.0.1:${port}`;
       gatewayUrls.push(gatewayUrl);
-      await run(`gateway-${n}`, 'gateway', { ...common, DIPPER_PORT: String(port), DIPPER_DATA_DIR: path.join(dir, `gateway-${n}`) }, { url: gatewayUrl, metricsUrl: `${gatewayUrl}/metrics` });
+      await run(`gateway-${n}`, 'gateway', { ...common, ...envs.gateway(port, path.join(dir, `gateway-${n}`)) }, { url: gatewayUrl, metricsUrl: `${gatewayUrl}/metrics` });
     }
     for (const g of gatewayUrls) await waitForHttp(`${g}/healthz`, 60_000);
 
@@ -198,6 +184,44 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
     await stop();
     throw err;
   }
+}
+
+/**
+ * The environment of each of the cluster's Dipper processes. docker-compose.yml
+ * gives its containers the same settings (test/devstack.test.ts compares the
+ * two, and names the differences a container needs).
+ */
+export function clusterEnvs(o: {
+  tasksUrl: string;
+  temporalAddress: string;
+  tlsEnv: Record<string, string>;
+  namespace: string;
+  databaseUrl: string;
+  publicUrl: string;
+  secrets: ClusterSecrets;
+  bundle: string;
+  logLevel?: string;
+}) {
+  const common: Record<string, string> = {
+    DIPPER_TASK_API_URL: o.tasksUrl,
+    DIPPER_TASK_ADMIN_KEY: o.secrets.taskAdminKey,
+    TEMPORAL_ADDRESS: o.temporalAddress,
+    ...o.tlsEnv,
+    TEMPORAL_NAMESPACE: o.namespace,
+    DIPPER_DATABASE_URL: o.databaseUrl,
+    DIPPER_PUBLIC_URL: o.publicUrl,
+    // HAProxy reaches the gateways from loopback and names each client (deploy/haproxy.cfg).
+    DIPPER_TRUSTED_PROXIES: '127.0.0.1',
+    DIPPER_OPERATOR_TOKEN: o.secrets.operatorToken,
+    DIPPER_TOKEN_SECRET: o.secrets.tokenSecret,
+    DIPPER_WORKFLOW_BUNDLE: o.bundle,
+    DIPPER_LOG_LEVEL: o.logLevel || 'info',
+  };
+  return {
+    common,
+    worker: (host: string, dataDir: string, metricsPort: number) => ({ DIPPER_HOST_ID: host, DIPPER_DATA_DIR: dataDir, DIPPER_WORKER_METRICS_PORT: String(metricsPort) }),
+    gateway: (port: number, dataDir: string) => ({ DIPPER_PORT: String(port), DIPPER_DATA_DIR: dataDir }),
+  };
 }
 
 function startHaproxy(projectRoot: string, dir: string, bindAt: string, gateways: string[]): ChildProcess {
