@@ -8,7 +8,7 @@ import { localBin, projectRoot } from './projectRoot';
 const log = (line: string) => process.stderr.write(`cluster: ${line}\n`);
 
 /** The PostgreSQL role the cluster uses: it must be allowed to create databases. */
-function postgresFromEnv(): { host: string; port: number; user: string; password: string } {
+export function postgresFromEnv(): { host: string; port: number; user: string; password: string } {
   const url = new URL(process.env.DIPPER_CLUSTER_POSTGRES_URL ?? 'postgres://dipper:dipper@127.0.0.1:5432/postgres');
   return {
     host: url.hostname,
