@@ -102,7 +102,7 @@ const byName = [
 const nodeOnlyOff = Object.fromEntries(Object.keys(globals.node).filter((name) => !(name in globals.browser)).map((name) => [name, 'off']));
 
 module.exports = defineConfig(
-  { ignores: ['node_modules/', '.tools/', '.dipper/', '.dipper-cluster/', '.test-data/', '.soak-data/', '.bench-data/', '.scratch/', 'dist/', 'coverage/', 'src/*/main.built.js'] },
+  { ignores: ['node_modules/', '.tools/', '.dipper/', '.dipper-cluster/', '.dipper-cluster-test/', '.test-data/', '.soak-data/', '.bench-data/', '.scratch/', 'dist/', 'coverage/', 'src/*/main.built.js'] },
   js.configs.recommended,
   tseslint.configs.recommended,
   {

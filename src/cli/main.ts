@@ -200,6 +200,27 @@ program
     process.exitCode = await (await import('./doctor')).doctor(loadStackConfig(), { repair: opts.repair === true, runId: opts.run });
   });
 
+program
+  .command('backup')
+  .description("copy the data folder of a running (or stopped) embedded stack into a new folder: SQLite's online backup of every database, the secrets, the runs' folders and the audit witness (docs/operations.md, \"Backup and restore\")")
+  .argument('<folder>', 'a new or empty folder outside the data folder')
+  .action(async (folder: string) => {
+    const config = loadStackConfig();
+    const { backup } = await import('../ops/backup');
+    const manifest = await backup({ dataDir: config.dataDir, to: folder, witness: config.isphere.auditWitness, log: (line) => process.stderr.write(`dipper: ${line}\n`) });
+    process.stdout.write(`backed up ${manifest.files.length} files (${manifest.files.reduce((n, f) => n + f.bytes, 0).toLocaleString('en')} bytes) into ${folder}\n`);
+  });
+program
+  .command('restore')
+  .description('put a backup back into an empty data folder (DIPPER_DATA_DIR) and its audit witness (DIPPER_AUDIT_WITNESS); start the stack afterwards and its runs go on from the backup')
+  .argument('<folder>', 'a folder `dipper backup` made')
+  .action(async (folder: string) => {
+    const config = loadStackConfig();
+    const { restore } = await import('../ops/backup');
+    restore({ from: folder, dataDir: config.dataDir, witness: config.isphere.auditWitness, log: (line) => process.stderr.write(`dipper: ${line}\n`) });
+    process.stdout.write(`restored into ${config.dataDir}\n`);
+  });
+
 const audit = program.command('audit').description('the tamper-evident record of every real iSphere send');
 audit
   .command('verify')
