@@ -77,7 +77,8 @@ beforeAll(async () => {
   // Task creations wait here on cue: a pinned workflow in flight across the upgrade.
   proxy = new HoldingProxy(`http://127.0.0.1:${base.processEnv.DIPPER_TASK_SERVICE_PORT}`, (method, p) => method === 'POST' && p.endsWith('/runtime/tasks'));
   env = {
-    ...base.processEnv,
+    // Its own dev server takes plain connections: under `dipper cluster test` the shared settings carry the cluster's TLS.
+    ...Object.fromEntries(Object.entries(base.processEnv).filter(([k]) => !k.startsWith('TEMPORAL_TLS_'))),
     TEMPORAL_ADDRESS: server.address,
     DIPPER_TASK_QUEUE: queue,
     DIPPER_PORT: String(gatewayPort),
