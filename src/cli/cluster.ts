@@ -2,7 +2,8 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { startCluster } from '../cluster/cluster';
+import { backupCluster, restoreCluster } from '../cluster/backup';
+import { CLUSTER_DATABASES, startCluster } from '../cluster/cluster';
 import { localBin, projectRoot } from './projectRoot';
 
 const log = (line: string) => process.stderr.write(`cluster: ${line}\n`);
@@ -131,4 +132,35 @@ async function portsInUse(base: number, offsets: number[]): Promise<number[]> {
     ),
   );
   return busy.filter((p): p is number => p !== null);
+}
+
+/** `dipper cluster backup <folder>`: the cluster of DIPPER_CLUSTER_DIR, while it runs. */
+export async function clusterBackup(folder: string): Promise<number> {
+  const manifest = await backupCluster({ dir: clusterDir(), pg: postgresFromEnv(), databases: CLUSTER_DATABASES, to: folder, log });
+  process.stdout.write(`backed up ${manifest.dumps.length} databases and ${manifest.files.join(', ')} into ${folder}\n`);
+  return 0;
+}
+
+/** `dipper cluster restore <folder>`: into DIPPER_CLUSTER_DIR, which must be empty; the cluster must be stopped. */
+export async function clusterRestore(folder: string): Promise<number> {
+  const dir = clusterDir();
+  if (fs.existsSync(path.join(dir, 'cluster.json'))) {
+    const record = JSON.parse(fs.readFileSync(path.join(dir, 'cluster.json'), 'utf8')) as { pids?: { temporal?: number } };
+    if (record.pids?.temporal && alive(record.pids.temporal)) {
+      log(`the cluster in ${dir} is running (Temporal pid ${record.pids.temporal}); stop it first`);
+      return 1;
+    }
+  }
+  restoreCluster({ from: folder, dir, pg: postgresFromEnv(), log });
+  process.stdout.write(`restored into ${dir}; start it with: npm run dipper -- cluster up\n`);
+  return 0;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -190,6 +190,26 @@ cluster
   .action(async (jestArgs: string[]) => {
     process.exitCode = await (await import('./cluster')).clusterTest(jestArgs);
   });
+cluster
+  .command('backup')
+  .description("copy a running cluster: pg_dump of its three databases, the Task service's SQLite file, its secrets, certificates and hosts' folders (docs/operations.md, \"Back up\")")
+  .argument('<folder>', 'a new or empty folder')
+  .action(async (folder: string) => {
+    process.exitCode = await (await import('./cluster')).clusterBackup(folder);
+  });
+cluster
+  .command('restore')
+  .description("put a backup back: its databases made again from their dumps, its files into the cluster's (empty) folder; then `cluster up`")
+  .argument('<folder>', 'a folder `cluster backup` made')
+  .action(async (folder: string) => {
+    process.exitCode = await (await import('./cluster')).clusterRestore(folder);
+  });
+program
+  .command('release-check')
+  .description('every cluster test on the Go-built Temporal server and the backup/restore checks, with dated figures written to docs/operations.md (outside CI; about a quarter of an hour)')
+  .action(async () => {
+    process.exitCode = await (await import('./releaseCheck')).releaseCheck();
+  });
 
 program
   .command('doctor')

@@ -1,0 +1,58 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { backupCluster, restoreCluster } from '../../src/cluster/backup';
+import { startCluster, type ClusterRecord } from '../../src/cluster/cluster';
+import { postgresFromEnv } from '../../src/cli/cluster';
+import { AgentClient, Operator } from '../support/clients';
+import { projectRoot } from '../support/processes';
+
+/**
+ * Run by `dipper cluster test` only: a cluster of its own backed up while
+ * it runs, its folder and databases lost, restored and started again. The
+ * run goes on from the backup with the tokens it had.
+ */
+const recordFile = process.env.DIPPER_TEST_CLUSTER;
+const maybe = recordFile ? describe : describe.skip;
+
+maybe('a cluster backed up and restored', () => {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'dipper-cluster-backup-'));
+  const dir = path.join(root, 'cluster');
+  const databases = { main: 'dipper_backup_temporal', visibility: 'dipper_backup_visibility', dipper: 'dipper_backup' };
+  const base = recordFile ? Number(new URL(`http://${(JSON.parse(fs.readFileSync(recordFile, 'utf8')) as ClusterRecord).temporalAddress}`).port) + 200 : 0;
+  const up = (fresh: boolean) =>
+    startCluster({ projectRoot, dir, pg: postgresFromEnv(), fresh, basePort: base, databases, extraEnv: { DIPPER_LOG_LEVEL: 'warn' }, env: {}, log: () => undefined });
+  afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
+
+  it('goes on from the backup: its run, plan and tokens', async () => {
+    let cluster = await up(true);
+    let client: AgentClient | undefined;
+    try {
+      const operatorToken = cluster.record.operatorToken;
+      const operator = new Operator({ gatewayUrl: cluster.record.url, operatorToken });
+      const started = (await operator.request('POST', '/runs', { task: 'Outlive the databases.' })).json;
+      const token: string = started.root.agent_token;
+      client = await AgentClient.connect(cluster.record.url, token);
+      await client.ok('declare_plan', { tasks: [{ id: 'a', role: 'writer', skill: 'lead', task: 'Write.' }] });
+
+      const manifest = await backupCluster({ dir, pg: postgresFromEnv(), databases, to: path.join(root, 'backup') });
+      expect(manifest.dumps).toHaveLength(3);
+      expect(manifest.files).toEqual(expect.arrayContaining(['secrets.json', 'certs', 'host-a', 'host-b', path.join('tasks', 'tasks.db')]));
+
+      await client.close();
+      client = undefined;
+      await cluster.stop();
+      fs.renameSync(dir, `${dir}-lost`);
+      restoreCluster({ from: path.join(root, 'backup'), dir, pg: postgresFromEnv() });
+      cluster = await up(false);
+      expect(cluster.record.operatorToken).toBe(operatorToken);
+      expect((await new Operator({ gatewayUrl: cluster.record.url, operatorToken }).request('GET', `/runs/${started.run_id}`)).json.status).toBe('active');
+      client = await AgentClient.connect(cluster.record.url, token);
+      expect((await client.ok('list_ready', {})).ready).toEqual(['a']);
+      expect((await client.ok('spawn_agent', { task_id: 'a' })).agent_id).toMatch(/^ag_/);
+    } finally {
+      await client?.close().catch(() => undefined);
+      await cluster.stop();
+    }
+  }, 300_000);
+});
