@@ -186,13 +186,17 @@ describe('the claude runtime', () => {
       expect(r.tools.filter((t) => ['SendMessage', 'TodoWrite', 'AskUserQuestion'].includes(t))).toEqual([]);
     }
     // The proxy counted every answer's tokens as the agent's: the run's model.usage events add up to what the model reported.
-    const reported = model.requests.reduce((n, r) => n + r.reply.usage.input_tokens + r.reply.usage.output_tokens, 0);
-    const counted = async () => (await stack.operator.events(run.run_id, 'model.usage')).reduce((n, e) => n + e.data.input_tokens + e.data.output_tokens, 0);
-    await eventually(async () => ((await counted()) === reported ? true : undefined), 15_000, 250);
+    // The agents may still be talking: each look compares one reading of the events with the model's requests read after it.
+    const spentIn = (requests: typeof model.requests) => requests.reduce((n, r) => n + r.reply.usage.input_tokens + r.reply.usage.output_tokens, 0);
+    await eventually(async () => {
+      const counted = (await stack.operator.events(run.run_id, 'model.usage')).reduce((n, e) => n + e.data.input_tokens + e.data.output_tokens, 0);
+      return counted === spentIn(model.requests) ? true : undefined;
+    }, 15_000, 250);
     // The run API adds them up, per agent and for the run.
-    const usage = (await stack.operator.request('GET', `/runs/${run.run_id}`)).json.model_usage;
-    expect(usage.total.input_tokens + usage.total.output_tokens).toBe(reported);
-    expect(usage.total.requests).toBe(model.requests.length);
+    const usage = await eventually(async () => {
+      const read = (await stack.operator.request('GET', `/runs/${run.run_id}`)).json.model_usage;
+      return read.total.requests === model.requests.length && read.total.input_tokens + read.total.output_tokens === spentIn(model.requests) ? read : undefined;
+    }, 15_000, 250);
     expect(usage.by_agent).toHaveLength(2);
     expect(new Set((await stack.operator.events(run.run_id, 'model.usage')).map((e) => e.agent_id))).toEqual(new Set([rootId, fs.readdirSync(path.join(stack.env.DIPPER_DATA_DIR, 'runs', run.run_id, 'agents')).find((a) => a !== rootId)]));
     // Every request reached the model with the operator's key, none with an agent's token.
