@@ -115,6 +115,8 @@ export interface DipperConfig {
   skillsDir: string;
   host: string;
   port: number;
+  /** How long a stopping gateway lets the calls in flight answer before it cuts them (DIPPER_DRAIN_SECONDS). */
+  drainMs: number;
   /** The worker's metrics and health port (DIPPER_WORKER_METRICS_PORT, on DIPPER_HOST); none: not served. */
   workerMetricsPort: number | undefined;
   /** Base URL agents use to reach the gateway (MCP and runtime endpoints). */
@@ -597,6 +599,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): DipperC
     host,
     port,
     workerMetricsPort: env.DIPPER_WORKER_METRICS_PORT ? int(env, 'DIPPER_WORKER_METRICS_PORT', 0) : undefined,
+    drainMs: int(env, 'DIPPER_DRAIN_SECONDS', 10) * 1000,
     publicUrl: (env.DIPPER_PUBLIC_URL ?? `http://${host}:${port}`).replace(/\/$/, ''),
     temporal: {
       address: env.TEMPORAL_ADDRESS || undefined,

@@ -23,6 +23,7 @@ import { bearer, errorHandler, isMcpPath, limitByAddress, limitRate, revoked, un
 import { unconfirmed } from '../registry/serviceErrors';
 import { LongPolls } from './longPolls';
 import { watchGateway } from './metrics';
+import type { Drain } from './drain';
 import { checkOrigin } from './origin';
 import { consoleRoutes } from './console';
 import { createMcpServer, mcpSurface, type McpSurface } from './mcp';
@@ -40,6 +41,8 @@ import type { TeamClient } from './teamClient';
 
 export interface GatewayDeps {
   config: DipperConfig;
+  /** Counts requests in flight and turns new ones away while the gateway stops (src/gateway/drain.ts). */
+  drain?: Drain;
   operators: Operators;
   /** The signing secret, then any still accepted during a rotation. */
   tokenSecrets: string[];
@@ -127,6 +130,7 @@ export function createApp(deps: GatewayDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
+  if (deps.drain) app.use(deps.drain.middleware());
 
   // Requests that no token's bucket holds (see limitByAddress), one bucket per connection address.
   const addressRate = new RateLimiter(config.guards.addressRate);
@@ -164,7 +168,9 @@ export function createApp(deps: GatewayDeps): express.Express {
   app.use(consoleRoutes(deps));
 
   app.get('/healthz', (_req, res) => {
-    res.json({ ok: true });
+    // Stopping: the load balancer takes this replica out before its calls are cut.
+    if (deps.drain?.active) res.status(503).json({ ok: false, draining: true });
+    else res.json({ ok: true });
   });
   // For Prometheus: kinds and counts only (no run, agent or token), so no token is asked for; the operator API's copy stays.
   app.get('/metrics', async (_req, res) => {
@@ -253,7 +259,7 @@ export function createApp(deps: GatewayDeps): express.Express {
     limitRate(agentRate, agentKey),
     express.json({ limit: BODY_LIMIT }),
     runtimeEventsRouter((events) => deps.events.append(events), deps.team, callerOf, (caller) => marks.mark(caller.runId, caller.agentId)),
-    runtimeRouter(deps.team, deps.content, wakeups, polls, callerOf),
+    runtimeRouter(deps.team, deps.content, wakeups, polls, callerOf, deps.drain?.signal),
   );
   // A Claude agent's CLI sends its token as an API key; it is an agent's token like any other.
   // Each answer's tokens are an event of the agent's (`model.usage`): the run's record of what its model cost.

@@ -3,6 +3,7 @@ import { createServer } from 'node:http';
 import { openStores } from '../common/stores';
 import { Wakeups } from './wakeups';
 import { ProcessMetrics } from '../metrics/temporalCalls';
+import { Drain } from './drain';
 import { DecisionKeys } from '../auth/decisionKeys';
 import { auditKey, loadOrCreateSecrets } from '../auth/secrets';
 import { taskApiClient } from '../common/taskApi';
@@ -77,7 +78,9 @@ export async function startGateway(config: DipperConfig): Promise<GatewayHandle>
   await wakeups.start();
   const decisions = new DecisionKeys([secrets.tokenSecret, ...config.previousTokenSecrets]);
   const team = new TeamClient(temporal, log, config.guards.callTimeoutMs, config.temporal.stickyTimeoutMs, metrics);
+  const drain = new Drain();
   const app = createApp({
+    drain,
     config,
     operators: loadOperators(secrets.operatorToken, config.operators),
     tokenSecrets: [secrets.tokenSecret, ...config.previousTokenSecrets],
@@ -109,7 +112,11 @@ export async function startGateway(config: DipperConfig): Promise<GatewayHandle>
   return {
     url: `http://${config.host}:${port}`,
     close: async () => {
+      // No new connections; idle keep-alive ones go now, and the calls in flight get the drain's time to answer.
       const closed = new Promise<void>((r) => server.close(() => r()));
+      server.closeIdleConnections();
+      const left = await drain.start(config.drainMs);
+      if (left > 0) log.info({ left }, 'drain over; cutting the requests still open (long polls, waits for a person: their clients ask again)');
       server.closeAllConnections();
       await closed;
       revocations.stop();

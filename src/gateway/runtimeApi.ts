@@ -43,6 +43,8 @@ export function runtimeRouter(
   wakeups: Wakeups,
   polls: LongPolls,
   callerOf: (res: import('express').Response) => Caller,
+  /** Aborted when the gateway starts to stop: a waiting poll answers with what it has, and its runtime asks again elsewhere. */
+  stopping?: AbortSignal,
 ): Router {
   const router = Router();
 
@@ -55,7 +57,7 @@ export function runtimeRouter(
     const poll = q.wait_ms > 0 ? polls.enter(`${caller.runId}/${caller.agentId}`) : undefined;
     const gone = new AbortController();
     res.on('close', () => gone.abort());
-    const stop = poll ? AbortSignal.any([poll.signal, gone.signal]) : gone.signal;
+    const stop = AbortSignal.any([gone.signal, ...(poll ? [poll.signal] : []), ...(stopping ? [stopping] : [])]);
     const watch = wakeups.watch(caller.runId, caller.agentId);
     try {
       for (;;) {
@@ -73,7 +75,7 @@ export function runtimeRouter(
         // Neither a superseded poll nor one whose client left costs another Query.
         if (poll?.signal.aborted) throw superseded();
         if (gone.signal.aborted) return;
-        if (!woken) return await answer();
+        if (!woken || stopping?.aborted) return await answer();
       }
     } finally {
       watch.close();

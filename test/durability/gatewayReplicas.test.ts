@@ -1,4 +1,4 @@
-import { AgentClient } from '../support/clients';
+import { AgentClient, eventually } from '../support/clients';
 import { startStack, type Stack } from '../support/stack';
 import { readTestEnv } from '../setup/env';
 
@@ -84,6 +84,30 @@ describe('two gateway processes', () => {
     expect(report.messages.map((m) => m.kind)).toEqual(['review_report']);
     expect(Date.now() - began).toBeLessThan(15_000);
     await rootB.ack(report.messages[0].seq);
+  });
+
+  it('drain when stopped: the health check fails at once, a long poll answers, a call in flight still gets its answer', async () => {
+    const third = await stack.addGateway(28742, { DIPPER_DRAIN_SECONDS: '20' });
+    const stopping = stack.gateways.at(-1)!;
+    const run = (await stack.operator.request('POST', '/runs', { task: 'drain' })).json;
+    const root = await via(third, run.root.agent_token);
+    const asked = root.mcp.callTool({ name: 'ask_user', arguments: { questions: [{ question: 'Still there?', header: 'Check', multiSelect: false, options: [] }] } }, undefined, { timeout: 60_000 });
+    const qid = await eventually(async () => (await stack.operator.request('GET', `/questions?run=${run.run_id}`)).json.questions[0]?.qid as string | undefined, 15_000, 100);
+    const poll = root.inbox((await root.inbox(0, 0)).next_cursor, 25_000);
+    const stoppedAt = Date.now();
+    stopping.proc.kill('SIGTERM');
+    await eventually(async () => ((await fetch(`${third}/healthz`).catch(() => null))?.status === 503 ? true : undefined), 5_000, 50);
+    // The long poll answers at once with what it has; its runtime asks again, elsewhere.
+    expect((await poll).messages).toEqual([]);
+    expect(Date.now() - stoppedAt).toBeLessThan(5_000);
+    // The person answers (through another replica): the call held by the stopping one still gets the answer.
+    await stack.operator.request('POST', `/runs/${run.run_id}/questions/${qid}/answer`, { answers: [{ selected_labels: [], text: 'Yes, here.' }] });
+    const answer = (await asked) as { isError?: boolean; structuredContent?: unknown };
+    expect(answer.isError).toBeFalsy();
+    expect(JSON.stringify(answer.structuredContent)).toContain('Yes, here.');
+    // And it stops once nothing is in flight, well before its 20 s of drain.
+    await stopping.exited;
+    expect(Date.now() - stoppedAt).toBeLessThan(15_000);
   });
 
   it('keep serving when one of them dies', async () => {
