@@ -2,7 +2,7 @@ import type { LogEntry } from '@temporalio/worker';
 import { safeMessage } from '../log';
 
 export interface SdkLine {
-  level: 'error' | 'warn' | 'info';
+  level: 'error' | 'warn' | 'info' | 'debug';
   fields: Record<string, unknown>;
   msg: string;
 }
@@ -24,6 +24,23 @@ const KNOWN: { test: (message: string, err: string) => boolean; level: SdkLine['
     msg: 'an activity heartbeat came after its workflow had cancelled it or closed (harmless)',
   },
   {
+    // The cold-Query guard (workflows/interceptors.ts) refusing a Query on a fresh worker: the JS side's line.
+    test: (m, err) => m === 'Failed to process Workflow Activation' && err.includes('not run by this worker yet'),
+    level: 'info',
+    msg: 'a Query came for a workflow this worker has not run since it started; the gateway wakes the workflow and asks again (harmless after a restart)',
+  },
+  {
+    // The same refusal, as the core reports it: said once above.
+    test: (m, err) => m === 'Failing legacy query request' && err.includes('not run by this worker yet'),
+    level: 'debug',
+    msg: 'a Query refused until the workflow has run here (said above)',
+  },
+  {
+    test: (m) => m === 'Task not found when completing',
+    level: 'info',
+    msg: 'a workflow task finished after its time was up and another worker had taken it; its result was dropped (harmless after a slow task or a restart)',
+  },
+  {
     // An activation for a workflow this worker had already let go of (evicted, or a restart's first task): the server gives the task again.
     test: (m, err) => m === 'Failed to process Workflow Activation' && err.includes('untracked workflow with no init workflow job'),
     level: 'warn',
@@ -37,12 +54,20 @@ const KNOWN: { test: (message: string, err: string) => boolean; level: SdkLine['
  * their message only (never a stack).
  */
 export function sdkLine(entry: Pick<LogEntry, 'level' | 'message' | 'meta'>): SdkLine {
-  const { runId: _runId, error, task_token: _token, details, ...meta } = (entry.meta ?? {}) as Record<string, unknown>;
-  const err = error === undefined ? '' : safeMessage(error);
+  const { runId: _runId, error, task_token: _token, details, failure, err: coreErr, ...meta } = (entry.meta ?? {}) as Record<string, unknown>;
+  // The core's failures are Rust debug dumps that carry the JS stack: only their message is kept.
+  const failed = failure === undefined ? '' : failureMessage(String(failure));
+  const err = error !== undefined ? safeMessage(error) : coreErr !== undefined ? safeMessage(String(coreErr)) : failed;
   const message = safeMessage(entry.message);
   const known = KNOWN.find((k) => k.test(message, err));
   if (known) return { level: known.level, fields: { ...meta, sdk: message.split('.')[0] }, msg: known.msg };
   const level = entry.level === 'ERROR' ? 'error' : entry.level === 'WARN' ? 'warn' : 'info';
   const fields = { ...meta, ...(err ? { err } : {}), ...(details === undefined ? {} : { details: safeMessage(String(details)).split('\n')[0] }) };
   return { level, fields, msg: message.split('\n')[0] };
+}
+
+/** The first `message: "…"` of a core failure's debug text, or its first line. */
+function failureMessage(text: string): string {
+  const m = /message: \\?"((?:[^"\\]|\\.)*)\\?"/.exec(text);
+  return safeMessage(m ? m[1].replace(/\\"/g, '"') : text.split('\n')[0]);
 }

@@ -24,4 +24,16 @@ describe("the SDK's log lines", () => {
     expect(line).toEqual({ level: 'error', fields: { err: 'boom' }, msg: 'Failed to process Workflow Activation' });
     expect(JSON.stringify(line)).not.toContain('somewhere');
   });
+
+  it("keeps the core's failures to their message: a refused cold Query said once, a real failure without the JS stack it carries", () => {
+    const dump = (message: string) =>
+      `Failure { failure: Some(Failure { message: "${message}", source: "TypeScriptSDK", stack_trace: "/x/workflow-bundle.js:14432\n  throw new Error(QUERY_COLD);\n\nError: ${message}\n    at QueryCannotAdvance.activate (/work/main/workflows/interceptors.ts:80:55)", encoded_attributes: None }) }`;
+    const cold = sdkLine({ level: 'WARN', message: 'Failing legacy query request', meta: { sdkComponent: 'core', failure: dump('dipper: not run by this worker yet; wake it and ask again') } });
+    expect(cold.level).toBe('debug');
+    const js = sdkLine({ level: 'ERROR', message: 'Failed to process Workflow Activation', meta: { error: new Error('dipper: not run by this worker yet; wake it and ask again'), workflowType: 'runWorkflow' } });
+    expect(js).toMatchObject({ level: 'info', fields: { workflowType: 'runWorkflow' } });
+    const broken = sdkLine({ level: 'WARN', message: 'Failing workflow task', meta: { sdkComponent: 'core', failure: dump('[TMPRL1100] Nondeterminism error: Update machine does not handle this event') } });
+    expect(broken).toEqual({ level: 'warn', fields: { sdkComponent: 'core', err: '[TMPRL1100] Nondeterminism error: Update machine does not handle this event' }, msg: 'Failing workflow task' });
+    expect(JSON.stringify([cold, js, broken])).not.toMatch(/interceptors\.ts|stack_trace|workflow-bundle/);
+  });
 });
