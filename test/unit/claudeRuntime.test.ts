@@ -7,7 +7,7 @@ import { UsageTally } from '../../src/gateway/modelProxy';
 import { Conversation } from '../../src/model/scripted/conversation';
 import { agentOf, startScriptedModel } from '../../src/model/scripted/server';
 import { agentLine, sessionIdFor } from '../../src/runtime/claude/settings';
-import { stableUuid, turnText } from '../../src/runtime/claude/turns';
+import { cutMidTurn, stableUuid, turnText } from '../../src/runtime/claude/turns';
 
 const claude = (more: Record<string, unknown>) => JSON.stringify({ default: { kind: 'claude', ...more } });
 
@@ -106,5 +106,23 @@ describe('the scripted model', () => {
     const tally = new UsageTally();
     tally.feed(new TextEncoder().encode(JSON.stringify({ type: 'message', usage: { input_tokens: 10, cache_read_input_tokens: 5, cache_creation_input_tokens: 2, output_tokens: 7 } })));
     expect(tally.total()).toEqual({ input_tokens: 17, output_tokens: 7 });
+  });
+});
+
+describe('a resumed session whose last turn was cut short', () => {
+  const user = (content: unknown) => ({ type: 'user', message: { role: 'user', content }, parent_tool_use_id: null });
+  const assistant = (content: unknown) => ({ type: 'assistant', message: { role: 'assistant', content }, parent_tool_use_id: null });
+  const toolUse = { type: 'tool_use', id: 't1', name: 'mcp__beidou__terminate_child', input: {} };
+
+  it('is told to carry on when the model was called for and never answered, or asked for a tool whose turn never ended', () => {
+    expect(cutMidTurn([user('Do it.')])).toBe(true);
+    expect(cutMidTurn([user('Do it.'), assistant([toolUse])])).toBe(true);
+    expect(cutMidTurn([user('Do it.'), assistant([toolUse]), user([{ type: 'tool_result', tool_use_id: 't1', content: 'ok' }])])).toBe(true);
+  });
+
+  it('is left alone when its last turn ended, or it has no transcript; a subagent\'s messages do not count', () => {
+    expect(cutMidTurn([])).toBe(false);
+    expect(cutMidTurn([user('Do it.'), assistant([toolUse]), user([{ type: 'tool_result', tool_use_id: 't1', content: 'ok' }]), assistant([{ type: 'text', text: 'Done; waiting.' }])])).toBe(false);
+    expect(cutMidTurn([user('Do it.'), assistant([{ type: 'text', text: 'Waiting.' }]), { ...user('sub task'), parent_tool_use_id: 'x' }])).toBe(false);
   });
 });

@@ -7,7 +7,7 @@ import { FORBIDDEN, forbiddenHook, reviewGateHook } from './forbidden';
 import { InboxFeeder } from './inbox';
 import { Input } from './input';
 import { appendix, sessionIdFor, type ClaudeSettings } from './settings';
-import { stableUuid } from './turns';
+import { CONTINUE_AFTER_CRASH, cutMidTurn, stableUuid } from './turns';
 
 const log = (line: string): void => {
   process.stderr.write(`${new Date().toISOString()} ${line}\n`);
@@ -29,13 +29,19 @@ export async function runSession(payload: LaunchPayload, settings: ClaudeSetting
   // The transcript is read here too (getSessionMessages), from the same folder the CLI writes.
   process.env.CLAUDE_CONFIG_DIR = configDir;
   const sessionId = sessionIdFor(payload, home, () => crypto.randomUUID());
-  const stored = new Set((await getSessionMessages(sessionId).catch(() => [])).map((m) => String((m as { uuid?: string }).uuid)));
+  const transcript = await getSessionMessages(sessionId).catch(() => []);
+  const stored = new Set(transcript.map((m) => String((m as { uuid?: string }).uuid)));
   const resume = stored.size > 0;
   log(`session ${resume ? 'resumed' : 'started'} (launch mode ${payload.mode})`);
 
   const input = new Input();
   const firstUuid = stableUuid(payload.agent_id, sessionId, 'first');
   if (!stored.has(firstUuid)) input.push(firstUuid, payload.first_message);
+  // A crash mid-turn left a turn the resumed session would never finish: it is told to carry on (once per transcript state).
+  if (resume && cutMidTurn(transcript)) {
+    log('the last turn was cut short: the session is told to carry on');
+    input.push(stableUuid(payload.agent_id, sessionId, `carry-on-${stored.size}`), CONTINUE_AFTER_CRASH);
+  }
 
   // Set by the terminate item: the session is closed first, so its transcript is whole, and the item acknowledged after.
   let ending: { seq: number | null } | null = null;
