@@ -19,6 +19,17 @@ for _ in $(seq 1 30); do
   su postgres -c "psql -p $port -Atqc 'SELECT 1'" >/dev/null 2>&1 && break
   sleep 1
 done
+# Room for `dipper cluster test`'s clusters side by side: each Temporal server keeps up to 24 connections per service
+# (temporal-config/cluster/temporal.yaml), four services, beside Dipper's pools; the default 100 ran out.
+if [ "$(su postgres -c "psql -p $port -Atqc 'SHOW max_connections'")" -lt 400 ]; then
+  su postgres -c "psql -p $port -qc 'ALTER SYSTEM SET max_connections = 400'" >&2
+  # shellcheck disable=SC2086
+  pg_ctlcluster $cluster restart >&2
+  for _ in $(seq 1 30); do
+    su postgres -c "psql -p $port -Atqc 'SELECT 1'" >/dev/null 2>&1 && break
+    sleep 1
+  done
+fi
 su postgres -c "psql -p $port -v ON_ERROR_STOP=1 -qc \"DO \\\$\\\$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'dipper') THEN CREATE ROLE dipper LOGIN PASSWORD 'dipper'; END IF; END \\\$\\\$;\"" >&2
 # CREATEDB: `dipper cluster` makes the Temporal server's databases and its own with this role.
 su postgres -c "psql -p $port -qc 'ALTER ROLE dipper CREATEDB'" >&2

@@ -1,10 +1,10 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { startCluster, type ClusterRecord } from '../../src/cluster/cluster';
 import { postgresFromEnv } from '../../src/cli/cluster';
 import { AgentClient, eventually, Operator } from '../support/clients';
 import { projectRoot } from '../support/processes';
+import { testDataRoot } from '../setup/env';
 
 /**
  * Run by `dipper cluster test` only (it has the Go-built server and
@@ -16,7 +16,8 @@ const recordFile = process.env.DIPPER_TEST_CLUSTER;
 const maybe = recordFile ? describe : describe.skip;
 
 maybe('cluster up, restarted', () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dipper-cluster-restart-'));
+  // Under the run's test data, kept with its logs for whoever reads a failure.
+  const dir = path.join(testDataRoot, 'cluster-restart');
   const lines: string[] = [];
   const base = recordFile ? Number(new URL(`http://${(JSON.parse(fs.readFileSync(recordFile, 'utf8')) as ClusterRecord).temporalAddress}`).port) + 100 : 0;
   const up = (fresh: boolean) =>
@@ -32,7 +33,7 @@ maybe('cluster up, restarted', () => {
       env: {},
       log: (line) => lines.push(line),
     });
-  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+  beforeAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   it('starts a killed worker again, and keeps operator and agent tokens valid across a restart', async () => {
     let cluster = await up(true);
