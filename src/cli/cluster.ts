@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { backupCluster, restoreCluster } from '../cluster/backup';
+import { isRunning } from '../devstack/processes';
 import { CLUSTER_DATABASES, startCluster } from '../cluster/cluster';
 import { localBin, projectRoot } from './projectRoot';
 
@@ -146,7 +147,7 @@ export async function clusterRestore(folder: string): Promise<number> {
   const dir = clusterDir();
   if (fs.existsSync(path.join(dir, 'cluster.json'))) {
     const record = JSON.parse(fs.readFileSync(path.join(dir, 'cluster.json'), 'utf8')) as { pids?: { temporal?: number } };
-    if (record.pids?.temporal && alive(record.pids.temporal)) {
+    if (record.pids?.temporal && isRunning(record.pids.temporal)) {
       log(`the cluster in ${dir} is running (Temporal pid ${record.pids.temporal}); stop it first`);
       return 1;
     }
@@ -154,13 +155,4 @@ export async function clusterRestore(folder: string): Promise<number> {
   restoreCluster({ from: folder, dir, pg: postgresFromEnv(), log });
   process.stdout.write(`restored into ${dir}; start it with: npm run dipper -- cluster up\n`);
   return 0;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
