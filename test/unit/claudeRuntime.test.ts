@@ -7,7 +7,7 @@ import { UsageTally } from '../../src/gateway/modelProxy';
 import { Conversation } from '../../src/model/scripted/conversation';
 import { agentOf, startScriptedModel } from '../../src/model/scripted/server';
 import { agentLine, sessionIdFor } from '../../src/runtime/claude/settings';
-import { cutMidTurn, stableUuid, turnText } from '../../src/runtime/claude/turns';
+import { CONTINUE_AFTER_CRASH, cutMidTurn, stableUuid, turnText } from '../../src/runtime/claude/turns';
 
 const claude = (more: Record<string, unknown>) => JSON.stringify({ default: { kind: 'claude', ...more } });
 
@@ -125,4 +125,16 @@ describe('a resumed session whose last turn was cut short', () => {
     expect(cutMidTurn([user('Do it.'), assistant([toolUse]), user([{ type: 'tool_result', tool_use_id: 't1', content: 'ok' }]), assistant([{ type: 'text', text: 'Done; waiting.' }])])).toBe(false);
     expect(cutMidTurn([user('Do it.'), assistant([{ type: 'text', text: 'Waiting.' }]), { ...user('sub task'), parent_tool_use_id: 'x' }])).toBe(false);
   });
+});
+
+it("the scripted model goes on from a cut turn: the runtime's carry-on note is not a new turn to act on", () => {
+  const c = Conversation.of({
+    messages: [
+      { role: 'user', content: 'Write the draft.' },
+      { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'mcp__beidou__signal_review', input: { detail: '[REVIEW REQUIRED] x' } }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: '{"ok":true}' }, { type: 'text', text: CONTINUE_AFTER_CRASH }] },
+    ],
+  });
+  expect(c.userTexts).toEqual(['Write the draft.']);
+  expect(c.last).toMatchObject({ kind: 'call', call: { name: 'mcp__beidou__signal_review' } });
 });

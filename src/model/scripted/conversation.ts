@@ -1,3 +1,5 @@
+import { CONTINUE_AFTER_CRASH } from '../../runtime/claude/turns';
+
 /**
  * A Messages API request read as a conversation a script can act on: the
  * agent's user turns (its first message, then what its runtime fed it from
@@ -54,7 +56,9 @@ export class Conversation {
           if (call) entries.push({ kind: 'call', call: { ...call, result: resultText(block.content), isError: block.is_error === true } });
         }
       }
-      for (const text of texts.filter((t) => !t.startsWith('<system-reminder>')).map((t) => t.trim())) {
+      // The runtime's "carry on" after a crash mid-turn says nothing a script acts on: it sees the turn as it was cut, and
+      // goes on from there, as a model that reads its transcript would (it does not redo a call whose result is in it).
+      for (const text of texts.filter((t) => !t.startsWith('<system-reminder>') && !t.startsWith(CONTINUE_AFTER_CRASH)).map((t) => t.trim())) {
         const inner = MID_TURN.exec(text);
         if (inner) entries.push({ kind: 'user', text: inner[1], midTurn: true });
         else if (text) entries.push({ kind: 'user', text });
