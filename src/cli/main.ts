@@ -206,7 +206,7 @@ cluster
   });
 program
   .command('release-check')
-  .description('every cluster test on the Go-built Temporal server and the backup/restore checks, with dated figures written to docs/operations.md (outside CI; about a quarter of an hour)')
+  .description('every cluster test on the Go-built Temporal server and the backup/restore checks, with dated figures written to docs/operations.md (outside CI; about 10 minutes)')
   .action(async () => {
     process.exitCode = await (await import('./releaseCheck')).releaseCheck();
   });

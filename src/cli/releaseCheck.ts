@@ -50,8 +50,8 @@ function jestRun(args: string[]): Promise<number> {
  * durability suites on the Go-built Temporal server and PostgreSQL, the
  * cluster's restart and backup/restore included) and the embedded stack's
  * backup and restore, then their dated figures into docs/operations.md
- * between its release-check markers. Outside CI: it takes about a quarter
- * of an hour and needs Go, HAProxy and PostgreSQL.
+ * between its release-check markers. Outside CI: it takes about ten
+ * minutes on two cores and needs Go, HAProxy and PostgreSQL.
  */
 export async function releaseCheck(): Promise<number> {
   const commit = git(['rev-parse', '--short=12', 'HEAD']);
