@@ -10,12 +10,16 @@ export interface Artifact {
   preview: string | null;
   /** Files of a folder named, counted (a folder is listed by its files, up to the limit). */
   kind: 'file' | 'folder';
+  /** A text file whose preview was left out: the card's previews were full. */
+  preview_omitted?: true;
 }
 
 /** Files shown per report, and characters of each text file: a card to read, not a file browser. */
 const MAX_FILES = 20;
 const PREVIEW_CHARS = 1200;
 const PREVIEW_BYTES = 4096;
+/** Previews in all: the list rides in the question workflow's input and the run's history, so it stays a few KiB. */
+const PREVIEWS_CHARS = 12_000;
 
 /**
  * Paths a report names, as a model writes them: `artifacts/api/out.md`,
@@ -83,5 +87,12 @@ export async function reviewArtifacts(input: { workspace: string; report: string
   };
   for (const rel of namedPaths(input.report, root)) await add(rel, 0);
   await add('artifacts', 0);
-  return out;
+  // Past the budget, files are listed by path and size only.
+  let left = PREVIEWS_CHARS;
+  return out.map((f) => {
+    if (f.preview === null) return f;
+    if (f.preview.length > left) return { ...f, preview: null, preview_omitted: true as const };
+    left -= f.preview.length;
+    return f;
+  });
 }

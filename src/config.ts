@@ -302,16 +302,15 @@ function isphereOf(env: Env): IsphereConfig {
   if (url && !/^https?:\/\//.test(url)) throw new Error(`DIPPER_ISPHERE_BRIDGE_URL must be an http(s) URL, got "${url}"`);
   const connector = env.DIPPER_ISPHERE_CONNECTOR?.trim() || undefined;
   if (connector !== undefined && connector !== 'mock') throw new Error(`DIPPER_ISPHERE_CONNECTOR can only be "mock" (or unset), got "${connector}"`);
-  const tokenFile = env.DIPPER_ISPHERE_BRIDGE_TOKEN_FILE;
   return {
     bridgeUrl: url,
-    bridgeToken: env.DIPPER_ISPHERE_BRIDGE_TOKEN || (tokenFile ? readFileSync(tokenFile, 'utf8').trim() : undefined),
+    bridgeToken: secretOf(env, 'DIPPER_ISPHERE_BRIDGE_TOKEN'),
     bridgeTimeoutMs: Math.max(100, int(env, 'DIPPER_ISPHERE_BRIDGE_TIMEOUT_MS', 10_000)),
     localStore: env.DIPPER_ISPHERE_LOCAL_STORE || undefined,
     connector,
     policyFile: env.DIPPER_ISPHERE_POLICY_FILE || undefined,
     resultBudgetBytes: Math.max(4096, int(env, 'DIPPER_ISPHERE_RESULT_BUDGET_BYTES', 32 * 1024)),
-    auditKey: env.DIPPER_AUDIT_KEY || (env.DIPPER_AUDIT_KEY_FILE ? readFileSync(env.DIPPER_AUDIT_KEY_FILE, 'utf8').trim() : undefined),
+    auditKey: secretOf(env, 'DIPPER_AUDIT_KEY'),
     auditWitness: env.DIPPER_AUDIT_WITNESS || undefined,
     sends: sendsOf(env.DIPPER_ISPHERE_SENDS),
     approvalSeconds: Math.max(1, int(env, 'DIPPER_ISPHERE_APPROVAL_TTL_SECONDS', 3600)),
@@ -675,7 +674,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): DipperC
     notify: parseNotify(env.DIPPER_NOTIFY),
     model: {
       upstreamUrl: (env.DIPPER_MODEL_UPSTREAM_URL || 'https://api.anthropic.com').replace(/\/+$/, ''),
-      apiKey: env.DIPPER_MODEL_API_KEY || (env.DIPPER_MODEL_API_KEY_FILE ? readFileSync(env.DIPPER_MODEL_API_KEY_FILE, 'utf8').trim() : undefined),
+      apiKey: secretOf(env, 'DIPPER_MODEL_API_KEY'),
       budgets: parseBudgets(env.DIPPER_MODEL_BUDGETS),
     },
   };

@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { secretOf } from '../config';
 
 /** What every process of a cluster must share, and keep across restarts: change one and every token of before is refused. */
 export interface ClusterSecrets {
@@ -41,9 +42,8 @@ export function clusterSecrets(dir: string, env: NodeJS.ProcessEnv = process.env
   let changed = false;
   for (const key of Object.keys(VARS) as (keyof ClusterSecrets)[]) {
     const name = VARS[key];
-    const fromFile = env[`${name}_FILE`];
-    if (env[name]) [secrets[key], from[key]] = [env[name]!, name];
-    else if (fromFile) [secrets[key], from[key]] = [readSecretFile(fromFile, `${name}_FILE`), fromFile];
+    const given = secretOf(env, name);
+    if (given !== undefined) [secrets[key], from[key]] = [given, env[name] ? name : env[`${name}_FILE`]!];
     else if (kept[key]) [secrets[key], from[key]] = [kept[key]!, file];
     else {
       [secrets[key], from[key]] = [generate[key](), `${file} (generated)`];
@@ -57,15 +57,4 @@ export function clusterSecrets(dir: string, env: NodeJS.ProcessEnv = process.env
     fs.chmodSync(file, 0o600);
   }
   return { secrets, from };
-}
-
-function readSecretFile(file: string, variable: string): string {
-  let text: string;
-  try {
-    text = fs.readFileSync(file, 'utf8').trim();
-  } catch (err) {
-    throw new Error(`${variable}: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
-  }
-  if (text === '') throw new Error(`${variable}: ${file} is empty`);
-  return text;
 }

@@ -43,7 +43,7 @@ function artifactList(files) {
           { 'data-path': f.path },
           f.preview !== null
             ? el('details', {}, el('summary', {}, el('span', { class: 'mono', text: f.path }), ` · ${size(f.bytes)}`), el('pre', { class: 'preview', text: f.preview }))
-            : [el('span', { class: 'mono', text: f.path }), ` · ${size(f.bytes)} · not text`],
+            : [el('span', { class: 'mono', text: f.path }), ` · ${size(f.bytes)} · ${f.preview_omitted ? 'no preview (the card holds 12,000 characters of them)' : 'not text'}`],
         ),
       ),
     ),

@@ -30,4 +30,15 @@ describe('review artifacts', () => {
     for (let i = 0; i < 30; i++) fs.writeFileSync(path.join(workspace, 'artifacts', 'many', `f${String(i).padStart(2, '0')}.txt`), 'x');
     expect(await reviewArtifacts({ workspace, report: '' })).toHaveLength(20);
   });
+
+  it('keeps the previews to 12,000 characters in all: past that, files are listed without one', async () => {
+    const big = fs.mkdtempSync(path.join(os.tmpdir(), 'dipper-artifacts-big-'));
+    fs.mkdirSync(path.join(big, 'artifacts', 't'), { recursive: true });
+    for (let i = 0; i < 15; i++) fs.writeFileSync(path.join(big, 'artifacts', 't', `f${String(i).padStart(2, '0')}.md`), 'z'.repeat(2000));
+    const files = await reviewArtifacts({ workspace: big, report: '' });
+    fs.rmSync(big, { recursive: true, force: true });
+    expect(files).toHaveLength(15);
+    expect(files.reduce((n, f) => n + (f.preview?.length ?? 0), 0)).toBeLessThanOrEqual(12_000);
+    expect(files.filter((f) => f.preview_omitted)).toHaveLength(6);
+  });
 });
