@@ -6,12 +6,12 @@ import type { Limits } from '../src/config';
  * hands it on to the children it starts. A worker killed holding a task
  * leaves its workflow waiting this long, the largest term of recovery; a
  * task that needs longer is taken again. A fresh worker replays every
- * history it gets on one thread, up to 2,000 events each (about 0.7 s on a
- * busy core): 4 s keeps the longest task seen in the crash matrix (2-4 s)
- * inside it. At 4 s with 8,000-event histories a fresh worker never caught
- * up; Temporal's default is 10 s (docs/reliability.md).
+ * history it gets on one thread, up to 800 events each (about 0.3 s on a
+ * busy core): 3 s keeps the longest task seen in the crash soak (under
+ * 1.5 s) well inside it. At 4 s with 8,000-event histories a fresh worker
+ * never caught up; Temporal's default is 10 s (docs/reliability.md).
  */
-export const WORKFLOW_TASK_TIMEOUT_MS = 4_000;
+export const WORKFLOW_TASK_TIMEOUT_MS = 3_000;
 
 /**
  * Dipper's default limits. Here, with the workflows, because a run started
@@ -27,8 +27,9 @@ export const defaultLimits: Limits = {
   maxPlanTasks: 1000,
   terminateGraceSeconds: 60,
   // A fresh worker replays a history before its first task there; at 8,000 events an agent took over 10 s (the
-  // task timeout) on a busy 2-core machine after a kill, and its tasks timed out for good (issue 20's matrix).
-  continueAsNewEvents: 2000,
+  // task timeout) on a busy 2-core machine after a kill, and its tasks timed out for good (issue 20's matrix); at
+  // 2,000 a fresh worker's first tasks still took up to 2.5 s, all its replays sharing one thread.
+  continueAsNewEvents: 800,
   workspaceBudgetBytes: 500 * 1024 * 1024,
   workspaceCheckSeconds: 60,
   maxAgentsPerRun: 2000,

@@ -15,8 +15,9 @@ import { derivedAuditKey } from '../auth/secrets';
 import { sign } from '../common/isphere/signature';
 import { paths } from '../paths';
 import { startSoakStack, type SoakStack } from './stack';
-import { approvalWorkflowId } from '../../workflows/ids';
 import { newTally, SoakTeam, type Tally } from './team';
+import { killCost, killCostLine } from './killCost';
+import { agentWorkflowId, approvalWorkflowId, runWorkflowId } from '../../workflows/ids';
 
 export interface SoakOptions {
   seed: number;
@@ -200,6 +201,16 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
 
     const recoverySeconds: number[] = [];
     const outageSeconds: number[] = [];
+    const killCostOf = async (ids: string[], killedAt: number, answeredAt: number): Promise<string> => {
+      const client = await Temporal.connect({ address: stack.temporalAddress, namespace: stack.namespace, channelArgs: HISTORY_CHANNEL_ARGS });
+      try {
+        return killCostLine(await killCost(client, ids, killedAt, answeredAt));
+      } catch {
+        return '';
+      } finally {
+        await client.close();
+      }
+    };
     // A generator of their own: which process dies when is the seed's alone, whatever the traffic drew before.
     const killed = victims(o, new Rng(o.seed ^ 0x5eed));
     for (let k = 0; k < killed.length; k++) {
@@ -221,8 +232,11 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       }
       recoverySeconds.push((Date.now() - restartedAt) / 1000);
       outageSeconds.push((Date.now() - killedAt) / 1000);
+      const answeredAt = Date.now();
       const refusals = refused.length ? `; the probe was refused ${refused.length}×: ${refused.slice(0, 4).join(', ')}${refused.length > 4 ? ', …' : ''}` : '';
-      say(`kill ${k + 1}/${killed.length} (${killed[k]}) at ${new Date(killedAt).toISOString().slice(11, 23)}: down ${((restartedAt - killedAt) / 1000).toFixed(1)} s, answering ${recoverySeconds.at(-1)!.toFixed(1)} s after its restart (the answering call took ${((Date.now() - callStarted) / 1000).toFixed(1)} s)${refusals}`);
+      // The probe (the root's list_peers) asks the root's workflow (its review gate) and the run's (the directory).
+      const costs = killed[k] === 'worker' ? await killCostOf([agentWorkflowId(run.run_id, run.root.agent_id), runWorkflowId(run.run_id)], killedAt, answeredAt) : '';
+      say(`kill ${k + 1}/${killed.length} (${killed[k]}) at ${new Date(killedAt).toISOString().slice(11, 23)}: down ${((restartedAt - killedAt) / 1000).toFixed(1)} s, answering ${recoverySeconds.at(-1)!.toFixed(1)} s after its restart (the answering call took ${((answeredAt - callStarted) / 1000).toFixed(1)} s)${refusals}${costs ? `; ${costs}` : ''}`);
       await sleep(1000 * (o.killEverySeconds[0] + rng.next() * (o.killEverySeconds[1] - o.killEverySeconds[0])));
     }
 
