@@ -1,10 +1,13 @@
 import {
   defineSignal,
+  patched,
   workflowInfo,
   type ActivateInput,
   type ConcludeActivationInput,
   type ConcludeActivationOutput,
   type Next,
+  type WorkflowExecuteInput,
+  type WorkflowInboundCallsInterceptor,
   type WorkflowInterceptorsFactory,
   type WorkflowInternalsInterceptor,
 } from '@temporalio/workflow';
@@ -99,4 +102,24 @@ export class QueryCannotAdvance implements WorkflowInternalsInterceptor {
   }
 }
 
-export const interceptors: WorkflowInterceptorsFactory = () => ({ internals: [new QueryCannotAdvance()] });
+/**
+ * The patch whose marker makes every run's first workflow task issue a
+ * command. A run with nothing to do at its start (an agent continued as new
+ * with nothing carried) would complete that task empty; an Update whose task
+ * follows at once is then, on a worker building the run from history (a
+ * fresh worker after a kill), applied in one activation with the workflow's
+ * start, which replay never does, and the run can never be replayed again
+ * (docs/decisions.md, "An empty workflow task before an Update";
+ * test/upstream/firstTaskBeforeUpdate.test.ts). Runs started before it have
+ * no marker and replay without one.
+ */
+export const FIRST_TASK_MARK = 'dipper-first-task-command';
+
+class FirstTaskCommand implements WorkflowInboundCallsInterceptor {
+  execute(input: WorkflowExecuteInput, next: Next<WorkflowInboundCallsInterceptor, 'execute'>): Promise<unknown> {
+    patched(FIRST_TASK_MARK);
+    return next(input);
+  }
+}
+
+export const interceptors: WorkflowInterceptorsFactory = () => ({ inbound: [new FirstTaskCommand()], internals: [new QueryCannotAdvance()] });
