@@ -7,8 +7,8 @@ import type { Limits } from '../src/config';
  * leaves its workflow waiting this long, the largest term of recovery; a
  * task that needs longer is taken again. A fresh worker replays every
  * history it gets on one thread, up to 800 events each (about 0.3 s on a
- * busy core): 3 s keeps the longest task seen in the crash soak (under
- * 1.5 s) well inside it. At 4 s with 8,000-event histories a fresh worker
+ * busy core): 3 s keeps the longest task seen in the crash soak's ten-seed
+ * runs (1.9 s) inside it. At 4 s with 8,000-event histories a fresh worker
  * never caught up; Temporal's default is 10 s (docs/reliability.md).
  */
 export const WORKFLOW_TASK_TIMEOUT_MS = 3_000;

@@ -201,6 +201,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
 
     const recoverySeconds: number[] = [];
     const outageSeconds: number[] = [];
+    // A client of its own each time: the matrix kills the Temporal server too, and a kill's account is best effort.
     const killCostOf = async (ids: string[], killedAt: number, answeredAt: number): Promise<string> => {
       const client = await Temporal.connect({ address: stack.temporalAddress, namespace: stack.namespace, channelArgs: HISTORY_CHANNEL_ARGS });
       try {
