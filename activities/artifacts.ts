@@ -1,5 +1,6 @@
-import fs from 'node:fs/promises';
 import path from 'node:path';
+import type { ProcessAccount } from './runtimes/accounts';
+import { readWorkspace } from './workspaceReader';
 
 /** A file a root's report points a person at: where, how large, and the start of it when it is text. */
 export interface Artifact {
@@ -45,54 +46,37 @@ function looksLikeText(bytes: Buffer): boolean {
   return (text.match(/\uFFFD/g)?.length ?? 0) <= 2;
 }
 
-async function describeFile(full: string, rel: string, size: number): Promise<Artifact> {
-  let preview: string | null = null;
-  const handle = await fs.open(full, 'r');
-  try {
-    const buf = Buffer.alloc(Math.min(size, PREVIEW_BYTES));
-    const { bytesRead } = await handle.read(buf, 0, buf.length, 0);
-    const head = buf.subarray(0, bytesRead);
-    if (looksLikeText(head)) {
-      const text = head.toString('utf8').replace(/\uFFFD+$/, '');
-      preview = text.length > PREVIEW_CHARS ? `${text.slice(0, PREVIEW_CHARS)}…` : text;
-    }
-  } finally {
-    await handle.close();
-  }
-  return { path: rel, bytes: size, preview, kind: 'file' };
+function previewOf(head: string | null): string | null {
+  if (head === null) return null;
+  const bytes = Buffer.from(head, 'base64');
+  if (!looksLikeText(bytes)) return null;
+  const text = bytes.toString('utf8').replace(/\uFFFD+$/, '');
+  return text.length > PREVIEW_CHARS ? `${text.slice(0, PREVIEW_CHARS)}…` : text;
 }
 
 /**
  * The files a root's report names, and those in its plan's artifacts
  * folders, read on the run's host when the report arrives: the person's
- * card shows them as they were when the root handed in. Symlinks are not
- * followed (a link could point anywhere on the host).
+ * card shows them as they were when the root handed in. They are read with
+ * the rights of `account` (a process of its own as that user) when agents
+ * run as other users, so a person is shown nothing an agent could not read;
+ * and in every case only inside the workspace, never through a link
+ * (activities/workspaceReader.ts).
  */
-export async function reviewArtifacts(input: { workspace: string; report: string }): Promise<Artifact[]> {
+export async function reviewArtifacts(input: { workspace: string; report: string; account?: ProcessAccount; dataDir?: string }): Promise<Artifact[]> {
   const root = path.resolve(input.workspace);
-  const out: Artifact[] = [];
-  const seen = new Set<string>();
-  const add = async (rel: string, depth: number): Promise<void> => {
-    if (out.length >= MAX_FILES || seen.has(rel)) return;
-    seen.add(rel);
-    const full = path.join(root, rel);
-    const stat = await fs.lstat(full).catch(() => null);
-    if (!stat) return;
-    if (stat.isFile()) {
-      out.push(await describeFile(full, rel, stat.size).catch(() => ({ path: rel, bytes: stat.size, preview: null, kind: 'file' as const })));
-    } else if (stat.isDirectory() && depth < 3) {
-      const entries = (await fs.readdir(full).catch(() => [] as string[])).sort();
-      for (const name of entries) await add(path.join(rel, name), depth + 1);
-    }
-  };
-  for (const rel of namedPaths(input.report, root)) await add(rel, 0);
-  await add('artifacts', 0);
+  const read = await readWorkspace(
+    { workspace: root, paths: [...namedPaths(input.report, root), 'artifacts'], maxFiles: MAX_FILES, headBytes: PREVIEW_BYTES },
+    { account: input.account, within: input.dataDir },
+  );
   // Past the budget, files are listed by path and size only.
   let left = PREVIEWS_CHARS;
-  return out.map((f) => {
-    if (f.preview === null) return f;
-    if (f.preview.length > left) return { ...f, preview: null, preview_omitted: true as const };
-    left -= f.preview.length;
-    return f;
+  return read.map((f): Artifact => {
+    const preview = previewOf(f.head);
+    const file: Artifact = { path: f.path, bytes: f.bytes, preview, kind: 'file' };
+    if (preview === null) return file;
+    if (preview.length > left) return { ...file, preview: null, preview_omitted: true };
+    left -= preview.length;
+    return file;
   });
 }

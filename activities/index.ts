@@ -88,7 +88,7 @@ export function createActivities(deps: ActivityDeps) {
     /** The files a root's report names and its plan's artifacts, read on the run's host for the person's card. */
     async reviewArtifacts({ workspace, report }: { workspace: string; report: Text }): Promise<Artifact[]> {
       const text = typeof report === 'string' ? report : ((await deps.content.get([report.content_ref])).get(report.content_ref) ?? '');
-      return reviewArtifacts({ workspace, report: text });
+      return reviewArtifacts({ workspace, report: text, account: deps.accounts?.readerOf(workspace), dataDir: config.dataDir });
     },
 
     async skillExists({ skill }: { skill: string }): Promise<boolean> {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { defaultLimits, WORKFLOW_TASK_TIMEOUT_MS } from '../workflows/limits';
 import path from 'node:path';
@@ -540,6 +541,18 @@ function checkNetwork(where: string, choice: RuntimeChoice): void {
   if (bad !== undefined) throw new Error(`DIPPER_RUNTIMES ${where}: network.allow entry ${JSON.stringify(bad)} is not host:port, [v6]:port, an address or a network`);
 }
 
+/**
+ * Group numbers a data folder hands out when DIPPER_AGENT_GROUP_IDS is not
+ * set: a block of 100,000 of 2000000000-2099999999 that its path picks, so
+ * two data folders on one host do not hand the same number to two
+ * workspaces (an agent holding one would hold the other).
+ */
+export function defaultGroupIds(dataDir: string): string {
+  const block = createHash('sha256').update(path.resolve(dataDir)).digest().readUInt32BE(0) % 1000;
+  const first = 2_000_000_000 + block * 100_000;
+  return `${first}-${first + 99_999}`;
+}
+
 /** Whether any runtime runs its agents as another OS user: workspaces then get groups of their own. */
 export function isolatesAgents(runtimes: DipperConfig['runtimes']): boolean {
   return [runtimes.default, ...Object.values(runtimes.bySkill)].some((c) => c.user !== undefined);
@@ -662,7 +675,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): DipperC
       idleWatchdogSeconds: Math.max(0, int(env, 'DIPPER_WATCHDOG_IDLE_SECONDS', defaultLimits.idleWatchdogSeconds!)),
     },
     maxRuntimeProcesses: Math.max(1, int(env, 'DIPPER_MAX_RUNTIME_PROCESSES', 200)),
-    agentGroupIds: env.DIPPER_AGENT_GROUP_IDS ?? '2000000000-2099999999',
+    agentGroupIds: env.DIPPER_AGENT_GROUP_IDS ?? defaultGroupIds(dataDir),
     faults: parseFaults(env.DIPPER_FAULTS),
     runtimes: parseRuntimes(env, cwd),
     guards: loadGuards(env),

@@ -13,6 +13,9 @@ export interface ProcessAccount {
   home: string;
 }
 
+/** The kernel's overflow user, which Debian's `nobody` is. */
+const NOBODY = 65534;
+
 /** A runtime's `user` names no account, or the host cannot run agents as another user. */
 export class AccountProblem extends Error {}
 
@@ -72,6 +75,16 @@ export class AgentAccounts {
     fs.chownSync(home, 0, own);
     fs.chmodSync(home, 0o2770);
     return { uid: this.uidFor(choice, agent), groups, home };
+  }
+
+  /**
+   * Who reads a workspace for a person (the files a root's report names):
+   * `nobody`, holding the workspace's group alone, so it reads what the
+   * workspace's agents share there and nothing of Dipper's or the host's
+   * that an agent could not read too.
+   */
+  readerOf(dir: string): ProcessAccount {
+    return { uid: userId('nobody') ?? NOBODY, groups: [this.gids.idFor(workspaceKey(this.dataDir, dir))], home: '/' };
   }
 
   private uidFor(choice: RuntimeChoice, agent: { runId: string; agentId: string }): number {

@@ -8,6 +8,7 @@ import type { RuntimeChoice } from '../../src/config';
 import { parseDestination } from '../../src/common/destination';
 import { parseRange } from './hostIds';
 import { userId } from './osAccounts';
+import { CLAIM_PREFIX, fenceClaims, refuseClaimed } from './uidClaims';
 
 /** One place an agent may open a connection to: an address or a network, and a port or any. */
 export interface Destination {
@@ -39,9 +40,10 @@ export function uidsOf(choice: RuntimeChoice): string {
  * are refused too, since a rule keyed on the sender cannot tell whose
  * socket listens at the other end.
  */
-export function fenceScript(table: string, runtimes: { uids: string; allow: Destination[] }[]): string {
+export function fenceScript(table: string, runtimes: { uids: string; allow: Destination[] }[], dataDir?: string): string {
   const lines = [`table inet ${table} {}`, `delete table inet ${table}`, `table inet ${table} {`, '  chain output {', '    type filter hook output priority filter; policy accept;'];
-  runtimes.forEach((r, i) => lines.push(`    meta skuid ${r.uids} jump agents_${i}`));
+  const claim = dataDir === undefined ? '' : ` comment ${claimComment(dataDir)}`;
+  runtimes.forEach((r, i) => lines.push(`    meta skuid ${r.uids} jump agents_${i}${claim}`));
   lines.push('  }');
   runtimes.forEach((r, i) => {
     lines.push(`  chain agents_${i} {`, '    ct state established,related accept');
@@ -50,6 +52,15 @@ export function fenceScript(table: string, runtimes: { uids: string; allow: Dest
   });
   lines.push('}');
   return `${lines.join('\n')}\n`;
+}
+
+/** The rule's comment naming its data folder, as nft takes it: quoted, no quote or line break inside, within its 128 bytes (a long path keeps its end). */
+function claimComment(dataDir: string): string {
+  const safe = dataDir.replace(/["\\\n\r]/g, '_');
+  const shown = (from: number) => `${CLAIM_PREFIX}${from > 0 ? '…' : ''}${safe.slice(from)}`;
+  let from = 0;
+  while (Buffer.byteLength(shown(from)) > 120) from++;
+  return `"${shown(from)}"`;
 }
 
 /**
@@ -160,8 +171,10 @@ export async function putUpFence(runtimes: RuntimeChoice[], publicUrl: string, d
   }
   const rules = [...byUids].map(([uids, allow]) => ({ uids, allow }));
   refuseOverlaps(rules.map((r) => r.uids));
+  const claimed = refuseClaimed(rules.map((r) => r.uids), fenceClaims(table));
+  if (claimed) throw new FenceProblem(claimed);
   try {
-    execFileSync('nft', ['-f', '-'], { input: fenceScript(table, rules), stdio: ['pipe', 'ignore', 'pipe'] });
+    execFileSync('nft', ['-f', '-'], { input: fenceScript(table, rules, path.resolve(dataDir)), stdio: ['pipe', 'ignore', 'pipe'] });
   } catch (err) {
     const missing = (err as NodeJS.ErrnoException).code === 'ENOENT';
     throw new FenceProblem(

@@ -28,7 +28,7 @@ export async function playThePerson(operator: Operator, runId: string, say: (lin
       }
     }
     for (const a of (await operator.request('GET', `/isphere/approvals?run=${runId}`)).json?.approvals ?? []) {
-      await decide(a.approval_id, `/runs/${runId}/isphere/approvals/${a.approval_id}/approve`, { via: 'console' }, `the person approves the iSphere send ${a.approval_id}`);
+      await decide(a.approval_id, `/runs/${runId}/isphere/approvals/${a.approval_id}/approve`, {}, `the person approves the iSphere send ${a.approval_id}`);
     }
     await new Promise((r) => setTimeout(r, 500));
   }

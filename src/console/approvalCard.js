@@ -51,7 +51,7 @@ export function approvalCard(view, { mayDecide, done }) {
     }
   };
   approve.addEventListener('click', () => {
-    if (!approve.disabled) void send('approve', { via: 'console' });
+    if (!approve.disabled) void send('approve', {});
   });
   rejectOpen.addEventListener('click', () => {
     rejectRow.hidden = !rejectRow.hidden;
@@ -59,7 +59,7 @@ export function approvalCard(view, { mayDecide, done }) {
   });
   reason.addEventListener('input', tick);
   rejectSend.addEventListener('click', () => {
-    if (!rejectSend.disabled) void send('reject', { reason: reason.value.trim(), via: 'console' });
+    if (!rejectSend.disabled) void send('reject', { reason: reason.value.trim() });
   });
   tick();
   const timer = setInterval(tick, 1000);

@@ -25,8 +25,12 @@ const listQuery = z.strictObject({
   status: z.enum(['pending', 'approved', 'sending', 'all']).default('pending'),
   page_size: z.coerce.number().int().min(1).max(50).default(50),
 });
-const approveBody = z.strictObject({ via: z.enum(['console', 'api']).optional() });
-const rejectBody = z.strictObject({ reason: z.string().trim().min(1).max(4000), via: z.enum(['console', 'api']).optional() });
+/**
+ * No `via` in the body: the channel the audit records is the one the gateway saw (this route: the operator API, with
+ * an operator's token), never one the caller claims. The console signs in with the same token, so it is `api` too.
+ */
+const approveBody = z.strictObject({});
+const rejectBody = z.strictObject({ reason: z.string().trim().min(1).max(4000) });
 
 /**
  * iSphere send approvals on the operator API: what waits for a person (with
@@ -74,10 +78,10 @@ export function approvalRoutes(
   const decide = (decision: 'approve' | 'reject'): RequestHandler => async (req, res) => {
     const [runId, id] = [String(req.params.runId), String(req.params.id)];
     const handle = handleOf(runId, id);
-    const body: { via?: 'console' | 'api'; reason?: string } = decision === 'approve' ? parseBody(approveBody, req.body ?? {}) : parseBody(rejectBody, req.body ?? {});
+    const body: { reason?: string } = decision === 'approve' ? parseBody(approveBody, req.body ?? {}) : parseBody(rejectBody, req.body ?? {});
     const who = res.locals.operator as OperatorIdentity;
     try {
-      res.json(await decideApproval(team, decisions, runId, id, { approver: who.name, via: body.via ?? 'api', decision, ...(body.reason ? { reason: body.reason } : {}) }));
+      res.json(await decideApproval(team, decisions, runId, id, { approver: who.name, via: 'api', decision, ...(body.reason ? { reason: body.reason } : {}) }));
     } catch (err) {
       if (!(err instanceof NotFound)) throw asHttpError(err, 409);
       // Closed (expired, decided and done, or ended with its run): nothing is left to decide, and the record says how it ended.

@@ -11,7 +11,8 @@ import { openStores } from '../common/stores';
 import { openAuditStore } from '../common/stores/audit';
 import { createIsphereActivities } from '../../activities/isphere/send';
 import { AgentAccounts, checkAccountsSupport } from '../../activities/runtimes/accounts';
-import { putUpFence } from '../../activities/runtimes/netFence';
+import { fenceTable, putUpFence } from '../../activities/runtimes/netFence';
+import { fenceClaims, resolveAutoUsers } from '../../activities/runtimes/uidClaims';
 import { CommandRuntime } from '../../activities/runtimes/command';
 import { runtimeExitedSignal } from '../../workflows/agent/messages';
 import { agentWorkflowId } from '../../workflows/ids';
@@ -50,6 +51,8 @@ export async function createDipperWorker(
 ): Promise<WorkerHandle> {
   const target = temporalTarget(config);
   const { address } = target;
+  // "auto" users become this data folder's own ranges before anything reads a runtime's user.
+  resolveAutoUsers(config.runtimes, config.dataDir, fenceClaims(fenceTable(config.dataDir)));
   const runtimes = [config.runtimes.default, ...Object.values(config.runtimes.bySkill)];
   // Checked before anything starts: a host that cannot switch users says so once, not at every launch.
   const accounts = isolatesAgents(config.runtimes) ? new AgentAccounts(config.dataDir, checkAccountsSupport(runtimes, config.agentGroupIds, config.dataDir)) : undefined;

@@ -89,7 +89,7 @@ it('shows the send with its words and hash, and Approve lets the agent send it o
   expect(sent).toMatchObject({ send_status: 'sent', audit: { operator_id: 'Ana' } });
   expect((await sim.deliveries()).filter((d: any) => d.client_message_id === `dip-${id}`)).toHaveLength(1);
   const view = await operator.request('GET', `/runs/${run.run_id}/isphere/approvals/${id}`);
-  expect(view.json.decision).toMatchObject({ approver: 'Ana', via: 'console', decision: 'approve' });
+  expect(view.json.decision).toMatchObject({ approver: 'Ana', via: 'api', decision: 'approve' });
 
   // The audit page lists the send's two records and says the chain verifies.
   await page.click('#nav a[data-route="audit"]');
@@ -103,7 +103,7 @@ it('shows the send with its words and hash, and Approve lets the agent send it o
   expect(await cells.nth(4).textContent()).toBe(run.root.agent_id);
   expect(await cells.nth(7).textContent()).toMatch(/^sha256 [0-9a-f]{12}…$/);
   expect(await cells.nth(8).textContent()).toBe('sent');
-  expect(await cells.nth(9).textContent()).toBe('Ana (console)');
+  expect(await cells.nth(9).textContent()).toBe('Ana (api)');
   // Local time, not the stored ISO string (kept as the cell's title).
   expect(await cells.nth(1).textContent()).not.toMatch(/T\d\d:\d\d.*Z$/);
   expect(await cells.nth(1).getAttribute('title')).toMatch(/T\d\d:\d\d.*Z$/);

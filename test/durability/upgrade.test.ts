@@ -186,7 +186,7 @@ it('moves live runs from version A to B: pinned work finishes on A, everything e
   // On B alone: the question is answered, the approval decided and sent, a new task made, the run ended.
   expect((await operator.request('POST', `/runs/${runId}/questions/${question.qid}/answer`, { answers: [{ selected_labels: [], text: 'Yes.' }] })).status).toBe(200);
   expect((await asked).structuredContent.answer_text).toBe('Ship: Yes.');
-  expect((await operator.request('POST', `/runs/${runId}/isphere/approvals/${approvalId}/approve`, { via: 'console' })).status).toBe(200);
+  expect((await operator.request('POST', `/runs/${runId}/isphere/approvals/${approvalId}/approve`, {})).status).toBe(200);
   await eventually(async () => (await root.inbox(0, 0)).messages.find((m) => m.content.includes(approvalId)), 30_000, 200);
   expect(await isphere.ok('isphere_send_message', { ...send, dry_run: false, approval_id: approvalId })).toMatchObject({ send_status: 'sent' });
   expect((await tasks.ok('task_create', { channel: runId, tasks: [{ title: 'Made on B' }], idempotency_key: 'after' })).tasks).toHaveLength(1);

@@ -94,7 +94,12 @@ describe('an approved send', () => {
   });
 
   it('tells the agent when a person approves, then sends once, records it, and answers a repeat from the first outcome', async () => {
-    const approved = await decide(a, approvalId, 'approve', { via: 'console' });
+    // The channel is what the gateway saw, never what the body claims: a claimed `via` is refused and decides nothing.
+    const claimed = await decide(a, approvalId, 'approve', { via: 'console' });
+    expect(claimed.status).toBe(400);
+    expect(claimed.json).toMatchObject({ error: 'invalid_input', message: expect.stringContaining('via') });
+    expect((await operator.request('GET', `/runs/${a.runId}/isphere/approvals/${approvalId}`)).json.status).toBe('pending');
+    const approved = await decide(a, approvalId, 'approve');
     expect(approved.json).toEqual({ status: 'approved', already: false });
     const told = await waitForInbox(a.beidou, (m) => m.content.includes(approvalId));
     expect(told.content).toMatch(/^\[ISPHERE APPROVAL\] apr_\S+ was approved by \S+ for isphere_send_message to Wang Fang/);
@@ -115,7 +120,7 @@ describe('an approved send', () => {
       ['intent', null],
       ['outcome', 'sent'],
     ]);
-    expect(records[1]).toMatchObject({ approver: sent.audit.operator_id, approved_via: 'console', requester: a.agentId, source: 'bridge', message_ref: sent.message_ref, key_sha256: sha('q3-numbers') });
+    expect(records[1]).toMatchObject({ approver: sent.audit.operator_id, approved_via: 'api', requester: a.agentId, source: 'bridge', message_ref: sent.message_ref, key_sha256: sha('q3-numbers') });
     // The agent reads what it sent.
     const conv = await a.isphere.ok('isphere_receive_messages', { conversation_id: 'conv_d_0003', limit: 1 });
     expect(conv.messages[0]).toMatchObject({ message_id: sent.message_ref, content_text: text });

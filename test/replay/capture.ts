@@ -280,7 +280,7 @@ async function record(stack: SoakStack, out: string): Promise<number> {
   const isphere = await AgentClient.connect(gatewayUrl, sixth.root.agent_token, 'isphere');
   const words = { target_type: 'contact', target_id: 'c_0003', content_text: long('Recorded words.'), idempotency_key: 'recorded' };
   const approved = (await isphere.ok('isphere_send_message', words)).approval.approval_id;
-  await operator.request('POST', `/runs/${sixth.run_id}/isphere/approvals/${approved}/approve`, { via: 'console' });
+  await operator.request('POST', `/runs/${sixth.run_id}/isphere/approvals/${approved}/approve`, {});
   await isphere.ok('isphere_send_message', { ...words, dry_run: false, approval_id: approved });
   await isphere.ok('isphere_send_message', { ...words, dry_run: false, approval_id: approved });
   const refused = (await isphere.ok('isphere_send_message', { ...words, content_text: 'Not these.' })).approval.approval_id;

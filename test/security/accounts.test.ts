@@ -4,7 +4,8 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { fenceTable } from '../../activities/runtimes/netFence';
+import { fenceTable, putUpFence } from '../../activities/runtimes/netFence';
+import { fenceClaims, resolveAutoUsers } from '../../activities/runtimes/uidClaims';
 import { AgentClient, eventually, Operator } from '../support/clients';
 import { untilNothingRunning } from '../support/ended';
 import { projectRoot } from '../support/processes';
@@ -15,15 +16,20 @@ import { readTestEnv } from '../setup/env';
 /**
  * Agents run as other OS users than the worker (root, in CI), for real: the
  * run's root (skill `lead`) as a named system user, its two workers each as
- * a user number of their own from a range. Each runs a probe that reports
+ * a user number of their own from the range `"user": "auto"` gives the data
+ * folder, while another data folder's fence, with the same settings, is up
+ * on the host. Each runs a probe that reports
  * what it can reach (test/fixtures/runtimes/accountProbe.js) and then reads
  * or writes what the test orders. The stack keeps its secrets in the data
  * folder, as a default install does, so there is a secrets file to try.
  */
 const NAMED_USER = 'dipper-probe';
-const UID_RANGE = { first: 3_100_000, last: 3_100_999 };
 const root = fs.mkdtempSync('/tmp/dipper-accounts-');
 const dataDir = path.join(root, 'data');
+/** Another Dipper on this host with the same settings: its fence is up while this stack's agents run. */
+const otherDataDir = path.join(root, 'other-data');
+/** The workers' user numbers: the range "auto" gave this data folder, read once the worker has started. */
+let uidRange: { first: number; last: number };
 const ordersDir = path.join(root, 'orders');
 const probe = path.join(root, 'bin', 'probe.js');
 
@@ -65,10 +71,12 @@ beforeAll(async () => {
       default: { kind: 'none' },
       skills: {
         lead: probeRuntime(NAMED_USER),
-        worker: probeRuntime(`${UID_RANGE.first}-${UID_RANGE.last}`, { group: 'nogroup', network: { allow: [`[::1]:${portOf(allowedServer)}`, `127.0.0.1:${portOf(allowedServer)}`] } }),
+        worker: probeRuntime('auto', { group: 'nogroup', network: { allow: [`[::1]:${portOf(allowedServer)}`, `127.0.0.1:${portOf(allowedServer)}`] } }),
       },
     }),
   });
+  const [first, last] = JSON.parse(fs.readFileSync(path.join(dataDir, 'host-ids', 'uid-ranges.json'), 'utf8')).worker.split('-').map(Number);
+  uidRange = { first, last };
   const secrets = JSON.parse(fs.readFileSync(path.join(dataDir, 'secrets.json'), 'utf8'));
   operator = new Operator({ gatewayUrl: stack.gatewayUrl, operatorToken: secrets.operatorToken });
   temporal = await connectTemporal();
@@ -84,6 +92,11 @@ afterAll(async () => {
     execFileSync('nft', ['delete', 'table', 'inet', fenceTable(dataDir)], { stdio: 'ignore' });
   } catch {
     // never put up: the tests above have said why
+  }
+  try {
+    execFileSync('nft', ['delete', 'table', 'inet', fenceTable(otherDataDir)], { stdio: 'ignore' });
+  } catch {
+    // never put up
   }
   fs.rmSync(root, { recursive: true, force: true });
 });
@@ -115,8 +128,11 @@ const pidOf = (runId: string, agentId: string) =>
   Number(fs.readFileSync(path.join(dataDir, 'runs', runId, 'agents', agentId, 'runtime.pid'), 'utf8').split(' ')[0]);
 
 /** Gives an agent's probe orders and waits for every answer. */
-async function order(runId: string, agentId: string, orders: { name: string; read?: string; write?: string }[]): Promise<Seen> {
-  fs.writeFileSync(path.join(ordersDir, `${agentId}.json`), JSON.stringify(orders), { mode: 0o644 });
+async function order(runId: string, agentId: string, orders: { name: string; read?: string; write?: string; symlink?: { target: string; path: string } }[]): Promise<Seen> {
+  // The probe reads its list whole and acts on what it has not done yet: a later order goes after the earlier ones.
+  const file = path.join(ordersDir, `${agentId}.json`);
+  const earlier = fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, 'utf8')) : [];
+  fs.writeFileSync(file, JSON.stringify([...earlier, ...orders]), { mode: 0o644 });
   return eventually(async () => {
     const seen = said(runId, agentId);
     return orders.every((o) => seen[o.name]) ? seen : undefined;
@@ -141,8 +157,8 @@ it('runs agents as other users who reach their workspace, team folder and home, 
   const probeUid = Number(execFileSync('id', ['-u', NAMED_USER], { encoding: 'utf8' }).trim());
   expect(seen.root.whoami.value.uid).toBe(probeUid);
   for (const who of [seen.a, seen.b]) {
-    expect(who.whoami.value.uid).toBeGreaterThanOrEqual(UID_RANGE.first);
-    expect(who.whoami.value.uid).toBeLessThanOrEqual(UID_RANGE.last);
+    expect(who.whoami.value.uid).toBeGreaterThanOrEqual(uidRange.first);
+    expect(who.whoami.value.uid).toBeLessThanOrEqual(uidRange.last);
     expect(who.whoami.value.groups).toContain(65534);
   }
   expect(seen.a.whoami.value.uid).not.toBe(seen.b.whoami.value.uid);
@@ -201,6 +217,27 @@ it('runs agents as other users who reach their workspace, team folder and home, 
   expect([folder.uid, folder.mode & 0o7777]).toEqual([0, 0o2770]);
   expect(fs.statSync(dataDir).mode & 0o777).toBe(0o711);
   expect(fs.statSync(path.join(dataDir, 'secrets.json')).mode & 0o777).toBe(0o600);
+
+  // The root links the host's root and the data folder into its workspace and names files through them in its report;
+  // the worker (root) reads the report's files as no more than a member of the workspace, never through a link.
+  const links = await order(runId, rootId, [
+    { name: 'link_host', symlink: { target: '/', path: path.join(runWorkspace, 'hostroot') } },
+    { name: 'link_data', symlink: { target: dataDir, path: path.join(runWorkspace, 'datalink') } },
+  ]);
+  expect([links.link_host.ok, links.link_data.ok]).toEqual([true, true]);
+  fs.writeFileSync(path.join(runWorkspace, 'worker-only.txt'), 'the worker alone reads this', { mode: 0o600 });
+  await lead.ok('signal_review', {
+    detail: `[REVIEW REQUIRED] See from-${rootId}.txt, worker-only.txt, hostroot/etc/shadow, hostroot/etc/passwd, datalink/secrets.json and datalink/.`,
+  });
+  const review = await eventually(async () => {
+    const list = (await operator.request('GET', `/questions?run=${runId}`)).json.questions as any[];
+    return list.find((q) => q.system?.kind === 'root_review');
+  }, 30_000, 100);
+  // The positive sign: the root's own file is read and shown.
+  expect(review.artifacts.map((f: any) => [f.path, f.preview])).toEqual([[`from-${rootId}.txt`, rootId]]);
+  const secrets = JSON.parse(fs.readFileSync(path.join(dataDir, 'secrets.json'), 'utf8'));
+  const shown = JSON.stringify(await operator.request('GET', `/runs/${runId}/questions/${review.qid}`));
+  for (const secret of Object.values(secrets).filter((v): v is string => typeof v === 'string' && v.length > 8)) expect(shown).not.toContain(secret);
 
   expect((await operator.request('POST', `/runs/${runId}/cancel`, { reason: 'Seen enough.' })).status).toBe(200);
   await untilNothingRunning(temporal.client, dataDir, runId);
@@ -264,6 +301,18 @@ it('fences agents off every listening port but the gateway and their runtime\'s 
   const worker = (await lead.ok('spawn_agent', { task_id: 'n' })).agent_id as string;
   await ready(runId, rootId);
   await ready(runId, worker);
+
+  // Another data folder on this host with the same settings puts up its fence: its "auto" range is another, and
+  // user numbers this data folder's fence holds are refused to it, naming whose they are.
+  fs.mkdirSync(otherDataDir, { mode: 0o700 });
+  const otherRuntimes = { default: { kind: 'none' as const }, bySkill: { worker: { kind: 'command' as const, command: ['agent'], user: 'auto' as string } } };
+  resolveAutoUsers(otherRuntimes, otherDataDir, fenceClaims(fenceTable(otherDataDir)));
+  const [otherFirst, otherLast] = otherRuntimes.bySkill.worker.user.split('-').map(Number);
+  expect(otherLast < uidRange.first || otherFirst > uidRange.last).toBe(true);
+  expect(await putUpFence([otherRuntimes.bySkill.worker], 'http://127.0.0.1:1', otherDataDir)).toBe(fenceTable(otherDataDir));
+  const taken = { kind: 'command' as const, command: ['agent'], user: `${uidRange.first + 10}-${uidRange.first + 20}` };
+  const refused = putUpFence([taken], 'http://127.0.0.1:1', path.join(root, 'third-data'));
+  await expect(refused).rejects.toThrow(`already fenced by another Dipper on this host (nft table ${fenceTable(dataDir)}, the data folder ${dataDir})`);
 
   // The positive sign: each port listed is one the worker's own user reaches now, so a refusal below is the fence's.
   const listed = listeningTargets();

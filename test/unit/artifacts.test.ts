@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { execFileSync } from 'node:child_process';
 import { namedPaths, reviewArtifacts } from '../../activities/artifacts';
 
 /** The files a root's report names, for the person's card: inside the workspace only, bounded, text previewed. */
@@ -40,5 +41,54 @@ describe('review artifacts', () => {
     expect(files).toHaveLength(15);
     expect(files.reduce((n, f) => n + (f.preview?.length ?? 0), 0)).toBeLessThanOrEqual(12_000);
     expect(files.filter((f) => f.preview_omitted)).toHaveLength(6);
+  });
+
+  /**
+   * The attack of issue 39: a root that can write its workspace makes links to the host's root and the data
+   * folder, then names files through them in its report. The worker runs as root, so nothing may be read through a
+   * link, wherever in the path it is.
+   */
+  it('shows nothing reached through a linked folder, a linked workspace or a hard link', async () => {
+    const data = fs.mkdtempSync(path.join(os.tmpdir(), 'dipper-artifacts-data-'));
+    const ws = path.join(data, 'runs', 'run_1', 'workspace');
+    fs.mkdirSync(ws, { recursive: true });
+    fs.writeFileSync(path.join(data, 'secrets.json'), '{"tokenSecret":"s3cret"}');
+    fs.writeFileSync(path.join(ws, 'ok.md'), 'fine');
+    fs.symlinkSync('/', path.join(ws, 'hostroot'));
+    fs.symlinkSync(data, path.join(ws, 'datalink'));
+    fs.mkdirSync(path.join(ws, 'artifacts'));
+    fs.symlinkSync(data, path.join(ws, 'artifacts', 'data'));
+    fs.linkSync(path.join(data, 'secrets.json'), path.join(ws, 'copy.json'));
+    const report = 'Done: ok.md, hostroot/etc/hostname, hostroot/etc/passwd, datalink/secrets.json, datalink/ and copy.json, nothing else';
+    const files = await reviewArtifacts({ workspace: ws, report, dataDir: data });
+    expect(files.map((f) => [f.path, f.preview])).toEqual([
+      ['ok.md', 'fine'],
+      // Its size only: a second name of a file may be a name of anything the worker can read.
+      ['copy.json', null],
+    ]);
+    expect(JSON.stringify(files)).not.toContain('s3cret');
+
+    // The run's folder swapped for a link to another tree that has a workspace of its own: nothing is read.
+    const elsewhere = path.join(data, 'elsewhere', 'workspace');
+    fs.mkdirSync(elsewhere, { recursive: true });
+    fs.writeFileSync(path.join(elsewhere, 'ok.md'), 'from elsewhere');
+    fs.renameSync(path.join(data, 'runs', 'run_1'), path.join(data, 'runs', 'run_1.real'));
+    fs.symlinkSync(path.join(data, 'elsewhere'), path.join(data, 'runs', 'run_1'));
+    expect(await reviewArtifacts({ workspace: ws, report: 'ok.md', dataDir: data })).toEqual([]);
+    fs.rmSync(data, { recursive: true, force: true });
+  });
+
+  const asRoot = process.getuid?.() === 0 ? it : it.skip;
+  asRoot('reads as the account it is given: what that account may not read is not shown', async () => {
+    const ws = fs.mkdtempSync(path.join(os.tmpdir(), 'dipper-artifacts-acct-'));
+    fs.chmodSync(ws, 0o755);
+    fs.writeFileSync(path.join(ws, 'shared.md'), 'for everyone', { mode: 0o644 });
+    fs.writeFileSync(path.join(ws, 'private.md'), 'root only', { mode: 0o600 });
+    const nobody = Number(execFileSync('id', ['-u', 'nobody'], { encoding: 'utf8' }).trim());
+    const files = await reviewArtifacts({ workspace: ws, report: 'shared.md and private.md', account: { uid: nobody, groups: [nobody], home: '/' } });
+    // The positive sign that the reader ran as the account: root would have read both.
+    expect(files.map((f) => f.path)).toEqual(['shared.md']);
+    expect((await reviewArtifacts({ workspace: ws, report: 'shared.md and private.md' })).map((f) => f.path)).toEqual(['shared.md', 'private.md']);
+    fs.rmSync(ws, { recursive: true, force: true });
   });
 });

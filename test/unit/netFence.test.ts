@@ -1,5 +1,9 @@
 import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { destinationsOf, fenced, fenceScript, fenceTable, putUpFence } from '../../activities/runtimes/netFence';
+import { refuseClaimed, resolveAutoUsers } from '../../activities/runtimes/uidClaims';
 import { parseDestination } from '../../src/common/destination';
 import { loadConfig } from '../../src/config';
 
@@ -82,5 +86,31 @@ describe('agent network fence', () => {
     }
     await expect(putUpFence([worker, { ...worker, user: '3300500-3301500' }], 'http://127.0.0.1:8710', dataDir)).rejects.toThrow(/overlap/);
     expect(up()).toBe(false);
+  });
+
+  it('gives "auto" runtimes ranges of their own, kept once chosen, past any range another fence claims', () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dipper-auto-uids-'));
+    const runtimes = () => ({ default: { kind: 'command' as const, user: 'auto' as string }, bySkill: { writer: { kind: 'command' as const, user: 'auto' as string } } });
+    const first = runtimes();
+    resolveAutoUsers(first, dataDir, []);
+    const mine = [first.default.user, first.bySkill.writer.user].map((u) => u.split('-').map(Number));
+    for (const [lo, hi] of mine) expect(hi - lo).toBe(99_999);
+    expect(mine[0][1] < mine[1][0] || mine[1][1] < mine[0][0]).toBe(true);
+    // Chosen once: a later start keeps them even where another fence now claims one (the fence then refuses, naming it).
+    const again = runtimes();
+    resolveAutoUsers(again, dataDir, [{ table: 'dipper_other', first: mine[0][0], last: mine[0][0], dataDir: '/elsewhere' }]);
+    expect([again.default.user, again.bySkill.writer.user]).toEqual([first.default.user, first.bySkill.writer.user]);
+    expect(refuseClaimed([again.default.user], [{ table: 'dipper_other', first: mine[0][0], last: mine[0][0], dataDir: '/elsewhere' }])).toMatch(/nft table dipper_other, the data folder \/elsewhere/);
+    // A data folder whose first pick another fence holds steps past it.
+    const other = path.join(dataDir, 'other');
+    const pick = runtimes();
+    resolveAutoUsers(pick, other, []);
+    fs.rmSync(path.join(other, 'host-ids'), { recursive: true });
+    const [pickLo, pickHi] = pick.default.user.split('-').map(Number);
+    const stepped = runtimes();
+    resolveAutoUsers(stepped, other, [{ table: 'dipper_other', first: pickLo + 5, last: pickLo + 5, dataDir: '/elsewhere' }]);
+    const [lo, hi] = stepped.default.user.split('-').map(Number);
+    expect(hi < pickLo || lo > pickHi).toBe(true);
+    fs.rmSync(dataDir, { recursive: true, force: true });
   });
 });
