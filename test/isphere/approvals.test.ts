@@ -97,7 +97,7 @@ describe('an approved send', () => {
     // The channel is what the gateway saw, never what the body claims: a claimed `via` is refused and decides nothing.
     const claimed = await decide(a, approvalId, 'approve', { via: 'console' });
     expect(claimed.status).toBe(400);
-    expect(claimed.json).toMatchObject({ error: 'invalid_input', message: expect.stringContaining('via') });
+    expect(claimed.json).toMatchObject({ error: { code: 'invalid_input', field: 'via' } });
     expect((await operator.request('GET', `/runs/${a.runId}/isphere/approvals/${approvalId}`)).json.status).toBe('pending');
     const approved = await decide(a, approvalId, 'approve');
     expect(approved.json).toEqual({ status: 'approved', already: false });
