@@ -15,6 +15,7 @@ import { measureWorkspace, watchUntilOver, type WatchInput } from './workspaceWa
 import { reviewArtifacts, type Artifact } from './artifacts';
 import type { EventStore } from '../src/common/stores/eventStore';
 import type { InboxWakes } from '../src/common/stores/inboxWakes';
+import type { RevokedTokens } from '../src/common/stores/revokedTokens';
 import { AccountProblem, runAs, type AgentAccounts } from './runtimes/accounts';
 import { claudeCommand, claudeEnv, claudeHome } from './runtimes/claude';
 import { agentEnv } from './runtimes/agentEnv';
@@ -32,6 +33,8 @@ export interface ActivityDeps {
   /** Reaches the token registry (workflows/tokens/registry.ts) and a run's reserveSpawns Update. */
   temporal: Temporal;
   events: EventStore;
+  /** Token revocations every gateway reads at each check (written before the registry hears of them). */
+  revoked: RevokedTokens;
   /** Long texts the workflows refer to (plan tasks, launch messages). */
   content: ContentStore;
   /** Tells long polls an inbox changed (absent in tools that only replay or inspect). */
@@ -75,7 +78,7 @@ export function createActivities(deps: ActivityDeps) {
     },
 
     async revokeTokens(revocation: Revocation): Promise<void> {
-      await recordRevocation(deps.temporal, config, revocation);
+      await recordRevocation(deps.temporal, config, deps.revoked, revocation);
     },
 
     /** Texts an agent moves out of its state before it continues as new (workflows/agent/spill.ts). */

@@ -1,4 +1,5 @@
 import type { DipperConfig } from '../config';
+import type { RevokedTokens } from '../common/stores/revokedTokens';
 import { isAlreadyStarted, type Temporal } from '../temporal';
 import { revokeSignal, tokenRegistryId, tokenRegistryQueue, type Revocation } from '../../workflows/tokens/messages';
 import { tokenRegistryWorkflow } from '../../workflows/tokens/registry';
@@ -14,10 +15,19 @@ function registryStart(config: RegistryConfig) {
   };
 }
 
-/** Records a revocation with the task queue's token registry, starting the registry if it is not running. */
-export async function recordRevocation(temporal: Temporal, config: RegistryConfig, revocation: Revocation): Promise<void> {
+/**
+ * Records a revocation: first in the shared store, which every replica reads
+ * at each check (it holds once this returns), then with the task queue's
+ * token registry (starting it if it is not running), whose copy each
+ * replica keeps as a fast path.
+ */
+export async function recordRevocation(temporal: Temporal, config: RegistryConfig, revoked: RevokedTokens, revocation: Revocation): Promise<void> {
+  await revoked.record(revocation, keepAfter(config));
   await temporal.signalWithStart(tokenRegistryWorkflow, revokeSignal, [revocation], registryStart(config));
 }
+
+/** Entries recorded before this (ms since the epoch) cover only tokens that have expired. */
+export const keepAfter = (config: Pick<DipperConfig, 'tokenTtlSeconds'>, now = Date.now()): number => now - config.tokenTtlSeconds * 1000;
 
 /**
  * At worker start: the registry exists before any revocation needs it, so

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { DecisionKeys } from '../auth/decisionKeys';
 import type { DipperEvent } from '../../workflows/types';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -7,6 +6,7 @@ import type { EventStore } from '../common/stores/eventStore';
 import type { AuditStore } from '../common/stores/audit';
 import type { OperatorIdentity, Operators } from '../auth/operators';
 import { verifyAgentToken } from '../auth/tokens';
+import { keepAfter } from '../auth/revoke';
 import type { DipperConfig } from '../config';
 import type { Logger } from '../log';
 import { benchTools, toolsOf } from '../registry';
@@ -33,10 +33,11 @@ import { operatorRouter } from './operatorApi';
 import { approvalWebhook } from './approvalWebhook';
 import { RateLimiter } from './rateLimit';
 import type { RevocationView } from './revocations';
+import type { RevokedTokens } from '../common/stores/revokedTokens';
 import { runtimeRouter } from './runtimeApi';
 import { runtimeEventsRouter } from './runtimeEvents';
-import { modelProxyRouter, type ModelUsage } from './modelProxy';
-import { BudgetGuard } from './budgets';
+import { modelProxyRouter } from './modelProxy';
+import { ModelGate } from './budgets';
 import type { TeamClient } from './teamClient';
 
 export interface GatewayDeps {
@@ -48,6 +49,8 @@ export interface GatewayDeps {
   tokenSecrets: string[];
   tokenSecret: string;
   revocations: RevocationView;
+  /** Where this replica records a revocation it makes true by answering (an agent's end, a relaunch's token, the operator's revoke). */
+  revoked: RevokedTokens;
   team: TeamClient;
   skills: SkillCatalog;
   events: EventStore;
@@ -187,6 +190,7 @@ export function createApp(deps: GatewayDeps): express.Express {
   const operatorRate = new RateLimiter(config.guards.operatorRate);
   const inFlight = new InFlight(config.guards.callsPerAgent);
   const marks = new ActivityMarks(deps.team, config.activityMarkMs, log);
+  const retireTokens = (caller: Caller) => deps.revoked.record({ runId: caller.runId, agentId: caller.agentId, at: Date.now() }, keepAfter(config));
   const agentKey = (res: Response) => `${callerOf(res).runId}/${callerOf(res).agentId}`;
   const serve = (route: string, surface: McpSurface) => {
     app.post(route, agentAuth, express.json({ limit: BODY_LIMIT }), async (req, res) => {
@@ -259,14 +263,11 @@ export function createApp(deps: GatewayDeps): express.Express {
     limitRate(agentRate, agentKey),
     express.json({ limit: BODY_LIMIT }),
     runtimeEventsRouter((events) => deps.events.append(events), deps.team, callerOf, (caller) => marks.mark(caller.runId, caller.agentId)),
-    runtimeRouter(deps.team, deps.content, wakeups, polls, callerOf, deps.drain?.signal),
+    runtimeRouter(deps.team, deps.content, wakeups, polls, callerOf, retireTokens, deps.drain?.signal),
   );
   // A Claude agent's CLI sends its token as an API key; it is an agent's token like any other.
-  // Each answer's tokens are an event of the agent's (`model.usage`): the run's record of what its model cost.
-  const countUsage = (caller: Caller, usage: ModelUsage) =>
-    deps.events.append([{ event_id: randomUUID(), run_id: caller.runId, agent_id: caller.agentId, type: 'model.usage', ts: Date.now(), data: { ...usage } }]);
-  const budgets = config.model.budgets ? new BudgetGuard(config.model.budgets, deps.events, deps.team, log) : undefined;
-  app.use('/model', apiKeyAsBearer, agentAuth, limitRate(agentRate, agentKey), modelProxyRouter(config.model, callerOf, countUsage, budgets && ((res) => budgets.check(callerOf(res), res.locals.gen as number))));
+  const modelGate = new ModelGate(config.runtimes, config.model.budgets, deps.events, deps.team, log);
+  app.use('/model', apiKeyAsBearer, agentAuth, limitRate(agentRate, agentKey), modelProxyRouter(config.model, callerOf, modelGate));
   // The operator token has a bucket of its own, so agents cannot crowd out the person running them (nor the reverse).
   app.use(
     '/api',

@@ -72,6 +72,7 @@ export async function startGateway(config: DipperConfig): Promise<GatewayHandle>
     new TemporalRevocationSource(temporal, config.temporal.taskQueue, Math.max(1000, config.revocation.staleMs - config.revocation.refreshMs)),
     { ...config.revocation, tokenTtlSeconds: config.tokenTtlSeconds },
     log,
+    stores.revoked,
   );
   await revocations.start();
   const wakeups = new Wakeups(stores.wakes);
@@ -86,6 +87,7 @@ export async function startGateway(config: DipperConfig): Promise<GatewayHandle>
     tokenSecrets: [secrets.tokenSecret, ...config.previousTokenSecrets],
     tokenSecret: secrets.tokenSecret,
     revocations,
+    revoked: stores.revoked,
     team,
     tasks: new TaskBoard(taskApiClient(config, secrets), team, config.temporal.taskQueue, config.taskApi.resultBudgetBytes),
     isphere: isphereService(config.isphere, team, config.temporal.taskQueue, decisions.publicKeys),

@@ -1,20 +1,43 @@
 import express, { Router, type Request, type Response } from 'express';
 import type { ModelProxyConfig } from '../config';
 import type { Caller } from '../registry/capabilities';
-import type { BudgetSpent } from '../../workflows/agent/messages';
+import type { ModelGate, ModelRefusal, ModelUsage } from './budgets';
 
-/** Tokens one model request used, as the Messages API reports them. */
-export interface ModelUsage {
-  input_tokens: number;
-  output_tokens: number;
-}
-
-const ROUTES = ['/v1/messages', '/v1/messages/count_tokens'];
+/**
+ * The paths forwarded, exactly as written: express would also match
+ * `/V1/Messages` or `/v1/messages/`, which must neither skip the count nor
+ * reach the endpoint. `counted`: its answers are model turns with usage.
+ */
+const ROUTES = new Map([
+  ['/model/v1/messages', { upstream: '/v1/messages', counted: true }],
+  ['/model/v1/messages/count_tokens', { upstream: '/v1/messages/count_tokens', counted: false }],
+]);
 /** Request headers the model endpoint needs; the agent's credential is not among them. */
 const PASSED = ['content-type', 'accept', 'anthropic-version', 'anthropic-beta'];
+/** The output bound of a request that names none the proxy can read: the endpoint refuses such a request, but the claim must not be small. */
+const UNKNOWN_MAX_TOKENS = 128_000;
 
 function apiError(res: Response, status: number, type: string, message: string): void {
   res.status(status).json({ type: 'error', error: { type, message } });
+}
+
+function refuse(res: Response, refusal: ModelRefusal): void {
+  if (refusal.retryAfter !== undefined) res.set('retry-after', String(refusal.retryAfter));
+  apiError(res, refusal.status, refusal.type, refusal.message);
+}
+
+/**
+ * The most tokens a request can use: its input is at most one token per
+ * byte of its body, its output at most its max_tokens (thinking included).
+ */
+export function tokenBound(body: Buffer): number {
+  let maxTokens: unknown;
+  try {
+    maxTokens = (JSON.parse(body.toString('utf8')) as { max_tokens?: unknown }).max_tokens;
+  } catch {
+    maxTokens = undefined;
+  }
+  return body.length + (Number.isSafeInteger(maxTokens) && (maxTokens as number) > 0 ? (maxTokens as number) : UNKNOWN_MAX_TOKENS);
 }
 
 /**
@@ -22,26 +45,29 @@ function apiError(res: Response, status: number, type: string, message: string):
  * token as its API key, and it forwards to the configured endpoint with
  * the operator's key, so the key never reaches an agent's environment. A
  * token that was revoked (the agent ended) is refused before this router,
- * like every agent request. Streams pass through as they arrive; the usage
- * each answer reports is handed to `onUsage`, and recorded before the
- * answer ends, so the agent's next request is checked against it.
+ * like every agent request. `gate` decides who may call and holds each
+ * counted request's claim on the budgets while it is forwarded. Streams
+ * pass through as they arrive; the usage each answer reports settles its
+ * claim before the answer ends, so the agent's next request sees it.
  */
-export function modelProxyRouter(
-  config: ModelProxyConfig,
-  callerOf: (res: Response) => Caller,
-  onUsage: (caller: Caller, usage: ModelUsage) => Promise<void>,
-  budgetSpent?: (res: Response) => Promise<BudgetSpent | null>,
-): Router {
+export function modelProxyRouter(config: ModelProxyConfig, callerOf: (res: Response) => Caller, gate: ModelGate): Router {
   const router = Router();
-  router.post(ROUTES, express.raw({ type: () => true, limit: '32mb' }), async (req: Request, res: Response) => {
+  const notServed = (_req: Request, res: Response) => apiError(res, 404, 'not_found_error', "Dipper's model proxy serves POST /v1/messages and /v1/messages/count_tokens.");
+  router.use((req, res, next) => {
+    // The raw path, before express's matching folds case and trailing slashes; the query is not forwarded.
+    const route = ROUTES.get(req.originalUrl.split('?')[0]);
+    if (req.method !== 'POST' || !route) return notServed(req, res);
+    res.locals.modelRoute = route;
+    next();
+  });
+  router.use(express.raw({ type: () => true, limit: '32mb' }), async (req: Request, res: Response) => {
+    const route = res.locals.modelRoute as { upstream: string; counted: boolean };
     if (!config.apiKey) return apiError(res, 503, 'api_error', 'Dipper has no model key: set DIPPER_MODEL_API_KEY or DIPPER_MODEL_API_KEY_FILE.');
-    const spent = req.path === '/v1/messages' && budgetSpent ? await budgetSpent(res).catch(() => undefined) : null;
-    // The usage could not be read: refused as the endpoint's overload is, which the client retries.
-    if (spent === undefined) return apiError(res, 529, 'overloaded_error', 'Dipper could not read this agent\'s model usage; try again.');
-    if (spent) {
-      const whose = spent.budget === 'run' ? "the run's" : "this agent's";
-      return apiError(res, 403, 'permission_error', `Dipper stopped this agent: ${whose} ${spent.measure} budget is spent (${spent.used} used of ${spent.limit}).`);
-    }
+    const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+    const pass = await gate.enter(callerOf(res), res.locals.gen as number, route.counted ? () => tokenBound(body) : null).catch(() => undefined);
+    // The usage (or the agent's skill) could not be read: refused as the endpoint's overload is, which the client retries.
+    if (pass === undefined) return apiError(res, 529, 'overloaded_error', "Dipper could not read this agent's model usage; try again.");
+    if (!('settle' in pass)) return refuse(res, pass);
     const headers: Record<string, string> = { 'x-api-key': config.apiKey };
     for (const name of PASSED) {
       const value = req.headers[name];
@@ -51,8 +77,10 @@ export function modelProxyRouter(
     res.on('close', () => abort.abort());
     let upstream: globalThis.Response;
     try {
-      upstream = await fetch(`${config.upstreamUrl}${req.path}`, { method: 'POST', headers, body: req.body as Buffer, signal: abort.signal });
+      upstream = await fetch(`${config.upstreamUrl}${route.upstream}`, { method: 'POST', headers, body, signal: abort.signal });
     } catch {
+      // Not answered (unreachable, or the agent left first): the request's claim is let go, and it counts nothing.
+      await pass.settle(null);
       return apiError(res, 502, 'api_error', 'The model endpoint could not be reached.');
     }
     res.status(upstream.status);
@@ -69,10 +97,10 @@ export function modelProxyRouter(
     } catch {
       // The agent went away, or the endpoint cut the stream: what was counted so far still counts.
     }
-    if (req.path === '/v1/messages' && upstream.ok) await onUsage(callerOf(res), tally.total()).catch(() => undefined);
+    // An error answer is not a turn (the endpoint bills none); an answer that began counts, cut or not.
+    await pass.settle(upstream.ok ? tally.total() : null);
     res.end();
   });
-  router.use((_req: Request, res: Response) => apiError(res, 404, 'not_found_error', 'Dipper\'s model proxy serves POST /v1/messages and /v1/messages/count_tokens.'));
   return router;
 }
 

@@ -18,7 +18,8 @@ import { runWorkflow } from '../../workflows/run/workflow';
 import type { RunInput } from '../../workflows/run/state';
 import { mayAct, type OperatorIdentity, type Role } from '../auth/operators';
 import { expiryOf, mintAgentToken } from '../auth/tokens';
-import { recordRevocation } from '../auth/revoke';
+import { keepAfter, recordRevocation } from '../auth/revoke';
+import type { RevokedTokens } from '../common/stores/revokedTokens';
 import { rootDecisionClaim } from '../../workflows/decisionProof';
 import type { DipperConfig, Limits } from '../config';
 import type { SkillCatalog } from '../skills';
@@ -129,6 +130,8 @@ export interface OperatorDeps {
   team: TeamClient;
   skills: SkillCatalog;
   events: EventStore;
+  /** Revocations written before an answer makes them true (the run's revoke, a relaunch's token). */
+  revoked: RevokedTokens;
   content: ContentKeeper;
   metrics: ProcessMetrics;
   /** The iSphere audit chain and its key, for listing and verifying it. */
@@ -233,7 +236,7 @@ export function operatorRouter(deps: OperatorDeps): Router {
       return { run_status: view.status };
     });
     // Its agents are stopped one by one after this; their tokens stop working before the answer, not as each ends.
-    if (out.run_status === 'cancelled') await team.bounded('revoke tokens', () => recordRevocation(team.temporal, config, { runId, at: Date.now() }));
+    if (out.run_status === 'cancelled') await team.bounded('revoke tokens', () => recordRevocation(team.temporal, config, deps.revoked, { runId, at: Date.now() }));
     res.json({ run_id: runId, status: out.run_status });
   });
 
@@ -260,6 +263,11 @@ export function operatorRouter(deps: OperatorDeps): Router {
     // An ended agent has no valid token to hand out; minting one would bring it back.
     if (spec.terminated) throw new HttpError(409, 'agent_terminated', 'The agent has been terminated; it has no launch.');
     const body = (await deps.skills.load(spec.identity.skill)) ?? '';
+    // The older generations die before this one's token exists: the agent's own revocation of them may still be on its
+    // way (its workflow shows the new generation as soon as it counts it, before its revokeTokens activity has run).
+    if (spec.generation > 1) {
+      await deps.revoked.record({ runId, agentId, belowGen: spec.generation, at: Date.now() }, keepAfter(config));
+    }
     // The current launch's token: the same one on every call, until the agent is launched again.
     const payload = buildPayload(
       {
@@ -282,7 +290,7 @@ export function operatorRouter(deps: OperatorDeps): Router {
   router.post('/runs/:runId/tokens/revoke', needs('admin'), async (req, res) => {
     const runId = runIdOf(req.params.runId);
     await team.query(team.run(runId), runQuery).catch(notFound);
-    await team.bounded('revoke tokens', () => recordRevocation(team.temporal, config, { runId, at: Date.now() }));
+    await team.bounded('revoke tokens', () => recordRevocation(team.temporal, config, deps.revoked, { runId, at: Date.now() }));
     res.json({ run_id: runId, revoked: 'every token of the run' });
   });
 

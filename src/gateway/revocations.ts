@@ -1,4 +1,5 @@
 import type { AgentClaims } from '../auth/tokens';
+import type { RevokedTokens } from '../common/stores/revokedTokens';
 import type { Logger } from '../log';
 import { beforeDeadline, isNotFound, type Temporal } from '../temporal';
 import { safeMessage } from '../log';
@@ -42,12 +43,19 @@ export class TemporalRevocationSource implements RevocationSource {
 
 export type Verdict = 'valid' | 'revoked' | 'unknown';
 
+/** The longest a call waits for the store's answer before it is refused as unconfirmed (a server out of reach). */
+const STORE_WAIT_MS = 1000;
+
 /**
- * One replica's copy of the revocation list, refreshed every `refreshMs`.
- * Checking a token is a map lookup, never a round trip. When the copy is
- * older than `staleMs` (Temporal or the worker unreachable) every token's
- * verdict is `unknown` and the caller refuses it: a replica that cannot
- * see revocations does not guess.
+ * One replica's copy of the revocation list, refreshed every `refreshMs`,
+ * and the shared store's table behind it. A token the copy knows revoked is
+ * refused with a map lookup; any other is looked up in the store (an
+ * indexed read of the events file, or one query to PostgreSQL), where every
+ * revocation is written before the answer that makes it true, so no call
+ * is accepted in the moment before the copy's next refresh. When the copy
+ * is older than `staleMs` (Temporal or the worker unreachable), or the
+ * store cannot be read, the verdict is `unknown` and the caller refuses
+ * it: a replica that cannot see revocations does not guess.
  */
 export class RevocationView {
   private readonly below = new Map<string, { below: number; at: number }>();
@@ -66,10 +74,13 @@ export class RevocationView {
   /** Calls waiting for a refresh to succeed (see `check`). */
   private waiters: (() => void)[] = [];
 
+  private storeFailing = false;
+
   constructor(
     private readonly source: RevocationSource,
     private readonly opts: { refreshMs: number; staleMs: number; waitMs: number; tokenTtlSeconds: number },
     private readonly log: Logger,
+    private readonly store: Pick<RevokedTokens, 'below'>,
   ) {}
 
   /** Loads the list once (best effort: a replica that starts during an outage refuses until it can), then keeps it fresh. */
@@ -93,7 +104,10 @@ export class RevocationView {
    */
   async check(claims: AgentClaims): Promise<Verdict> {
     const first = this.verdict(claims);
-    if (first !== 'unknown' || this.stopped || this.opts.waitMs <= 0) return first;
+    if (first === 'revoked') return first;
+    const stored = await this.stored(claims);
+    if (stored !== 'valid') return stored;
+    if (first === 'valid' || this.stopped || this.opts.waitMs <= 0) return first;
     await new Promise<void>((resolve) => {
       const timer = setTimeout(done, this.opts.waitMs);
       function done() {
@@ -105,6 +119,27 @@ export class RevocationView {
     return this.verdict(claims);
   }
 
+  /** The store's word on a token; `unknown` when it cannot be read within a stale list's wait. */
+  private async stored(claims: AgentClaims): Promise<Verdict> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('the revocations table did not answer in time')), Math.max(this.opts.waitMs, STORE_WAIT_MS));
+    });
+    try {
+      const below = await Promise.race([this.store.below(claims.run_id, claims.agent_id), late]);
+      if (this.storeFailing) this.log.info('token revocations table readable again');
+      this.storeFailing = false;
+      return claims.gen < below ? 'revoked' : 'valid';
+    } catch (err) {
+      if (!this.storeFailing) this.log.warn({ err: safeMessage(err) }, 'cannot read the token revocations table; agent calls are refused until it can');
+      this.storeFailing = true;
+      return 'unknown';
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** The in-memory copy's verdict alone (the fast path, and what a stale copy makes `unknown`). */
   verdict(claims: AgentClaims, now = performance.now()): Verdict {
     if (now - this.refreshedAt > this.opts.staleMs) return 'unknown';
     const run = this.below.get(revocationKey(claims.run_id));

@@ -43,6 +43,8 @@ export function runtimeRouter(
   wakeups: Wakeups,
   polls: LongPolls,
   callerOf: (res: import('express').Response) => Caller,
+  /** Retires an agent's tokens once an ack has ended it, before the ack is answered. */
+  ended: (caller: Caller) => Promise<void>,
   /** Aborted when the gateway starts to stop: a waiting poll answers with what it has, and its runtime asks again elsewhere. */
   stopping?: AbortSignal,
 ): Router {
@@ -86,12 +88,21 @@ export function runtimeRouter(
   router.post('/inbox/ack', async (req, res) => {
     const body = parseBody(ackBody, req.body);
     const caller = callerOf(res);
+    let answer: { acked_through: number; terminated?: true };
     try {
-      res.json(await team.update(team.agent(caller.runId, caller.agentId), ackInboxUpdate, [body]));
+      answer = await team.update(team.agent(caller.runId, caller.agentId), ackInboxUpdate, [body]);
     } catch (err) {
       if (err instanceof NotFound) throw new HttpError(404, 'unknown_agent', 'This agent no longer exists.');
       throw asHttpError(err, 400);
     }
+    // This ack ended the agent (it took the terminate item): its tokens die before it is answered, on every replica,
+    // not when its workflow's own revocation gets to run. Acking again is harmless, so a failure here asks for that.
+    if (answer.terminated) {
+      await ended(caller).catch(() => {
+        throw new HttpError(503, 'unavailable', 'Your acknowledgement was recorded, but your tokens could not be retired yet; acknowledge again.', { retryable: true });
+      });
+    }
+    res.json({ acked_through: answer.acked_through });
   });
 
   router.use((_req, res) => {

@@ -112,6 +112,7 @@ export async function createDipperWorker(
       tokenSecret: secrets.tokenSecret,
       temporal,
       events,
+      revoked: stores.revoked,
       wakes: stores.wakes,
       content,
       skills: new SkillCatalog(config.skillsDir),

@@ -56,7 +56,9 @@ const requests: string[] = [];
 beforeAll(async () => {
   fs.mkdirSync(SHOTS, { recursive: true });
   model = await startScriptedModel({});
-  [gateway, browser] = await Promise.all([startConsoleGateway({ DIPPER_MODEL_UPSTREAM_URL: model.url, DIPPER_MODEL_API_KEY: 'sk-console-test' }), launchChromium()]);
+  // Told its agents run on the claude runtime (the model proxy serves no other), while the shared worker runs none: the test plays their CLI.
+  const modelEnv = { DIPPER_MODEL_UPSTREAM_URL: model.url, DIPPER_MODEL_API_KEY: 'sk-console-test', DIPPER_RUNTIMES: JSON.stringify({ default: { kind: 'claude' } }) };
+  [gateway, browser] = await Promise.all([startConsoleGateway(modelEnv), launchChromium()]);
   page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   // A wait that fails says so well inside jest's minute.
   page.setDefaultTimeout(15_000);

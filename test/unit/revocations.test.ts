@@ -1,4 +1,8 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import pino from 'pino';
+import { SqliteRevokedTokens } from '../../src/common/stores/revokedTokens';
 import { RevocationView, type RevocationSource } from '../../src/gateway/revocations';
 import { loadConfig } from '../../src/config';
 import { tokenRegistryQueue, type RevocationsView } from '../../workflows/tokens/messages';
@@ -28,12 +32,44 @@ const claims = { run_id: 'run_a', agent_id: 'ag_a', gen: 1, exp: Math.floor(Date
 const log = pino({ level: 'silent' });
 const views: RevocationView[] = [];
 afterEach(() => views.splice(0).forEach((v) => v.stop()));
+// The shared table, as a gateway opens it (the events file of a data folder of the test's own).
+const eventsFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'dipper-revocations-')), 'events.db');
+const table = new SqliteRevokedTokens(eventsFile);
+afterAll(() => table.close());
 
-function viewOf(source: RevocationSource, waitMs: number): RevocationView {
-  const view = new RevocationView(source, { refreshMs: 50, staleMs: 500, waitMs, tokenTtlSeconds: 600 }, log);
+function viewOf(source: RevocationSource, waitMs: number, store: SqliteRevokedTokens = table): RevocationView {
+  const view = new RevocationView(source, { refreshMs: 50, staleMs: 500, waitMs, tokenTtlSeconds: 600 }, log, store);
   views.push(view);
   return view;
 }
+
+/** A registry that answers at once, with nothing revoked: the replica's own list is fresh and knows of nothing. */
+const emptyRegistry: RevocationSource = { since: async () => ({ version: 0, entries: [] }) };
+
+it("refuses a token the shared table holds revoked at once, before the replica's own list has heard of it", async () => {
+  const view = viewOf(emptyRegistry, 0);
+  await view.start();
+  const token = { ...claims, run_id: 'run_table' };
+  expect(await view.check(token)).toBe('valid');
+  // Written by another process (the worker, another replica) on the same file.
+  const writer = new SqliteRevokedTokens(eventsFile);
+  await writer.record({ runId: 'run_table', agentId: 'ag_a', belowGen: 2, at: Date.now() }, 0);
+  expect(view.verdict(token)).toBe('valid');
+  expect(await view.check(token)).toBe('revoked');
+  expect(await view.check({ ...token, gen: 2 })).toBe('valid');
+  await writer.record({ runId: 'run_table', at: Date.now() }, 0);
+  expect(await view.check({ ...token, gen: 2 })).toBe('revoked');
+  await writer.close();
+});
+
+it('fails closed when the shared table cannot be read', async () => {
+  const broken = new SqliteRevokedTokens(eventsFile);
+  await broken.close();
+  const view = viewOf(emptyRegistry, 0, broken);
+  await view.start();
+  expect(view.verdict(claims)).toBe('valid');
+  expect(await view.check(claims)).toBe('unknown');
+});
 
 it('holds a call met by a stale list until the refresh under way answers, then judges it on the fresh list', async () => {
   const source = new HeldSource();

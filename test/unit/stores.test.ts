@@ -93,6 +93,36 @@ describe.each(backends)('%s', (_name, place) => {
     expect(await stores.events.modelUsage(runOf())).toEqual([]);
   });
 
+  it("grants a run's model claims one at a time across replicas, and turns a settled claim into its usage in one step", async () => {
+    const runId = runOf();
+    const replica = await openStores(where);
+    try {
+      const claim = (n: number, at = Date.now()) => ({ claim_id: `${runId}-c${n}`, run_id: runId, agent_id: n % 2 ? 'ag_a' : 'ag_b', tokens: 100, at });
+      const seen: Array<{ requests: number; tokens: number }> = [];
+      // Room for 3 turns, counting answered and in flight: 20 claims at once through two openings get 3.
+      const room = (used: { requests: number }[], held: { requests: number; tokens: number }[]) => {
+        seen.push({ requests: held.reduce((n, h) => n + h.requests, 0), tokens: held.reduce((n, h) => n + h.tokens, 0) });
+        return [...used, ...held].reduce((n, u) => n + u.requests, 0) >= 3 ? 'full' : null;
+      };
+      const results = await Promise.all(Array.from({ length: 20 }, (_, n) => (n % 2 ? replica : stores).events.claimModelUse(claim(n), 0, room)));
+      expect(results.filter((r) => r === null)).toHaveLength(3);
+      expect(seen.at(-1)).toEqual({ requests: 3, tokens: 300 });
+      const granted = results.flatMap((r, n) => (r === null ? [n] : []));
+      // Settled: one becomes a model.usage event, one is let go unanswered; the third still holds its place.
+      const usage = { event_id: `${runId}-c${granted[0]}`, run_id: runId, agent_id: claim(granted[0]).agent_id, type: 'model.usage', ts: 1, data: { input_tokens: 7, output_tokens: 2 } };
+      await replica.events.settleModelUse(usage.event_id, usage);
+      await stores.events.settleModelUse(`${runId}-c${granted[1]}`, null);
+      expect(await stores.events.modelUsage(runId)).toEqual([{ agent_id: usage.agent_id, requests: 1, input_tokens: 7, output_tokens: 2 }]);
+      expect(await stores.events.claimModelUse(claim(20), 0, room)).toBeNull();
+      expect(await stores.events.claimModelUse(claim(21), 0, room)).toBe('full');
+      // A claim whose gateway never settled it counts until it lapses.
+      expect(await stores.events.claimModelUse(claim(22), Date.now() + 1, room)).toBeNull();
+      expect(seen.at(-1)).toEqual({ requests: 0, tokens: 0 });
+    } finally {
+      await replica.close();
+    }
+  });
+
   it('finds the run of an approval from its request event alone', async () => {
     const runId = runOf();
     const approvalId = `apr_${runId.slice(4)}`;

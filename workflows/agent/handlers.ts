@@ -86,7 +86,10 @@ export function installHandlers(s: AgentState, runTask: Text): void {
     },
   );
 
-  setHandler(m.ackInboxUpdate, ({ up_to }) => ({ acked_through: s.ack(up_to) }), {
+  setHandler(m.ackInboxUpdate, ({ up_to }) => {
+    const acked_through = s.ack(up_to);
+    return s.status === 'terminated' ? { acked_through, terminated: true as const } : { acked_through };
+  }, {
     validator: ({ up_to }) => {
       if (!Number.isInteger(up_to) || up_to < 0) throw refuse('invalid_input', 'up_to must be a sequence number.', { field: 'up_to' });
     },

@@ -33,7 +33,8 @@ export const MAX_DELIVERY_BATCH = 100;
 export interface AckInput {
   up_to: number;
 }
-export const ackInboxUpdate = defineUpdate<{ acked_through: number }, [AckInput]>('ackInbox');
+/** `terminated` when the agent has ended (this ack took its terminate item): the gateway retires its tokens before it answers. */
+export const ackInboxUpdate = defineUpdate<{ acked_through: number; terminated?: true }, [AckInput]>('ackInbox');
 
 /** leader_id tells the gateway whose inbox just changed (null for the root); it is not part of the tool result. */
 export const signalReviewUpdate = defineUpdate<

@@ -28,6 +28,23 @@ export interface AgentUsage {
   output_tokens: number;
 }
 
+/** A model request the proxy forwards: its claim on the budgets until its answer is counted. */
+export interface ModelClaim {
+  claim_id: string;
+  run_id: string;
+  agent_id: string;
+  /** The most tokens its answer can report (src/gateway/modelProxy.ts). */
+  tokens: number;
+  at: number;
+}
+
+/** One agent's model requests in flight, and the tokens they may use at most. */
+export interface HeldUsage {
+  agent_id: string;
+  requests: number;
+  tokens: number;
+}
+
 export interface EventStore {
   append(events: DipperEvent[]): Promise<void>;
   list(runId: string, opts?: ListOptions): Promise<StoredEvent[]>;
@@ -37,6 +54,15 @@ export interface EventStore {
   runOfApproval(approvalId: string): Promise<string | null>;
   /** What the run's model answers cost, per agent: its `model.usage` events added up by the store. */
   modelUsage(runId: string): Promise<AgentUsage[]>;
+  /**
+   * One step no other gateway replica can interleave with another's for the
+   * same run: reads the run's usage and its claims in flight (claims made
+   * before `lapseBefore` no longer count: their gateway died before it
+   * settled them), then records `claim` unless `refuse` returns a refusal.
+   */
+  claimModelUse<R>(claim: ModelClaim, lapseBefore: number, refuse: (used: AgentUsage[], held: HeldUsage[]) => R | null): Promise<R | null>;
+  /** Ends a claim and records its answer's `model.usage` event (null: the request was not answered) in one step, so no reader sees both or neither. */
+  settleModelUse(claimId: string, usage: DipperEvent | null): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -57,7 +83,15 @@ export class SqliteEventStore implements EventStore {
     );
     CREATE INDEX IF NOT EXISTS events_by_run ON events (run_id, seq);
     CREATE INDEX IF NOT EXISTS events_by_type ON events (type, seq);
-    CREATE INDEX IF NOT EXISTS events_by_run_type ON events (run_id, type);`);
+    CREATE INDEX IF NOT EXISTS events_by_run_type ON events (run_id, type);
+    CREATE TABLE IF NOT EXISTS model_claims (
+      claim_id TEXT PRIMARY KEY,
+      run_id TEXT NOT NULL,
+      agent_id TEXT NOT NULL,
+      tokens INTEGER NOT NULL,
+      at INTEGER NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS model_claims_by_run ON model_claims (run_id, at);`);
     this.insert = this.db.prepare(
       'INSERT OR IGNORE INTO events (event_id, run_id, agent_id, type, ts, data) VALUES (@event_id, @run_id, @agent_id, @type, @ts, @data)',
     );
@@ -97,6 +131,10 @@ export class SqliteEventStore implements EventStore {
   }
 
   async modelUsage(runId: string): Promise<AgentUsage[]> {
+    return this.usageOf(runId);
+  }
+
+  private usageOf(runId: string): AgentUsage[] {
     return this.db
       .prepare(
         `SELECT agent_id, COUNT(*) AS requests, COALESCE(SUM(json_extract(data, '$.input_tokens')), 0) AS input_tokens,
@@ -104,6 +142,27 @@ export class SqliteEventStore implements EventStore {
          FROM events WHERE run_id = ? AND type = 'model.usage' GROUP BY agent_id ORDER BY agent_id`,
       )
       .all(runId) as AgentUsage[];
+  }
+
+  async claimModelUse<R>(claim: ModelClaim, lapseBefore: number, refuse: (used: AgentUsage[], held: HeldUsage[]) => R | null): Promise<R | null> {
+    // IMMEDIATE: the write lock is taken before the reads, so another process's claim waits for this one to commit.
+    const step = this.db.transaction(() => {
+      this.db.prepare('DELETE FROM model_claims WHERE run_id = ? AND at < ?').run(claim.run_id, lapseBefore);
+      const held = this.db
+        .prepare('SELECT agent_id, COUNT(*) AS requests, SUM(tokens) AS tokens FROM model_claims WHERE run_id = ? GROUP BY agent_id ORDER BY agent_id')
+        .all(claim.run_id) as HeldUsage[];
+      const refusal = refuse(this.usageOf(claim.run_id), held);
+      if (refusal === null) this.db.prepare('INSERT INTO model_claims (claim_id, run_id, agent_id, tokens, at) VALUES (@claim_id, @run_id, @agent_id, @tokens, @at)').run(claim);
+      return refusal;
+    });
+    return step.immediate();
+  }
+
+  async settleModelUse(claimId: string, usage: DipperEvent | null): Promise<void> {
+    this.db.transaction(() => {
+      this.db.prepare('DELETE FROM model_claims WHERE claim_id = ?').run(claimId);
+      if (usage) this.insert.run({ ...usage, data: JSON.stringify(usage.data) });
+    })();
   }
 
   async close(): Promise<void> {

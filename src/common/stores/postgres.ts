@@ -1,9 +1,10 @@
-import { Client, Pool } from 'pg';
+import { Client, Pool, type PoolClient } from 'pg';
 import type { StoredText } from '../../../workflows/content';
 import type { DipperEvent } from '../../../workflows/types';
 import { newContentRef, type ContentStore } from './contentStore';
-import type { AgentUsage, EventStore, ListOptions, StoredEvent } from './eventStore';
+import type { AgentUsage, EventStore, HeldUsage, ListOptions, ModelClaim, StoredEvent } from './eventStore';
 import type { InboxWakes } from './inboxWakes';
+import { PgRevokedTokens, REVOKED_TOKENS_SCHEMA, type RevokedTokens } from './revokedTokens';
 
 /**
  * The event log and the content store in PostgreSQL, for Dipper on more
@@ -31,7 +32,18 @@ CREATE TABLE IF NOT EXISTS dipper_content (
   created_at BIGINT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS dipper_content_by_run ON dipper_content (run_id);
+CREATE TABLE IF NOT EXISTS dipper_model_claims (
+  claim_id TEXT PRIMARY KEY,
+  run_id TEXT NOT NULL,
+  agent_id TEXT NOT NULL,
+  tokens BIGINT NOT NULL,
+  at BIGINT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS dipper_model_claims_by_run ON dipper_model_claims (run_id, at);
 `;
+
+/** The advisory lock's first key for model claims: with the run's hash as the second, one lock per run. */
+const CLAIM_LOCK = 7_715_202;
 
 /** Any number, so two processes starting at once do not both create the tables (CREATE IF NOT EXISTS races in PostgreSQL). */
 const SCHEMA_LOCK = 7_715_201;
@@ -63,15 +75,17 @@ export async function openPool(url: string, max: number, schema: string): Promis
   return pool;
 }
 
-export async function openPostgres(url: string): Promise<{ events: EventStore; content: ContentStore; wakes: InboxWakes; close: () => Promise<void> }> {
-  const pool = await openPool(url, 10, SCHEMA);
+export async function openPostgres(
+  url: string,
+): Promise<{ events: EventStore; content: ContentStore; wakes: InboxWakes; revoked: RevokedTokens; close: () => Promise<void> }> {
+  const pool = await openPool(url, 10, SCHEMA + REVOKED_TOKENS_SCHEMA);
   let ended = false;
   const close = async () => {
     if (ended) return;
     ended = true;
     await pool.end();
   };
-  return { events: new PgEventStore(pool, close), content: new PgContentStore(pool, close), wakes: new PgInboxWakes(pool, url), close };
+  return { events: new PgEventStore(pool, close), content: new PgContentStore(pool, close), wakes: new PgInboxWakes(pool, url), revoked: new PgRevokedTokens(pool), close };
 }
 
 const WAKE_CHANNEL = 'dipper_inbox';
@@ -197,6 +211,60 @@ export class PgEventStore implements EventStore {
       [runId],
     );
     return rows.map((r) => ({ agent_id: r.agent_id, requests: Number(r.requests), input_tokens: Number(r.input_tokens), output_tokens: Number(r.output_tokens) }));
+  }
+
+  async claimModelUse<R>(claim: ModelClaim, lapseBefore: number, refuse: (used: AgentUsage[], held: HeldUsage[]) => R | null): Promise<R | null> {
+    return this.inTransaction(async (client) => {
+      await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [CLAIM_LOCK, claim.run_id]);
+      await client.query('DELETE FROM dipper_model_claims WHERE run_id = $1 AND at < $2', [claim.run_id, lapseBefore]);
+      // One statement, one snapshot: a claim settled meanwhile is seen as its usage or as its claim, never as neither.
+      const { rows } = await client.query(
+        `SELECT 'used' AS kind, agent_id, COUNT(*) AS requests, COALESCE(SUM((data->>'input_tokens')::bigint), 0) AS input_tokens,
+                COALESCE(SUM((data->>'output_tokens')::bigint), 0) AS output_tokens
+         FROM dipper_events WHERE run_id = $1 AND type = 'model.usage' GROUP BY agent_id
+         UNION ALL
+         SELECT 'held', agent_id, COUNT(*), SUM(tokens), 0 FROM dipper_model_claims WHERE run_id = $1 GROUP BY agent_id`,
+        [claim.run_id],
+      );
+      const used = rows.filter((r) => r.kind === 'used').map((r) => ({ agent_id: r.agent_id, requests: Number(r.requests), input_tokens: Number(r.input_tokens), output_tokens: Number(r.output_tokens) }));
+      const held = rows.filter((r) => r.kind === 'held').map((r) => ({ agent_id: r.agent_id, requests: Number(r.requests), tokens: Number(r.input_tokens) }));
+      const refusal = refuse(used, held);
+      if (refusal === null) {
+        await client.query('INSERT INTO dipper_model_claims (claim_id, run_id, agent_id, tokens, at) VALUES ($1, $2, $3, $4, $5)', [claim.claim_id, claim.run_id, claim.agent_id, claim.tokens, claim.at]);
+      }
+      return refusal;
+    });
+  }
+
+  async settleModelUse(claimId: string, usage: DipperEvent | null): Promise<void> {
+    await this.inTransaction(async (client) => {
+      await client.query('DELETE FROM dipper_model_claims WHERE claim_id = $1', [claimId]);
+      if (usage) {
+        await client.query('INSERT INTO dipper_events (event_id, run_id, agent_id, type, ts, data) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (event_id) DO NOTHING', [
+          usage.event_id,
+          usage.run_id,
+          usage.agent_id,
+          usage.type,
+          usage.ts,
+          JSON.stringify(usage.data),
+        ]);
+      }
+    });
+  }
+
+  private async inTransaction<T>(step: (client: PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const result = await step(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
   }
 }
 
