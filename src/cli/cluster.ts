@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { backupCluster, restoreCluster } from '../cluster/backup';
+import { backupKey, maxFileBytes } from './backup';
 import { isRunning } from '../devstack/processes';
 import { CLUSTER_DATABASES, startCluster } from '../cluster/cluster';
 import { localBin, projectRoot } from './projectRoot';
@@ -136,9 +137,12 @@ async function portsInUse(base: number, offsets: number[]): Promise<number[]> {
 }
 
 /** `dipper cluster backup <folder>`: the cluster of DIPPER_CLUSTER_DIR, while it runs. */
-export async function clusterBackup(folder: string): Promise<number> {
-  const manifest = await backupCluster({ dir: clusterDir(), pg: postgresFromEnv(), databases: CLUSTER_DATABASES, to: folder, log });
-  process.stdout.write(`backed up ${manifest.dumps.length} databases and ${manifest.files.join(', ')} into ${folder}\n`);
+export async function clusterBackup(folder: string, opts: { maxFileBytes?: string } = {}): Promise<number> {
+  const dir = clusterDir();
+  const key = backupKey({ create: true, notIn: [dir, folder] });
+  const manifest = await backupCluster({ dir, pg: postgresFromEnv(), databases: CLUSTER_DATABASES, to: folder, key, maxFileBytes: maxFileBytes(opts.maxFileBytes), log });
+  const left = manifest.skipped.length > 0 ? `; left out ${manifest.skipped.length} files of the hosts' folders (named above)` : '';
+  process.stdout.write(`backed up ${manifest.dumps.length} databases and ${manifest.kept.join(', ')} into ${folder}, signed with ${key.file}${left}\n`);
   return 0;
 }
 
@@ -152,7 +156,7 @@ export async function clusterRestore(folder: string): Promise<number> {
       return 1;
     }
   }
-  restoreCluster({ from: folder, dir, pg: postgresFromEnv(), log });
+  restoreCluster({ from: folder, dir, pg: postgresFromEnv(), key: backupKey({ create: false, notIn: [dir, folder] }), log });
   process.stdout.write(`restored into ${dir}; start it with: npm run dipper -- cluster up\n`);
   return 0;
 }

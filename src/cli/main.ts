@@ -192,10 +192,11 @@ cluster
   });
 cluster
   .command('backup')
-  .description("copy a running cluster: pg_dump of its three databases, the Task service's SQLite file, its secrets, certificates and hosts' folders (docs/operations.md, \"Back up\")")
+  .description("copy a running cluster: pg_dump of its three databases, the Task service's SQLite file, its secrets and hosts' folders, in a manifest signed with the backup key (not its certificates: remade at start) (docs/operations.md, \"Back up\")")
   .argument('<folder>', 'a new or empty folder')
-  .action(async (folder: string) => {
-    process.exitCode = await (await import('./cluster')).clusterBackup(folder);
+  .option('--max-file-bytes <bytes>', "leave out (naming each) files of the hosts' folders larger than this, e.g. 1G (default: DIPPER_BACKUP_MAX_FILE_BYTES, else 1G)")
+  .action(async (folder: string, opts: { maxFileBytes?: string }) => {
+    process.exitCode = await (await import('./cluster')).clusterBackup(folder, opts);
   });
 cluster
   .command('restore')
@@ -224,21 +225,16 @@ program
   .command('backup')
   .description("copy the data folder of a running (or stopped) embedded stack into a new folder: SQLite's online backup of every database, the secrets, the runs' folders and the audit witness (docs/operations.md, \"Backup and restore\")")
   .argument('<folder>', 'a new or empty folder outside the data folder')
-  .action(async (folder: string) => {
-    const config = loadStackConfig();
-    const { backup } = await import('../ops/backup');
-    const manifest = await backup({ dataDir: config.dataDir, to: folder, witness: config.isphere.auditWitness, log: (line) => process.stderr.write(`dipper: ${line}\n`) });
-    process.stdout.write(`backed up ${manifest.files.length} files (${manifest.files.reduce((n, f) => n + f.bytes, 0).toLocaleString('en')} bytes) into ${folder}\n`);
+  .option('--max-file-bytes <bytes>', "leave out (naming each) files of the runs' folders larger than this, e.g. 1G (default: DIPPER_BACKUP_MAX_FILE_BYTES, else 1G)")
+  .action(async (folder: string, opts: { maxFileBytes?: string }) => {
+    process.exitCode = await (await import('./backup')).backupCommand(folder, opts);
   });
 program
   .command('restore')
   .description('put a backup back into an empty data folder (DIPPER_DATA_DIR) and its audit witness (DIPPER_AUDIT_WITNESS); start the stack afterwards and its runs go on from the backup')
-  .argument('<folder>', 'a folder `dipper backup` made')
+  .argument('<folder>', 'a folder `dipper backup` made, checked against its manifest signed with the backup key (DIPPER_BACKUP_KEY_FILE) before anything is written')
   .action(async (folder: string) => {
-    const config = loadStackConfig();
-    const { restore } = await import('../ops/backup');
-    restore({ from: folder, dataDir: config.dataDir, witness: config.isphere.auditWitness, log: (line) => process.stderr.write(`dipper: ${line}\n`) });
-    process.stdout.write(`restored into ${config.dataDir}\n`);
+    process.exitCode = (await import('./backup')).restoreCommand(folder);
   });
 
 const audit = program.command('audit').description('the tamper-evident record of every real iSphere send');

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { backupCluster, restoreCluster } from '../../src/cluster/backup';
+import { loadBackupKey, type BackupKey } from '../../src/ops/backupKey';
 import { startCluster, type ClusterRecord } from '../../src/cluster/cluster';
 import { postgresFromEnv } from '../../src/cli/cluster';
 import { AgentClient, Operator } from '../support/clients';
@@ -23,7 +24,12 @@ maybe('a cluster backed up and restored', () => {
   const base = recordFile ? Number(new URL(`http://${(JSON.parse(fs.readFileSync(recordFile, 'utf8')) as ClusterRecord).temporalAddress}`).port) + 200 : 0;
   const up = (fresh: boolean) =>
     startCluster({ projectRoot, dir, pg: postgresFromEnv(), fresh, basePort: base, databases, extraEnv: { DIPPER_LOG_LEVEL: 'warn' }, env: {}, log: () => undefined });
-  beforeAll(() => fs.rmSync(root, { recursive: true, force: true }));
+  let key: BackupKey;
+  beforeAll(() => {
+    fs.rmSync(root, { recursive: true, force: true });
+    // The test's own key, beside (not inside) the backup: never the operator's ~/.config one.
+    key = loadBackupKey(path.join(root, 'backup.key'), { create: true, notIn: [dir, path.join(root, 'backup')] });
+  });
 
   it('goes on from the backup: its run, plan and tokens', async () => {
     let cluster = await up(true);
@@ -36,17 +42,18 @@ maybe('a cluster backed up and restored', () => {
       client = await AgentClient.connect(cluster.record.url, token);
       await client.ok('declare_plan', { tasks: [{ id: 'a', role: 'writer', skill: 'lead', task: 'Write.' }] });
 
-      const manifest = await backupCluster({ dir, pg: postgresFromEnv(), databases, to: path.join(root, 'backup') });
+      const manifest = await backupCluster({ dir, pg: postgresFromEnv(), databases, to: path.join(root, 'backup'), key });
       expect(manifest.dumps).toHaveLength(3);
-      expect(manifest.files).toEqual(expect.arrayContaining(['secrets.json', 'certs', path.join('tasks', 'tasks.db')]));
-      // The run's host folder (a host that holds no run has none yet).
-      expect(manifest.files.filter((f) => f.startsWith('host-')).length).toBeGreaterThanOrEqual(1);
+      expect(manifest.kept).toEqual(expect.arrayContaining(['secrets.json', path.join('tasks', 'tasks.db')]));
+      // The run's host folder (a host that holds no run has none yet); never the certificates and their CA key.
+      expect(manifest.kept.filter((f) => f.startsWith('host-')).length).toBeGreaterThanOrEqual(1);
+      expect(manifest.files.filter((f) => f.path.includes('certs') || f.path.endsWith('.key'))).toEqual([]);
 
       await client.close();
       client = undefined;
       await cluster.stop();
       fs.renameSync(dir, `${dir}-lost`);
-      restoreCluster({ from: path.join(root, 'backup'), dir, pg: postgresFromEnv() });
+      restoreCluster({ from: path.join(root, 'backup'), dir, pg: postgresFromEnv(), key });
       cluster = await up(false);
       expect(cluster.record.operatorToken).toBe(operatorToken);
       expect((await new Operator({ gatewayUrl: cluster.record.url, operatorToken }).request('GET', `/runs/${started.run_id}`)).json.status).toBe('active');
