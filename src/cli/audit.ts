@@ -1,4 +1,4 @@
-import { ANCHOR_EVENT, checkAgainstWitness, describeProblem, describeWitnessProblem, FileWitness, openAuditStore, rowsWithHead, verifyChain, type Anchor, type AuditRow } from '../common/stores/audit';
+import { ANCHOR_EVENT, FileWitness, openAuditStore, verifyAudit, type Anchor, type AuditRow } from '../common/stores/audit';
 import { openStores } from '../common/stores';
 import { auditKey, loadOrCreateSecrets } from '../auth/secrets';
 import type { DipperConfig } from '../config';
@@ -36,23 +36,19 @@ async function allRows(config: DipperConfig): Promise<AuditRow[]> {
 
 /**
  * `dipper audit verify`: checks the whole chain (contiguous, each HMAC,
- * each link, each lookup column) and the anchors, then, with a witness
+ * each link, each lookup column) and every anchor, then, with a witness
  * (DIPPER_AUDIT_WITNESS or `--witness FILE`), the table against the head
- * the witness holds; prints each problem and exits 1 on any.
+ * the witness holds; on a running stack's chain as on a copy. Prints each
+ * problem and exits 1 on any.
  */
 export async function auditVerify(config: DipperConfig, opts: { json?: boolean; witness?: string }, out: (line: string) => void = (l) => process.stdout.write(`${l}\n`)): Promise<number> {
   const key = auditKey(config, loadOrCreateSecrets(config));
   const file = opts.witness ?? config.isphere.auditWitness;
-  const [{ rows, head }, anchors] = await Promise.all([rowsWithHead(() => allRows(config), () => (file ? new FileWitness(file, key).read() : null)), anchorsOf(config)]);
-  const messages = [
-    ...verifyChain(rows, key, anchors).map((p) => ({ ...p, message: describeProblem(p) })),
-    ...(file ? checkAgainstWitness(rows, head, key).map((p) => ({ ...p, message: describeWitnessProblem(p) })) : []),
-  ];
-  const witness = file ? { seq: head?.seq ?? null, at: head?.at ?? null } : null;
-  if (opts.json) out(JSON.stringify({ ok: messages.length === 0, records: rows.length, anchors: anchors.length, witness, problems: messages }));
-  else if (messages.length === 0) out(`audit chain ok: ${rows.length} records, ${anchors.length} anchors${witness ? `, witnessed to record ${witness.seq ?? 0}` : ''}`);
-  else for (const p of messages) out(p.message);
-  return messages.length === 0 ? 0 : 1;
+  const report = await verifyAudit({ key, anchors: () => anchorsOf(config), rows: () => allRows(config), witness: file ? new FileWitness(file, key) : undefined });
+  if (opts.json) out(JSON.stringify(report));
+  else if (report.ok) out(`audit chain ok: ${report.records} records, ${report.anchors} anchors${report.witness ? `, witnessed to record ${report.witness.seq ?? 0}` : ''}`);
+  else for (const p of report.problems) out(p.message);
+  return report.ok ? 0 : 1;
 }
 
 /** `dipper audit list`: the records, oldest first, one JSON line each. */

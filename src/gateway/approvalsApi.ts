@@ -2,7 +2,7 @@ import type { DecisionKeys } from '../auth/decisionKeys';
 import { decideApproval } from './decisions';
 import type { RequestHandler, Router } from 'express';
 import fs from 'node:fs';
-import { ANCHOR_EVENT, checkAgainstWitness, describeProblem, describeWitnessProblem, FileWitness, rowsWithHead, verifyChain, type Anchor, type AuditEntry, type AuditRow, type AuditStore } from '../common/stores/audit';
+import { ANCHOR_EVENT, FileWitness, verifyAudit, type Anchor, type AuditEntry, type AuditRow, type AuditStore } from '../common/stores/audit';
 import type { EventStore } from '../common/stores/eventStore';
 import { z } from 'zod';
 import { isphereApprovalWorkflow } from '../../workflows';
@@ -147,30 +147,27 @@ export function auditRoutes(router: Router, audit: { store: AuditStore; key: str
   });
 
   router.get('/isphere/audit/verify', needs('viewer'), async (_req, res) => {
-    const allRows = async () => {
-      const rows: AuditRow[] = [];
+    const rows = async () => {
+      const all: AuditRow[] = [];
       for (let after = 0; ; ) {
         const page = await audit.store.rows(after, 10_000);
-        rows.push(...page);
-        if (page.length < 10_000) return rows;
+        all.push(...page);
+        if (page.length < 10_000) return all;
+        after = page.at(-1)!.seq;
+      }
+    };
+    const anchors = async () => {
+      const all: Anchor[] = [];
+      for (let after = 0; ; ) {
+        const page = await events.ofType(ANCHOR_EVENT, after, 1000);
+        all.push(...page.map((e) => ({ seq: Number(e.data.seq), hash: String(e.data.hash) })));
+        if (page.length < 1000) return all;
         after = page.at(-1)!.seq;
       }
     };
     // The witness as this host sees it: a gateway on a host without the file says so rather than guess.
     const hasWitness = audit.witness !== undefined && fs.existsSync(audit.witness);
-    const { rows, head } = await rowsWithHead(allRows, () => (hasWitness ? new FileWitness(audit.witness!, audit.key).read() : null));
-    const anchors: Anchor[] = [];
-    for (let after = 0; ; ) {
-      const page = await events.ofType(ANCHOR_EVENT, after, 1000);
-      anchors.push(...page.map((e) => ({ seq: Number(e.data.seq), hash: String(e.data.hash) })));
-      if (page.length < 1000) break;
-      after = page.at(-1)!.seq;
-    }
-    const problems = [
-      ...verifyChain(rows, audit.key, anchors).map((p) => ({ ...p, message: describeProblem(p) })),
-      ...(hasWitness ? checkAgainstWitness(rows, head, audit.key).map((p) => ({ ...p, message: describeWitnessProblem(p) })) : []),
-    ];
-    const witness = !audit.witness ? null : hasWitness ? { seq: head?.seq ?? null, at: head?.at ?? null } : 'not on this host';
-    res.json({ ok: problems.length === 0, records: rows.length, anchors: anchors.length, witness, problems });
+    const report = await verifyAudit({ key: audit.key, rows, anchors, witness: hasWitness ? new FileWitness(audit.witness!, audit.key) : undefined });
+    res.json({ ...report, witness: !audit.witness ? null : hasWitness ? report.witness : 'not on this host' });
   });
 }

@@ -163,6 +163,22 @@ describe('with a witness outside the data folder', () => {
     expect((await verify(forged)).stdout).toMatch(/^the witness's head \(record 2\) does not carry the audit key's signature/);
   });
 
+  it('still reports a cut tail after the next sends, which the cut chain refuses (issue 39)', async () => {
+    const dataDir = await folderWithRecords(true);
+    // Someone with write access to the data folder but without the key: the last two records and their anchors go.
+    tamper(dataDir, 'DELETE FROM audit WHERE seq IN (3, 4)');
+    const events = new Database(paths.events(dataDir));
+    events.prepare("DELETE FROM events WHERE type = ? AND json_extract(data, '$.seq') IN (3, 4)").run(ANCHOR_EVENT);
+    events.close();
+    const cutTail = { code: 1, stdout: 'tail truncated: the witness saw record 4, and the table ends before it\n' };
+    expect(await verify(dataDir)).toEqual(cutTail);
+    // The next legitimate sends (and the activity's retries): each refused before anything is written.
+    const store = await openAuditStore(loadConfig(settings(dataDir, true)), key);
+    for (const id of ['apr_c', 'apr_c', 'apr_d']) await expect(store.append(auditEntry(id, 'intent'))).rejects.toThrow(/no record is appended until an operator has looked .*tail truncated/);
+    await store.close();
+    expect(await verify(dataDir)).toEqual(cutTail);
+  });
+
   it('covers every column: a record moved to another place, or a lookup column changed, is an edit', async () => {
     const moved = await folderWithRecords();
     // The lookup column says another approval: a query by approval would find the wrong records.

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import { Client } from 'pg';
-import { AuditKeyConflict, AuditRecordConflict, openAuditStore, verifyChain, type Anchor, type AuditStore } from '../../src/common/stores/audit';
+import { AuditChainBroken, AuditKeyConflict, AuditRecordConflict, checkAgainstWitness, FileWitness, openAuditStore, verifyChain, type Anchor, type AuditStore } from '../../src/common/stores/audit';
 import { auditEntry } from '../fixtures/isphere/auditEntries';
 
 /**
@@ -37,24 +37,40 @@ async function freshPg(): Promise<{ url: string; drop: () => Promise<void> }> {
 }
 
 interface Backend {
+  /** Appends as Dipper does, moving the witness. */
   store: AuditStore;
+  /** The witness's file, outside the data folder. */
+  witness: string;
+  /** Another store on the same chain, without the witness: someone with the key appending round Dipper. */
+  bypass(): Promise<AuditStore>;
   /** Runs SQL as someone with database access, triggers out of the way. */
   tamper(sql: string): Promise<void>;
+  /**
+   * Makes the commit of the record at `seq` fail, after its insert went through; `false` takes the trap away.
+   * PostgreSQL only: a deferred constraint trigger does it there. SQLite's deferred foreign keys did it too, but not
+   * reliably once another test file had loaded better-sqlite3 in the same jest worker.
+   */
+  failCommitAt?(seq: number | false): Promise<void>;
   done(): Promise<void>;
 }
+
+/** A witness per case, in a folder of its own beside the data. */
+const witnessFile = () => path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'dipper-audit-witness-')), 'head.json');
 
 const backends: [string, () => Promise<Backend>][] = [
   [
     'sqlite',
     async () => {
       const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dipper-audit-'));
-      const store = await openAuditStore({ dataDir }, KEY);
+      const witness = witnessFile();
+      const store = await openAuditStore({ dataDir, isphere: { auditWitness: witness } }, KEY);
       return {
         store,
+        witness,
+        bypass: () => openAuditStore({ dataDir }, KEY),
         tamper: async (sql) => {
           const db = new Database(path.join(dataDir, 'audit.db'));
-          db.exec('DROP TRIGGER IF EXISTS audit_no_update; DROP TRIGGER IF EXISTS audit_no_delete;');
-          db.exec(sql.replace(/\bAUDIT\b/g, 'audit'));
+          db.exec(`DROP TRIGGER IF EXISTS audit_no_update; DROP TRIGGER IF EXISTS audit_no_delete; ${sql.replace(/\bAUDIT\b/g, 'audit')}`);
           db.close();
         },
         done: () => store.close(),
@@ -67,16 +83,25 @@ const backends: [string, () => Promise<Backend>][] = [
           'postgresql',
           async () => {
             const db = await freshPg();
-            const store = await openAuditStore({ dataDir: '/nonexistent', databaseUrl: db.url }, KEY);
+            const witness = witnessFile();
+            const store = await openAuditStore({ dataDir: '/nonexistent', databaseUrl: db.url, isphere: { auditWitness: witness } }, KEY);
+            const run = async (sql: string) => {
+              const c = new Client({ connectionString: db.url });
+              await c.connect();
+              await c.query(sql);
+              await c.end();
+            };
             return {
               store,
-              tamper: async (sql: string) => {
-                const c = new Client({ connectionString: db.url });
-                await c.connect();
-                await c.query('ALTER TABLE dipper_isphere_audit DISABLE TRIGGER dipper_isphere_audit_no_change');
-                await c.query(sql.replace(/\bAUDIT\b/g, 'dipper_isphere_audit'));
-                await c.end();
-              },
+              witness,
+              bypass: () => openAuditStore({ dataDir: '/nonexistent', databaseUrl: db.url }, KEY),
+              tamper: (sql: string) => run(`ALTER TABLE dipper_isphere_audit DISABLE TRIGGER dipper_isphere_audit_no_change; ${sql.replace(/\bAUDIT\b/g, 'dipper_isphere_audit')}`),
+              failCommitAt: (seq: number | false) =>
+                seq === false
+                  ? run('DROP TRIGGER trap ON dipper_isphere_audit')
+                  : // A deferred constraint trigger runs at COMMIT: the insert goes through, the commit does not.
+                    run(`CREATE OR REPLACE FUNCTION trap() RETURNS trigger AS $$ BEGIN IF NEW.seq = ${seq} THEN RAISE EXCEPTION 'the commit fails'; END IF; RETURN NEW; END $$ LANGUAGE plpgsql;
+                         CREATE CONSTRAINT TRIGGER trap AFTER INSERT ON dipper_isphere_audit DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION trap();`),
               done: async () => {
                 await store.close();
                 await db.drop();
@@ -157,6 +182,56 @@ describe.each(backends)('the audit chain on %s', (_name, open) => {
       expect(problems.filter((p) => p.kind === 'edited').map((p) => p.seq)).toEqual([2, 4]);
     }
   });
+
+  const head = () => new FileWitness(b.witness, KEY).read();
+  const againstWitness = async () => checkAgainstWitness(await b.store.rows(), head(), KEY);
+
+  (_name === 'postgresql' ? it : it.skip)('moves the witness only after a commit: a commit that fails leaves it, and the next append moves it', async () => {
+    expect(head()).toMatchObject({ seq: 6, hash: anchors[5].hash });
+    await b.failCommitAt!(7);
+    await expect(b.store.append(auditEntry('apr_4', 'intent'))).rejects.toThrow();
+    expect([(await b.store.rows()).length, head()?.seq]).toEqual([6, 6]);
+    expect(await againstWitness()).toEqual([]);
+    await b.failCommitAt!(false);
+    const row = await b.store.append(auditEntry('apr_4', 'intent'));
+    expect(head()).toMatchObject({ seq: 7, hash: row.hash });
+    expect(await againstWitness()).toEqual([]);
+  });
+
+  it('after a crash between a commit and its witness write, lags by one record, says so, and catches up on the retry', async () => {
+    // The witness write fails where a crash would stop it: its draft's name is taken by a folder.
+    const draft = `${b.witness}.${process.pid}.tmp`;
+    fs.mkdirSync(draft);
+    await expect(b.store.append(auditEntry('apr_4', 'intent'))).rejects.toThrow('the audit witness could not be written (EISDIR): record 7 is committed');
+    fs.rmdirSync(draft);
+    expect([(await b.store.rows()).length, head()?.seq]).toEqual([7, 6]);
+    expect(await againstWitness()).toEqual([{ kind: 'unwitnessed', seq: 7 }]);
+    // The activity's retry appends the same record again: it is reused, and the witness reaches it.
+    expect(await b.store.append(auditEntry('apr_4', 'intent'))).toMatchObject({ seq: 7, reused: true });
+    expect([head()?.seq, await againstWitness()]).toEqual([7, []]);
+    expect((await b.store.append(auditEntry('apr_4', 'outcome'))).seq).toBe(8);
+    expect([head()?.seq, await againstWitness()]).toEqual([8, []]);
+  });
+
+  it('refuses every append to a chain cut behind its witness, so later sends cannot hide the cut (issue 39)', async () => {
+    const witnessed = head();
+    // Someone with the database but without the key cuts the last two records and their anchors.
+    await b.tamper('DELETE FROM AUDIT WHERE seq IN (5, 6)');
+    const left = anchors.slice(0, 4);
+    expect(verifyChain(await b.store.rows(), KEY, left)).toEqual([]);
+    expect(await againstWitness()).toEqual([{ kind: 'witnessed_tail_cut', seq: 6 }]);
+    // The next legitimate send: refused before anything is written, the witness where it was.
+    await expect(b.store.append(auditEntry('apr_4', 'intent'))).rejects.toThrow(AuditChainBroken);
+    await expect(b.store.append(auditEntry('apr_4', 'intent'))).rejects.toThrow(/tail truncated: the witness saw record 6/);
+    expect([(await b.store.rows()).length, head()]).toEqual([4, witnessed]);
+    // With the key too, records appended round Dipper up to the head and past it take the head's place: still refused.
+    const bypass = await b.bypass();
+    for (const id of ['apr_x', 'apr_y', 'apr_z']) await bypass.append(auditEntry(id, 'intent'));
+    await bypass.close();
+    await expect(b.store.append(auditEntry('apr_4', 'intent'))).rejects.toThrow(/rewritten at 6/);
+    expect(head()).toEqual(witnessed);
+    expect(await againstWitness()).toEqual([{ kind: 'rewritten', seq: 6 }, { kind: 'unwitnessed', seq: 7 }]);
+  });
 });
 
 it('serialises appends from two processes writing one SQLite file at once into one chain', async () => {
@@ -165,7 +240,9 @@ it('serialises appends from two processes writing one SQLite file at once into o
   const writer = path.join(__dirname, '..', 'fixtures', 'isphere', 'auditWriter.ts');
   const run = promisify(execFile);
   await (await openAuditStore({ dataDir }, KEY)).close();
-  const writing = Promise.all(['a', 'b'].map((name) => run(process.execPath, ['--import', 'tsx', writer, file, KEY, name, '200'])));
+  // One witness for both, as on a host whose gateway and worker share a chain: its head moves after each commit, under the chain's lock.
+  const witness = witnessFile();
+  const writing = Promise.all(['a', 'b'].map((name) => run(process.execPath, ['--import', 'tsx', writer, file, KEY, name, '120', witness])));
   const deadline = Date.now() + 30_000;
   while (!['a', 'b'].every((n) => fs.existsSync(`${file}.${n}.ready`))) {
     if (Date.now() > deadline) throw new Error('the writers did not start');
@@ -176,9 +253,11 @@ it('serialises appends from two processes writing one SQLite file at once into o
   const store = await openAuditStore({ dataDir }, KEY);
   const rows = await store.rows();
   await store.close();
-  expect(rows).toHaveLength(400);
-  expect(rows.map((r) => r.seq)).toEqual(Array.from({ length: 400 }, (_, i) => i + 1));
+  expect(rows).toHaveLength(240);
+  expect(rows.map((r) => r.seq)).toEqual(Array.from({ length: 240 }, (_, i) => i + 1));
   expect(verifyChain(rows, KEY, [])).toEqual([]);
+  expect(checkAgainstWitness(rows, new FileWitness(witness, KEY).read(), KEY)).toEqual([]);
+  expect(new FileWitness(witness, KEY).read()).toMatchObject({ seq: 240 });
   // Both writers were trying to append at the same time (or the test proved nothing about serialising): each began before the other ended.
   const [a, b] = spans;
   expect(a.first < b.last && b.first < a.last).toBe(true);

@@ -1,6 +1,7 @@
-import type { Pool } from 'pg';
+import type { Pool, PoolClient } from 'pg';
 import type { AuditEntry, AuditRow } from './chain';
 import { AuditKeyConflict, keyScope, nextRow, sameOrConflict, type AuditStore } from './store';
+import { AuditChainBroken, type FileWitness } from './witness';
 
 export const AUDIT_SCHEMA = `
 CREATE TABLE IF NOT EXISTS dipper_isphere_audit (
@@ -34,47 +35,79 @@ const rowOf = (r: Record<string, unknown>): AuditRow => ({
   ...('kind' in r ? { kind: String(r.kind), run_id: String(r.run_id), approval_id: String(r.approval_id), key_scope: r.key_scope === null ? null : String(r.key_scope) } : {}),
 });
 
-/** The chain in PostgreSQL; appends from every host serialised by a transaction-scoped advisory lock. */
+/**
+ * The chain in PostgreSQL; appends from every host serialised by a
+ * transaction-scoped advisory lock. With a witness, each append first
+ * checks the chain against it and, once committed, moves it under the lock
+ * again: the head never leads the chain, and two writers never move it back.
+ */
 export class PgAuditStore implements AuditStore {
   constructor(
     private readonly pool: Pool,
     private readonly key: string,
     readonly close: () => Promise<void>,
-    /** Told of each new row while the append lock is held (the witness), so heads are written in the chain's order. */
-    private readonly onAppended: (row: AuditRow) => void = () => undefined,
+    private readonly witness?: FileWitness,
   ) {}
 
-  async append(entry: AuditEntry): Promise<AuditRow & { reused: boolean }> {
+  /** Runs `work` in a transaction holding the append lock. */
+  private async locked<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
     try {
       await client.query('BEGIN');
       await client.query('SELECT pg_advisory_xact_lock($1)', [APPEND_LOCK]);
-      const existing = await client.query('SELECT seq, record_id, body, prev_hash, hash FROM dipper_isphere_audit WHERE record_id = $1', [entry.record_id]);
-      if (existing.rows[0]) {
-        await client.query('COMMIT');
-        return sameOrConflict(rowOf(existing.rows[0]), entry);
-      }
-      const head = await client.query('SELECT seq, hash FROM dipper_isphere_audit ORDER BY seq DESC LIMIT 1');
-      const row = nextRow(this.key, entry, head.rows[0] ? { seq: Number(head.rows[0].seq), hash: String(head.rows[0].hash) } : undefined);
-      try {
-        await client.query(
-          'INSERT INTO dipper_isphere_audit (seq, record_id, kind, run_id, approval_id, key_scope, body, prev_hash, hash) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)',
-          [row.seq, row.record_id, entry.kind, entry.run_id, entry.approval_id, keyScope(entry), row.body, row.prev_hash, row.hash],
-        );
-      } catch (err) {
-        await client.query('ROLLBACK');
-        if ((err as { code?: string; constraint?: string }).code === '23505' && /key_scope/.test(String((err as { constraint?: string }).constraint))) throw new AuditKeyConflict();
-        throw err;
-      }
-      this.onAppended(row);
+      const out = await work(client);
       await client.query('COMMIT');
-      return { ...row, reused: false };
+      return out;
     } catch (err) {
       await client.query('ROLLBACK').catch(() => undefined);
       throw err;
     } finally {
       client.release();
     }
+  }
+
+  private async checkWitness(client: PoolClient): Promise<void> {
+    if (!this.witness) return;
+    const seen = this.witness.read();
+    const last = await client.query('SELECT seq FROM dipper_isphere_audit ORDER BY seq DESC LIMIT 1');
+    const there = seen ? await this.hashAt(client, seen.seq) : undefined;
+    this.witness.mustMatch(seen, Number(last.rows[0]?.seq ?? 0), there);
+  }
+
+  private async hashAt(client: PoolClient, seq: number): Promise<string | undefined> {
+    const { rows } = await client.query('SELECT hash FROM dipper_isphere_audit WHERE seq = $1', [seq]);
+    return rows[0] ? String(rows[0].hash) : undefined;
+  }
+
+  /** A reused record moves a witness that lags it too: a retry after a crash between commit and witness catches it up. */
+  async append(entry: AuditEntry): Promise<AuditRow & { reused: boolean }> {
+    const row = await this.locked(async (client) => {
+      await this.checkWitness(client);
+      const existing = await client.query('SELECT seq, record_id, body, prev_hash, hash FROM dipper_isphere_audit WHERE record_id = $1', [entry.record_id]);
+      if (existing.rows[0]) return sameOrConflict(rowOf(existing.rows[0]), entry);
+      const head = await client.query('SELECT seq, hash FROM dipper_isphere_audit ORDER BY seq DESC LIMIT 1');
+      const next = nextRow(this.key, entry, head.rows[0] ? { seq: Number(head.rows[0].seq), hash: String(head.rows[0].hash) } : undefined);
+      try {
+        await client.query(
+          'INSERT INTO dipper_isphere_audit (seq, record_id, kind, run_id, approval_id, key_scope, body, prev_hash, hash) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)',
+          [next.seq, next.record_id, entry.kind, entry.run_id, entry.approval_id, keyScope(entry), next.body, next.prev_hash, next.hash],
+        );
+      } catch (err) {
+        if ((err as { code?: string; constraint?: string }).code === '23505' && /key_scope/.test(String((err as { constraint?: string }).constraint))) throw new AuditKeyConflict();
+        throw err;
+      }
+      return { ...next, reused: false };
+    });
+    const witness = this.witness;
+    if (witness) {
+      // The lock again, after the commit: the row is still there, the chain still the witness's, then the head moves.
+      await this.locked(async (client) => {
+        await this.checkWitness(client);
+        if ((await this.hashAt(client, row.seq)) !== row.hash) throw new AuditChainBroken(`record ${row.seq} is gone from the chain between its commit and its witness`);
+        witness.record(row);
+      });
+    }
+    return row;
   }
 
   async rows(after = 0, limit = 10_000): Promise<AuditRow[]> {

@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import { openSqlite } from '../sqlite';
 import type { AuditEntry, AuditRow } from './chain';
 import { AuditKeyConflict, keyScope, nextRow, sameOrConflict, type AuditStore } from './store';
+import { AuditChainBroken, type FileWitness } from './witness';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS audit (
@@ -21,26 +22,40 @@ CREATE TRIGGER IF NOT EXISTS audit_no_update BEFORE UPDATE ON audit BEGIN SELECT
 CREATE TRIGGER IF NOT EXISTS audit_no_delete BEFORE DELETE ON audit BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
 `;
 
-/** The chain in a SQLite file of the data folder; appends of every process on the host serialised by an IMMEDIATE transaction. */
+/**
+ * The chain in a SQLite file of the data folder; appends of every process on
+ * the host serialised by an IMMEDIATE transaction. With a witness, each
+ * append first checks the chain against it and, once committed, moves it in
+ * a second locked step: the head never leads the chain, and two writers
+ * never move it back.
+ */
 export class SqliteAuditStore implements AuditStore {
   private readonly db: Database.Database;
   private readonly appendTx: (entry: AuditEntry) => AuditRow & { reused: boolean };
+  private readonly witnessTx: (row: AuditRow) => void;
 
   constructor(
     file: string,
     private readonly key: string,
-    /** Told of each new row inside the append's transaction (the witness), so heads are written in the chain's order. */
-    onAppended: (row: AuditRow) => void = () => undefined,
+    witness?: FileWitness,
   ) {
     // FULL: a record the tool answered after must survive a power cut.
     this.db = openSqlite(file, { synchronous: 'FULL' });
     this.db.exec(SCHEMA);
     const byRecord = this.db.prepare('SELECT seq, record_id, body, prev_hash, hash FROM audit WHERE record_id = ?');
     const head = this.db.prepare('SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1');
+    const hashAt = this.db.prepare('SELECT hash FROM audit WHERE seq = ?').pluck();
     const insert = this.db.prepare(
       'INSERT INTO audit (seq, record_id, kind, run_id, approval_id, key_scope, body, prev_hash, hash) VALUES (@seq, @record_id, @kind, @run_id, @approval_id, @key_scope, @body, @prev_hash, @hash)',
     );
+    const lastSeq = () => (head.get() as { seq: number } | undefined)?.seq ?? 0;
+    const checkWitness = () => {
+      if (!witness) return;
+      const seen = witness.read();
+      witness.mustMatch(seen, lastSeq(), seen ? (hashAt.get(seen.seq) as string | undefined) : undefined);
+    };
     const tx = this.db.transaction((entry: AuditEntry) => {
+      checkWitness();
       const existing = byRecord.get(entry.record_id) as AuditRow | undefined;
       if (existing) return sameOrConflict(existing, entry);
       const row = nextRow(this.key, entry, head.get() as { seq: number; hash: string } | undefined);
@@ -50,14 +65,25 @@ export class SqliteAuditStore implements AuditStore {
         if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE' && /key_scope/.test((err as Error).message)) throw new AuditKeyConflict();
         throw err;
       }
-      onAppended(row);
       return { ...row, reused: false };
     });
+    // The chain's lock again, after the commit: the row is still there, the chain still the witness's, then the head moves.
+    const moveWitness = this.db.transaction((row: AuditRow) => {
+      checkWitness();
+      if (hashAt.get(row.seq) !== row.hash) throw new AuditChainBroken(`record ${row.seq} is gone from the chain between its commit and its witness`);
+      witness!.record(row);
+    });
     this.appendTx = (entry) => tx.immediate(entry);
+    this.witnessTx = (row) => {
+      if (witness) moveWitness.immediate(row);
+    };
   }
 
+  /** A reused record moves a witness that lags it too: a retry after a crash between commit and witness catches it up. */
   async append(entry: AuditEntry): Promise<AuditRow & { reused: boolean }> {
-    return this.appendTx(entry);
+    const row = this.appendTx(entry);
+    this.witnessTx(row);
+    return row;
   }
 
   async rows(after = 0, limit = 10_000): Promise<AuditRow[]> {

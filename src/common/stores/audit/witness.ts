@@ -9,7 +9,13 @@ import type { AuditEntry, AuditRow } from './chain';
  * rewrite the data folder (and so derive the default key, re-chain the
  * records and write matching anchors) cannot move the witness, so
  * `dipper audit verify` still sees a cut tail, a wiped table or a
- * rewritten chain. A head only ever moves forward.
+ * rewritten chain.
+ *
+ * The head is written after its record's commit, so it may lag the chain
+ * (a crash in between) but never leads it, and it only moves forward: a
+ * lower seq leaves it where it is, the same seq with another hash is
+ * refused. One head is enough history: its hash is chained to every record
+ * before it, so a rewrite of any of them changes the record at the head.
  */
 export interface WitnessHead {
   seq: number;
@@ -28,43 +34,76 @@ export function checkWitnessPlace(file: string, dataDir: string): void {
   if (!rel.startsWith('..') && !path.isAbsolute(rel)) throw new Error('DIPPER_AUDIT_WITNESS must be outside the data folder (another volume, or a folder the data folder\'s readers cannot write)');
 }
 
-export class FileWitness {
-  /** The highest head this process has written: a slower append never moves it back. */
-  private written = 0;
+/**
+ * The chain is not the one its witness saw grow (cut, wiped, rewritten), or
+ * the witness cannot vouch for it: nothing more is appended, so later sends
+ * cannot paper over the damage. An operator looks first (docs/security.md).
+ */
+export class AuditChainBroken extends Error {
+  constructor(what: string) {
+    super(`the audit chain is not the one its witness saw, so no record is appended until an operator has looked (dipper audit verify): ${what}`);
+  }
+}
 
+export class FileWitness {
   constructor(
     readonly file: string,
     private readonly key: string,
   ) {}
 
+  /** The head there now; null when the witness has none yet (its folder is there, the file not). */
+  read(): WitnessHead | null {
+    let text: string;
+    try {
+      text = fs.readFileSync(this.file, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      // A missing folder is an unmounted volume rather than a first append: starting afresh there would forget the head.
+      if (!fs.existsSync(path.dirname(this.file))) throw new Error('the audit witness\'s folder is not there (an unmounted volume?)');
+      return null;
+    }
+    try {
+      return JSON.parse(text) as WitnessHead;
+    } catch {
+      throw new Error('the audit witness file holds no head (it is not JSON)');
+    }
+  }
+
   /**
-   * Records the head after an append (inside its transaction), unless the
-   * witness is already past it; written whole, under a new name, then
-   * renamed. The same seq with another hash replaces it: an append whose
-   * commit failed after its head was written gives its seq to the next one.
+   * Throws unless the chain, whose last record is `last` and whose record at
+   * the head's seq has `hashThere`, is the one this witness saw grow. The
+   * caller holds the chain's lock.
+   */
+  mustMatch(head: WitnessHead | null, last: number, hashThere: string | undefined): void {
+    const problem = headProblem(head, this.key, last, hashThere);
+    if (problem) throw new AuditChainBroken(describeWitnessProblem(problem));
+  }
+
+  /**
+   * Moves the head to `row`, which the caller saw committed in the chain
+   * with its lock held. A lower seq leaves the head (a slower writer: the
+   * witness never moves back); the same seq with another hash is refused.
+   * Written whole under a new name, synced, then renamed.
    */
   record(row: Pick<AuditRow, 'seq' | 'hash'>): void {
-    if (row.seq < this.written) return;
     const now = this.read();
-    if (now && (now.seq > row.seq || (now.seq === row.seq && now.hash === row.hash))) {
-      this.written = now.seq;
-      return;
-    }
+    if (now && now.seq === row.seq && now.hash !== row.hash) throw new AuditChainBroken(`the witness holds record ${row.seq} with another hash`);
+    if (now && now.seq >= row.seq) return;
     const at = new Date().toISOString();
     const head: WitnessHead = { seq: row.seq, hash: row.hash, at, mac: macOf(this.key, row.seq, row.hash, at) };
     const draft = `${this.file}.${process.pid}.tmp`;
-    fs.writeFileSync(draft, `${JSON.stringify(head)}\n`, { mode: 0o600 });
-    fs.renameSync(draft, this.file);
-    this.written = row.seq;
-  }
-
-  /** The head there now; null when the witness has none yet. */
-  read(): WitnessHead | null {
     try {
-      return JSON.parse(fs.readFileSync(this.file, 'utf8')) as WitnessHead;
+      const fd = fs.openSync(draft, 'w', 0o600);
+      try {
+        fs.writeSync(fd, `${JSON.stringify(head)}\n`);
+        fs.fsyncSync(fd);
+      } finally {
+        fs.closeSync(fd);
+      }
+      fs.renameSync(draft, this.file);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-      throw err;
+      // The code says what went wrong; the path stays out of what the caller (an activity's failure) records.
+      throw new Error(`the audit witness could not be written (${(err as NodeJS.ErrnoException).code ?? 'error'}): record ${row.seq} is committed, and its retry or the next append moves the witness`);
     }
   }
 }
@@ -104,34 +143,24 @@ function substance(body: string): string {
   }
 }
 
-/**
- * The rows and the witness's head as one moment: the rows first, then the
- * head, read again once when the head is past the last row (an append
- * between the two reads writes its head before its row is visible).
- */
-export async function rowsWithHead<T extends { seq: number }>(readRows: () => Promise<T[]>, readHead: () => WitnessHead | null): Promise<{ rows: T[]; head: WitnessHead | null }> {
-  let rows = await readRows();
-  const head = readHead();
-  if (head && (rows.at(-1)?.seq ?? 0) < head.seq) {
-    await new Promise((r) => setTimeout(r, 250));
-    rows = await readRows();
+/** The head against the chain: signed, not past the last record, and the record at its seq the one it saw. */
+function headProblem(head: WitnessHead | null, key: string, last: number, hashThere: string | undefined): WitnessProblem | null {
+  if (!head) return null;
+  const mac = macOf(key, head.seq, head.hash, head.at);
+  if (typeof head.mac !== 'string' || head.mac.length !== mac.length || !timingSafeEqual(Buffer.from(head.mac), Buffer.from(mac))) {
+    return { kind: 'witness_unsigned', seq: head.seq };
   }
-  return { rows, head };
+  if (last === 0) return head.seq > 0 ? { kind: 'wiped', seq: head.seq } : null;
+  if (head.seq > last) return { kind: 'witnessed_tail_cut', seq: head.seq };
+  return hashThere === head.hash ? null : { kind: 'rewritten', seq: head.seq };
 }
 
 /** Checks the rows (all of them, in seq order) against the witness's head. */
 export function checkAgainstWitness(rows: AuditRow[], head: WitnessHead | null, key: string): WitnessProblem[] {
-  if (!head) return rows.length > 0 ? rows.map((r) => ({ kind: 'unwitnessed' as const, seq: r.seq })).slice(0, 1) : [];
-  const mac = macOf(key, head.seq, head.hash, head.at);
-  if (typeof head.mac !== 'string' || head.mac.length !== mac.length || !timingSafeEqual(Buffer.from(head.mac), Buffer.from(mac))) {
-    return [{ kind: 'witness_unsigned', seq: head.seq }];
-  }
-  if (rows.length === 0) return head.seq > 0 ? [{ kind: 'wiped', seq: head.seq }] : [];
-  const problems: WitnessProblem[] = [];
-  const last = rows.at(-1)!.seq;
-  const witnessed = rows.find((r) => r.seq === head.seq);
-  if (head.seq > last) problems.push({ kind: 'witnessed_tail_cut', seq: head.seq });
-  else if (!witnessed || witnessed.hash !== head.hash) problems.push({ kind: 'rewritten', seq: head.seq });
+  if (!head) return rows.length > 0 ? [{ kind: 'unwitnessed', seq: rows[0].seq }] : [];
+  const problem = headProblem(head, key, rows.at(-1)?.seq ?? 0, rows.find((r) => r.seq === head.seq)?.hash);
+  if (problem?.kind === 'witness_unsigned' || problem?.kind === 'wiped') return [problem];
+  const problems: WitnessProblem[] = problem ? [problem] : [];
   const seen = new Map<string, number>();
   for (const row of rows) {
     if (row.seq <= head.seq) {
