@@ -45,6 +45,22 @@ CREATE INDEX IF NOT EXISTS dipper_model_claims_by_run ON dipper_model_claims (ru
 /** The advisory lock's first key for model claims: with the run's hash as the second, one lock per run. */
 const CLAIM_LOCK = 7_715_202;
 
+/** Runs `step` in one transaction on a client of its own: committed if it returns, rolled back if it throws. */
+export async function inTransaction<T>(pool: Pool, step: (client: PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const result = await step(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+}
+
 /** Any number, so two processes starting at once do not both create the tables (CREATE IF NOT EXISTS races in PostgreSQL). */
 const SCHEMA_LOCK = 7_715_201;
 
@@ -214,7 +230,7 @@ export class PgEventStore implements EventStore {
   }
 
   async claimModelUse<R>(claim: ModelClaim, lapseBefore: number, refuse: (used: AgentUsage[], held: HeldUsage[]) => R | null): Promise<R | null> {
-    return this.inTransaction(async (client) => {
+    return inTransaction(this.pool, async (client) => {
       await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [CLAIM_LOCK, claim.run_id]);
       await client.query('DELETE FROM dipper_model_claims WHERE run_id = $1 AND at < $2', [claim.run_id, lapseBefore]);
       // One statement, one snapshot: a claim settled meanwhile is seen as its usage or as its claim, never as neither.
@@ -237,7 +253,7 @@ export class PgEventStore implements EventStore {
   }
 
   async settleModelUse(claimId: string, usage: DipperEvent | null): Promise<void> {
-    await this.inTransaction(async (client) => {
+    await inTransaction(this.pool, async (client) => {
       await client.query('DELETE FROM dipper_model_claims WHERE claim_id = $1', [claimId]);
       if (usage) {
         await client.query('INSERT INTO dipper_events (event_id, run_id, agent_id, type, ts, data) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (event_id) DO NOTHING', [
@@ -252,20 +268,6 @@ export class PgEventStore implements EventStore {
     });
   }
 
-  private async inTransaction<T>(step: (client: PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
-      const result = await step(client);
-      await client.query('COMMIT');
-      return result;
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw err;
-    } finally {
-      client.release();
-    }
-  }
 }
 
 export class PgContentStore implements ContentStore {

@@ -1,4 +1,5 @@
 import type { Pool, PoolClient } from 'pg';
+import { inTransaction } from '../postgres';
 import type { AuditEntry, AuditRow } from './chain';
 import { AuditKeyConflict, keyScope, nextRow, sameOrConflict, type AuditStore } from './store';
 import { AuditChainBroken, type FileWitness } from './witness';
@@ -50,20 +51,11 @@ export class PgAuditStore implements AuditStore {
   ) {}
 
   /** Runs `work` in a transaction holding the append lock. */
-  private async locked<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
+  private locked<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
+    return inTransaction(this.pool, async (client) => {
       await client.query('SELECT pg_advisory_xact_lock($1)', [APPEND_LOCK]);
-      const out = await work(client);
-      await client.query('COMMIT');
-      return out;
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw err;
-    } finally {
-      client.release();
-    }
+      return work(client);
+    });
   }
 
   private async checkWitness(client: PoolClient): Promise<void> {
