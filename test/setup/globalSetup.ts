@@ -101,9 +101,19 @@ export default async function globalSetup(): Promise<void> {
   const worker = startProcess('worker', { ...processEnv, DIPPER_WORKER_METRICS_PORT: String(gatewayPort + 4) }, path.join(testDataRoot, 'worker.log'));
   const gateway = startProcess('gateway', processEnv, path.join(testDataRoot, 'gateway.log'));
   const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
-  await waitForHttp(`${gatewayUrl}/healthz`);
-  await waitForHttp(`http://127.0.0.1:${gatewayPort + 2}/healthz`);
-  await waitForHttp(`${processEnv.DIPPER_ISPHERE_BRIDGE_URL}/healthz`);
+  const stopAll = async () => {
+    await Promise.all([gateway.kill(), worker.kill(), taskService.kill(), bridgeSim.kill()] satisfies Promise<void>[]);
+    await server.stop();
+  };
+  try {
+    await waitForHttp(`${gatewayUrl}/healthz`);
+    await waitForHttp(`http://127.0.0.1:${gatewayPort + 2}/healthz`);
+    await waitForHttp(`${processEnv.DIPPER_ISPHERE_BRIDGE_URL}/healthz`);
+  } catch (err) {
+    // A stack that never came up is taken down, so it does not hold the ports of the next run (its logs stay).
+    await stopAll();
+    throw err;
+  }
 
   writeTestEnv(testDataRoot, {
     gatewayUrl,
@@ -120,9 +130,6 @@ export default async function globalSetup(): Promise<void> {
     isphere: { bridgeUrl: processEnv.DIPPER_ISPHERE_BRIDGE_URL, controlToken: simControlToken, localStore: processEnv.DIPPER_ISPHERE_LOCAL_STORE },
   });
   (globalThis as { __dipperStack?: Started }).__dipperStack = {
-    stop: async () => {
-      await Promise.all([gateway.kill(), worker.kill(), taskService.kill(), bridgeSim.kill()] satisfies Promise<void>[]);
-      await server.stop();
-    },
+    stop: stopAll,
   };
 }
