@@ -14,7 +14,7 @@ const WAITING_EVERY_MS = 5000;
  */
 export function watchGateway(metrics: ProcessMetrics, from: { polls: LongPolls; revocations: RevocationView; team: TeamClient }): void {
   metrics.gauge('dipper_long_polls_held', 'Inbox long polls this gateway holds open.', () => from.polls.held());
-  metrics.gauge('dipper_revocations_age_seconds', 'Seconds since this gateway last read the token revocation list; agent calls are refused while it is stale (DIPPER_REVOCATION_STALE_MS).', () => Math.min(from.revocations.ageSeconds(), 1e9));
+  metrics.gauge('dipper_revocations_age_seconds', 'Seconds since this gateway last copied the token registry\'s list (a fast path: the shared revocations table decides every call).', () => Math.min(from.revocations.ageSeconds(), 1e9));
   let read: { at: number; counts: Promise<Awaited<ReturnType<typeof waitingCounts>>> } | undefined;
   const waiting = () => {
     if (!read || Date.now() - read.at > WAITING_EVERY_MS) read = { at: Date.now(), counts: waitingCounts(from.team) };

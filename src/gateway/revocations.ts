@@ -47,15 +47,17 @@ export type Verdict = 'valid' | 'revoked' | 'unknown';
 const STORE_WAIT_MS = 1000;
 
 /**
- * One replica's copy of the revocation list, refreshed every `refreshMs`,
- * and the shared store's table behind it. A token the copy knows revoked is
- * refused with a map lookup; any other is looked up in the store (an
- * indexed read of the events file, or one query to PostgreSQL), where every
- * revocation is written before the answer that makes it true, so no call
- * is accepted in the moment before the copy's next refresh. When the copy
- * is older than `staleMs` (Temporal or the worker unreachable), or the
- * store cannot be read, the verdict is `unknown` and the caller refuses
- * it: a replica that cannot see revocations does not guess.
+ * One replica's word on a token. The shared store's table decides: every
+ * revocation is written there before the answer that makes it true, and
+ * each check reads it (an indexed read of the events file, or one query to
+ * PostgreSQL), so no call is accepted in the moment after such an answer,
+ * on any replica. A table that cannot be read makes the verdict `unknown`,
+ * and the caller refuses: a replica that cannot see revocations does not
+ * guess. The copy of the token registry's list, refreshed every
+ * `refreshMs`, is a fast path only: a token it holds revoked is refused
+ * without the read, however old the copy (revocations only widen); a stale
+ * copy no longer refuses anything, since it is not what decides (a busy
+ * worker slow to answer the registry's Query once failed every agent call).
  */
 export class RevocationView {
   private readonly below = new Map<string, { below: number; at: number }>();
@@ -71,14 +73,12 @@ export class RevocationView {
   private failing = false;
   private failures = 0;
   private prunedAt = 0;
-  /** Calls waiting for a refresh to succeed (see `check`). */
-  private waiters: (() => void)[] = [];
 
   private storeFailing = false;
 
   constructor(
     private readonly source: RevocationSource,
-    private readonly opts: { refreshMs: number; staleMs: number; waitMs: number; tokenTtlSeconds: number },
+    private readonly opts: { refreshMs: number; waitMs: number; tokenTtlSeconds: number },
     private readonly log: Logger,
     private readonly store: Pick<RevokedTokens, 'below'>,
   ) {}
@@ -92,31 +92,12 @@ export class RevocationView {
   stop(): void {
     this.stopped = true;
     clearTimeout(this.timer);
-    this.wake();
   }
 
-  /**
-   * The verdict a call acts on. A stale copy is not refused at once: the
-   * call waits (at most `waitMs`) for the refresh under way to succeed and is
-   * judged on the fresh list. A slow registry (a loaded host, a Query that
-   * took longer than the period) then costs a call a little time instead
-   * of a refusal; one that cannot answer still fails closed.
-   */
+  /** The verdict a call acts on: the fast path's, or else the table's. */
   async check(claims: AgentClaims): Promise<Verdict> {
-    const first = this.verdict(claims);
-    if (first === 'revoked') return first;
-    const stored = await this.stored(claims);
-    if (stored !== 'valid') return stored;
-    if (first === 'valid' || this.stopped || this.opts.waitMs <= 0) return first;
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(done, this.opts.waitMs);
-      function done() {
-        clearTimeout(timer);
-        resolve();
-      }
-      this.waiters.push(done);
-    });
-    return this.verdict(claims);
+    if (this.listedRevoked(claims)) return 'revoked';
+    return this.stored(claims);
   }
 
   /** The store's word on a token; `unknown` when it cannot be read within a stale list's wait. */
@@ -139,12 +120,11 @@ export class RevocationView {
     }
   }
 
-  /** The in-memory copy's verdict alone (the fast path, and what a stale copy makes `unknown`). */
-  verdict(claims: AgentClaims, now = performance.now()): Verdict {
-    if (now - this.refreshedAt > this.opts.staleMs) return 'unknown';
+  /** Whether the copy of the registry's list holds the token revoked (the fast path; a revocation never narrows, so an old copy is still right). */
+  listedRevoked(claims: AgentClaims): boolean {
     const run = this.below.get(revocationKey(claims.run_id));
     const agent = this.below.get(revocationKey(claims.run_id, claims.agent_id));
-    return (run && claims.gen < run.below) || (agent && claims.gen < agent.below) ? 'revoked' : 'valid';
+    return Boolean((run && claims.gen < run.below) || (agent && claims.gen < agent.below));
   }
 
   /** After a failed refresh the next comes sooner (50, 100, 200 ms, then the usual pace): one slow answer should not cost a whole period. */
@@ -169,21 +149,14 @@ export class RevocationView {
       // Fresh as of when it was asked, not when the answer came.
       this.refreshedAt = asked;
       this.prune();
-      if (this.failing) this.log.info('token revocations reachable again');
+      if (this.failing) this.log.info('the copy of the token registry refreshes again');
       this.failing = false;
       this.failures = 0;
-      this.wake();
     } catch (err) {
       this.failures++;
-      if (!this.failing) this.log.warn({ err: safeMessage(err) }, 'cannot refresh token revocations; agent calls are refused until it can');
+      if (!this.failing) this.log.info({ err: safeMessage(err) }, 'cannot refresh the copy of the token registry (the shared table still decides every call)');
       this.failing = true;
     }
-  }
-
-  private wake(): void {
-    const waiting = this.waiters;
-    this.waiters = [];
-    for (const done of waiting) done();
   }
 
   /** Entries whose every token has expired need not be kept. */
