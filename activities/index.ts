@@ -2,7 +2,7 @@ import os from 'node:os';
 import { ApplicationFailure } from '@temporalio/common';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { DipperConfig, RuntimeChoice } from '../src/config';
+import { runtimeFor, type DipperConfig, type RuntimeChoice } from '../src/config';
 import { paths, UnsafePathSegment } from '../src/paths';
 import type { SkillCatalog } from '../src/skills';
 import type { Revocation } from '../workflows/tokens/messages';
@@ -51,9 +51,7 @@ const WORKER_ORIGIN = 'worker';
 /** All I/O Dipper's workflows do, built from its dependencies (wired in the worker, faked nowhere). */
 export function createActivities(deps: ActivityDeps) {
   const { config } = deps;
-  // Own properties only: a skill named "constructor" must not find Object's.
-  const runtimeFor = (skill: string): RuntimeChoice =>
-    (Object.hasOwn(config.runtimes.bySkill, skill) ? config.runtimes.bySkill[skill] : undefined) ?? config.runtimes.default;
+  const runtimeOf = (skill: string): RuntimeChoice => runtimeFor(config.runtimes, skill);
 
   const accountFor = (choice: RuntimeChoice, id: AgentIdentity) => {
     if (!deps.accounts) throw new AccountProblem('this worker was started without agent accounts');
@@ -153,7 +151,7 @@ export function createActivities(deps: ActivityDeps) {
 
     /** `generation` and `issuedAt` name the launch its token belongs to; workflows from before generations send neither. */
     async launchRuntime(input: { identity: AgentIdentity; launch: LaunchSpec; mode: LaunchPayload['mode']; generation?: number; issuedAt?: number }) {
-      const choice = runtimeFor(input.identity.skill);
+      const choice = runtimeOf(input.identity.skill);
       if (choice.kind === 'none') return { kind: 'none' as const };
       const body = await deps.skills.load(input.identity.skill);
       if (body === null) {
@@ -201,7 +199,7 @@ export function createActivities(deps: ActivityDeps) {
     },
 
     async stopRuntime({ runId, agentId, skill }: { runId: string; agentId: string; skill: string }): Promise<void> {
-      const choice = runtimeFor(skill);
+      const choice = runtimeOf(skill);
       if (choice.kind === 'command' || choice.kind === 'claude') await onDisk('stop runtime', () => deps.commands.stop(paths.agentRuntime(config.dataDir, runId, agentId)));
       if (choice.kind === 'webhook') await postWebhook(choice.url!, stopBody(runId, agentId));
     },

@@ -553,6 +553,11 @@ export function defaultGroupIds(dataDir: string): string {
   return `${first}-${first + 99_999}`;
 }
 
+/** The runtime that launches an agent of `skill`: its own, or the default (a skill named like an Object method included). */
+export function runtimeFor(runtimes: DipperConfig['runtimes'], skill: string): RuntimeChoice {
+  return (Object.hasOwn(runtimes.bySkill, skill) ? runtimes.bySkill[skill] : undefined) ?? runtimes.default;
+}
+
 /** Whether any runtime runs its agents as another OS user: workspaces then get groups of their own. */
 export function isolatesAgents(runtimes: DipperConfig['runtimes']): boolean {
   return [runtimes.default, ...Object.values(runtimes.bySkill)].some((c) => c.user !== undefined);

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { EventStore } from '../common/stores/eventStore';
 import { admitModelRequest, type Budgets } from '../common/budgets';
-import type { DipperConfig, RuntimeChoice } from '../config';
+import { runtimeFor, type DipperConfig, type RuntimeChoice } from '../config';
 import { safeMessage, type Logger } from '../log';
 import type { Caller } from '../registry/capabilities';
 import { budgetSpentSignal, launchQuery, type BudgetSpent } from '../../workflows/agent/messages';
@@ -35,11 +35,6 @@ export interface ModelRefusal {
 /** A request let through: `settle` counts its answer (null: not answered) and ends its claim on the budgets. */
 export interface ModelPass {
   settle(usage: ModelUsage | null): Promise<void>;
-}
-
-/** The runtime the worker launches an agent of `skill` with (as activities/index.ts picks it). */
-function runtimeOf(runtimes: DipperConfig['runtimes'], skill: string): RuntimeChoice {
-  return (Object.hasOwn(runtimes.bySkill, skill) ? runtimes.bySkill[skill] : undefined) ?? runtimes.default;
 }
 
 /**
@@ -113,7 +108,7 @@ export class ModelGate {
   private async usesModel(caller: Caller): Promise<boolean> {
     if (!this.kinds.has('claude')) return false;
     if (this.kinds.size === 1) return true;
-    return runtimeOf(this.runtimes, await this.skillOf(caller)).kind === 'claude';
+    return runtimeFor(this.runtimes, await this.skillOf(caller)).kind === 'claude';
   }
 
   private async skillOf(caller: Caller): Promise<string> {
