@@ -40,6 +40,8 @@ let otherServer: net.Server;
 let operator: Operator;
 let temporal: { client: Client; close: () => Promise<void> };
 const clients: AgentClient[] = [];
+/** Every run a test started, cancelled at the end whatever happened. */
+const runs: string[] = [];
 
 beforeAll(async () => {
   if (process.getuid?.() !== 0) throw new Error('this test starts agents as other users, so it runs as root (as CI does)');
@@ -84,6 +86,9 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
+  // Agents outlive their worker on purpose: a test that failed before its own cancel would leave them running as other users.
+  for (const runId of runs) await operator?.request('POST', `/runs/${runId}/cancel`, { reason: 'The test is over.' }).catch(() => undefined);
+  for (const runId of runs) await untilNothingRunning(temporal.client, dataDir, runId).catch(() => undefined);
   await stack?.stop();
   await temporal?.close();
   for (const server of [allowedServer, otherServer]) server?.close();
@@ -143,6 +148,7 @@ const DOCUMENTED_ENV = ['DIPPER_AGENT_ID', 'DIPPER_AGENT_TOKEN', 'DIPPER_INBOX_U
 
 it('runs agents as other users who reach their workspace, team folder and home, and nothing else of Dipper', async () => {
   const run = await operator.startRun('Look around.');
+  runs.push(run.run_id);
   const runId = run.run_id;
   const rootId = run.root.agent_id;
   const lead = await AgentClient.connect(stack.gatewayUrl, run.root.agent_token);
@@ -293,6 +299,7 @@ function opens(target: { host: string; port: number }): Promise<boolean> {
 
 it('fences agents off every listening port but the gateway and their runtime\'s allowed destinations, over IPv4 and IPv6', async () => {
   const run = await operator.startRun('Knock on every door.');
+  runs.push(run.run_id);
   const runId = run.run_id;
   const rootId = run.root.agent_id;
   const lead = await AgentClient.connect(stack.gatewayUrl, run.root.agent_token);
