@@ -175,17 +175,47 @@ describe('per-token rate limits', () => {
   });
 });
 
-/** Opens a raw connection, writes `text`, and resolves with what came back once the server closes it. */
-function rawExchange(port: number, text: string): { closed: Promise<{ reply: string; ms: number }> } {
-  const started = Date.now();
+/**
+ * Opens a raw connection and writes `text`; `closed` resolves with what came back once the server closes it. Each
+ * exchange writes its label into `order` when its first bytes arrive, so a test can say which answer came first.
+ */
+function rawExchange(port: number, text: string, label = '', order: string[] = []): { connected: Promise<void>; closed: Promise<string> } {
   const socket = net.connect(port, '127.0.0.1');
   let reply = '';
-  socket.on('data', (chunk) => (reply += chunk.toString('utf8')));
+  socket.on('data', (chunk) => {
+    if (!reply) order.push(label);
+    reply += chunk.toString('utf8');
+  });
+  const connected = new Promise<void>((resolve) => socket.on('connect', resolve));
   socket.on('connect', () => socket.write(text));
-  const closed = new Promise<{ reply: string; ms: number }>((resolve) => {
-    socket.on('close', () => resolve({ reply, ms: Date.now() - started }));
+  const closed = new Promise<string>((resolve) => {
+    socket.on('close', () => resolve(reply));
     socket.on('error', () => undefined);
   });
+  return { connected, closed };
+}
+
+/** How many inbox Queries the timed replica has asked, from its own metrics: a long poll asks its first on arrival. */
+async function timedInboxQueries(): Promise<number> {
+  const page = await fetch(`${timedUrl}/api/metrics`, { headers: { authorization: `Bearer ${env.operatorToken}` } }).then((r) => r.text());
+  const line = page.split('\n').find((l) => l.startsWith('dipper_workflow_queries_total{') && l.includes('query="inbox"'));
+  return line ? Number(line.split(' ').at(-1)) : 0;
+}
+
+/**
+ * A long poll on the timed replica that nothing answers: the replica itself releases it `waitMs` after it arrived,
+ * on its own clock, writing `label` into `order`. Resolves once the replica holds it (its first Query is counted), so
+ * whatever the test does next begins after the poll's window did.
+ */
+async function heldPoll(token: string, waitMs: number, label: string, order: string[]): Promise<{ closed: Promise<string> }> {
+  const before = await timedInboxQueries();
+  const { closed } = rawExchange(
+    TIMED_PORT,
+    `GET /api/runtime/inbox?cursor=0&wait_ms=${waitMs} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\nConnection: close\r\n\r\n`,
+    label,
+    order,
+  );
+  await eventually(async () => ((await timedInboxQueries()) > before ? true : undefined), 15_000, 20);
   return { closed };
 }
 
@@ -214,36 +244,59 @@ async function startTimed(): Promise<void> {
 describe('server timeouts', () => {
   beforeAll(startTimed);
 
+  // Node checks for timed-out requests once a check interval (src/gateway/gateway.ts), so a cut comes at most one
+  // interval after its timeout. Each bound below is an order on the timed replica's own clock: the cut against a long
+  // poll the replica releases after a window of its own, begun before (lower bound) or after (upper bound) the
+  // request it is compared with. A busy machine delays both alike; the test's own clock judges nothing.
+  const CHECK_INTERVAL_MS = 1000;
+
   it('closes a connection whose headers never end, after the headers timeout', async () => {
-    const { closed } = rawExchange(TIMED_PORT, 'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ');
-    const { reply, ms } = await closed;
-    expect(reply).toMatch(/^HTTP\/1\.1 408/);
-    expect(ms).toBeGreaterThanOrEqual(HEADERS_TIMEOUT_MS - 100);
-    expect(ms).toBeLessThan(HEADERS_TIMEOUT_MS + 5000);
+    const { root } = await startRun();
+    const other = await startRun();
+    const order: string[] = [];
+    // Begun before the slow headers, released at the headers timeout: the cut must not come before it.
+    const early = await heldPoll(root.token, HEADERS_TIMEOUT_MS, 'window of the headers timeout', order);
+    const slow = rawExchange(TIMED_PORT, 'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ', 'slow headers', order);
+    await slow.connected;
+    // Begun after them, released past the request timeout and two checks: the headers timeout (not the request
+    // timeout, let alone Node's 60 s default) must have cut them by then.
+    const late = await heldPoll(other.root.token, REQUEST_TIMEOUT_MS + 2 * CHECK_INTERVAL_MS, 'window past the timeouts', order);
+    expect(await slow.closed).toMatch(/^HTTP\/1\.1 408/);
+    await Promise.all([early.closed, late.closed]);
+    expect(order).toEqual(['window of the headers timeout', 'slow headers', 'window past the timeouts']);
   });
 
   it('cuts a body shorter than its Content-Length after the request timeout, but never a long poll waiting for its answer', async () => {
     const { root, runId } = await startRun();
     await root.ok('declare_plan', { tasks: [task('a')] });
     const child = await spawn(root, runId, 'a');
+    const other = await startRun();
+    const order: string[] = [];
 
-    const pollStarted = Date.now();
+    // The child's poll, held by the replica before the slow body begins: a request timeout that counted a long
+    // poll's wait would cut it no later than the slow body.
+    const before = await timedInboxQueries();
     const poll = get(`${timedUrl}/api/runtime/inbox?cursor=0&wait_ms=25000`, child.client.token);
-    const { closed } = rawExchange(
+    await eventually(async () => ((await timedInboxQueries()) > before ? true : undefined), 15_000, 20);
+    // Begun before the slow body, released at the request timeout: the cut must not come before it.
+    const early = await heldPoll(root.token, REQUEST_TIMEOUT_MS, 'window of the request timeout', order);
+    const slow = rawExchange(
       TIMED_PORT,
       `POST /mcp/beidou HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${root.token}\r\nContent-Type: application/json\r\n` +
         'Content-Length: 100\r\n\r\n{"jsonrpc":',
+      'slow body',
+      order,
     );
-    const { reply, ms } = await closed;
-    expect(reply).toMatch(/^HTTP\/1\.1 408/);
-    expect(ms).toBeGreaterThanOrEqual(REQUEST_TIMEOUT_MS - 100);
-    // The configured timeout cut it, not the 30 s default; about 2.2 s here, but a loaded CI machine once stalled
-    // the gateway to 7.9 s.
-    expect(ms).toBeLessThan(REQUEST_TIMEOUT_MS + 15_000);
+    await slow.connected;
+    // Begun after it, released two checks past the request timeout: the configured timeout (not the 30 s default)
+    // must have cut it by then.
+    const late = await heldPoll(other.root.token, REQUEST_TIMEOUT_MS + 2 * CHECK_INTERVAL_MS, 'window past the timeout', order);
+    expect(await slow.closed).toMatch(/^HTTP\/1\.1 408/);
+    await Promise.all([early.closed, late.closed]);
+    expect(order).toEqual(['window of the request timeout', 'slow body', 'window past the timeout']);
 
-    // The poll began before the slow body; by now it is past the moment a request timeout would have cut it
-    // (the timeout plus one check interval), and it is still waiting.
-    await eventually(async () => (Date.now() - pollStarted > REQUEST_TIMEOUT_MS + 1500 ? true : undefined));
+    // The cut of the slow body is the sign that the request timeout has passed for the older poll too, and the poll
+    // is still waiting: it answers with the message sent now.
     const sent = await root.ok('send_message', { to: child.agentId, content: 'still there?' });
     const answer = await poll;
     expect(answer.status).toBe(200);

@@ -1,3 +1,5 @@
+import timers from 'node:timers/promises';
+import { eventually } from '../../support/clients';
 import { BRIDGE, CONTROL, fileSend, messageSend, Sim } from './harness';
 
 const SENDS = [
@@ -67,14 +69,37 @@ describe('isphere bridge simulator: faults', () => {
   });
 
   it('delay on messages waits, then accepts as usual', async () => {
-    await plan({ route: 'messages', mode: 'delay', count: 1, delay_ms: 150 });
-    const started = Date.now();
-    const reply = await sim.post('/v1/messages', SENDS[0].body());
-    expect(Date.now() - started).toBeGreaterThanOrEqual(140);
-    expect(reply.status).toBe(201);
-    const quick = Date.now();
-    expect((await sim.post('/v1/messages', SENDS[0].body())).status).toBe(201);
-    expect(Date.now() - quick).toBeLessThan(140);
+    // The simulator's wait is held here until the test lets it go, so "it waits" is an order, not a stopwatch:
+    // the delayed send answers only after its wait ends, and a send that meets no fault answers meanwhile.
+    const waits: { ms: unknown; release: () => void }[] = [];
+    const realSleep = timers.setTimeout;
+    const spy = jest.spyOn(timers, 'setTimeout').mockImplementation(((ms: number, value: unknown, opts: unknown) => {
+      if (ms !== 150) return realSleep(ms, value, opts as never);
+      return new Promise((resolve) => waits.push({ ms, release: () => resolve(value as never) }));
+    }) as typeof timers.setTimeout);
+    try {
+      await plan({ route: 'messages', mode: 'delay', count: 1, delay_ms: 150 });
+      const held = SENDS[0].body();
+      let settled = false;
+      const delayed = sim.post('/v1/messages', held).finally(() => (settled = true));
+      // A positive sign that the send met the fault: the simulator asked to wait delay_ms, and the plan's one use is spent.
+      await eventually(async () => (waits.length > 0 ? true : undefined), undefined, 5);
+      expect(waits.map((w) => w.ms)).toEqual([150]);
+      expect((await plan({ route: 'files', mode: 'fail', count: 0 })).body.faults).toEqual([]);
+      // While it waits, the next send meets no fault: it is answered, asks for no wait, and is delivered first.
+      const quick = SENDS[0].body();
+      expect((await sim.post('/v1/messages', quick)).status).toBe(201);
+      expect(settled).toBe(false);
+      expect(waits).toHaveLength(1);
+      expect((await sim.deliveries()).map((d) => d.client_message_id)).toEqual([quick.client_message_id]);
+      // The wait ends: the delayed send is accepted as usual, after the quick one.
+      waits[0].release();
+      expect((await delayed).status).toBe(201);
+      expect((await sim.deliveries()).map((d) => d.client_message_id)).toEqual([quick.client_message_id, held.client_message_id]);
+    } finally {
+      waits.forEach((w) => w.release());
+      spy.mockRestore();
+    }
   });
 
   it('delay still delivers a send whose caller gave up waiting, as a slow bridge would', async () => {
@@ -87,8 +112,8 @@ describe('isphere bridge simulator: faults', () => {
       signal: AbortSignal.timeout(50),
     });
     await expect(gaveUp).rejects.toThrow();
-    await new Promise((resolve) => setTimeout(resolve, 250));
-    expect((await sim.get(`/v1/sends/${sent.client_message_id}`)).status).toBe(200);
+    // The send lands once the wait is over, whenever that is on this machine.
+    await eventually(async () => ((await sim.get(`/v1/sends/${sent.client_message_id}`)).status === 200 ? true : undefined), undefined, 20);
   });
 
   it.each([
