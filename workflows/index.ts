@@ -4,7 +4,6 @@ export { runWorkflow } from './run/workflow';
 export { questionWorkflow } from './question/workflow';
 export { echoWorkflow } from './bench/echoWorkflow';
 export { tokenRegistryWorkflow } from './tokens/registry';
-export { taskMutationWorkflow } from './taskOp/workflow';
 export { isphereApprovalWorkflow } from './isphere/approval';
 export { isphereFileWorkflow } from './isphere/fileOp';
 // Last: says how each type above moves between versions of this code.

@@ -6,7 +6,6 @@ import { isphereApprovalWorkflow } from './isphere/approval';
 import { isphereFileWorkflow } from './isphere/fileOp';
 import { questionWorkflow } from './question/workflow';
 import { runWorkflow } from './run/workflow';
-import { taskMutationWorkflow } from './taskOp/workflow';
 import { tokenRegistryWorkflow } from './tokens/registry';
 
 /**
@@ -15,10 +14,9 @@ import { tokenRegistryWorkflow } from './tokens/registry';
  * have (the version reports itself drained). AUTO_UPGRADE: everything that lives for hours or forever, which goes on
  * under the new code at its next task, and so must replay its history there (patched(), test/replay).
  */
-const types = { taskMutationWorkflow, isphereFileWorkflow, echoWorkflow, runWorkflow, agentWorkflow, questionWorkflow, isphereApprovalWorkflow, tokenRegistryWorkflow };
+const types = { isphereFileWorkflow, echoWorkflow, runWorkflow, agentWorkflow, questionWorkflow, isphereApprovalWorkflow, tokenRegistryWorkflow };
 
 export const versioningBehaviour: Record<keyof typeof types, VersioningBehavior> = {
-  taskMutationWorkflow: 'PINNED',
   isphereFileWorkflow: 'PINNED',
   echoWorkflow: 'PINNED',
   runWorkflow: 'AUTO_UPGRADE',

@@ -89,7 +89,7 @@ export async function startGateway(config: DipperConfig): Promise<GatewayHandle>
     revocations,
     revoked: stores.revoked,
     team,
-    tasks: new TaskBoard(taskApiClient(config, secrets), team, config.temporal.taskQueue, config.taskApi.resultBudgetBytes),
+    tasks: new TaskBoard(taskApiClient(config, secrets), team, config.guards.callTimeoutMs, config.taskApi.resultBudgetBytes),
     isphere: isphereService(config.isphere, team, config.temporal.taskQueue, decisions.publicKeys),
     decisions,
     audit,

@@ -1,11 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import { MissingCredentialContext, NotSent, OutcomeUnknown, type TaskApiClient, type TaskOp } from '../common/taskApi/client';
 import { NoAgentToken } from '../common/taskApi/tokens';
-import { agentWorkflowId } from '../../workflows/ids';
 import { peerQuery } from '../../workflows/run/messages';
-import { callKey } from '../../workflows/receipts';
-import { agentIdKey, runIdKey } from '../../workflows/searchAttributes';
-import { taskMutationWorkflow } from '../../workflows/taskOp/workflow';
+import { callDeadline } from '../temporal';
 import { ToolError } from '../registry/errors';
 import { fromService, outcomeUnknown, serviceUnavailable, taskError, type CallFacts } from '../registry/agentteam/errors';
 import type { CallAbout, Caller, TaskBoardAccess } from '../registry/capabilities';
@@ -14,15 +10,15 @@ import type { TeamClient } from './teamClient';
 type Raw = Record<string, unknown>;
 
 const BOARDS_TTL_MS = 30_000;
-/** One change's request body (the mutation workflow's input, kept in its history). Today's schemas keep a change under about 420 KB; this holds the bound if they grow. */
+/** One change's request body. Today's schemas keep a change under about 420 KB; this holds the bound if they grow. */
 export const MAX_MUTATION_BYTES = 512 * 1024;
 const BOARDS_HELD = 10_000;
 
 /**
  * The task board as the agentteam tools see it. Reads go straight from the
- * gateway to the Task API (one request; docs/architecture.md says why).
- * Mutations run as an activity in a short workflow, so a gateway crash or
- * a client's retry never makes a keyed request twice.
+ * gateway to the Task API (one request; docs/architecture.md says why),
+ * and so do changes: the service's idempotency receipts, not a workflow,
+ * keep a keyed create to one task.
  */
 export class TaskBoard implements TaskBoardAccess {
   private readonly boardsOf = new Map<string, { boards: string[]; at: number }>();
@@ -30,7 +26,8 @@ export class TaskBoard implements TaskBoardAccess {
   constructor(
     private readonly api: TaskApiClient,
     private readonly team: TeamClient,
-    private readonly taskQueue: string,
+    /** A change made outside any tool call's deadline gets this long. */
+    private readonly callTimeoutMs: number,
     readonly budgetBytes: number,
   ) {}
 
@@ -59,13 +56,15 @@ export class TaskBoard implements TaskBoardAccess {
   }
 
   /**
-   * One mutation through `taskMutationWorkflow`. With an idempotency key the
-   * workflow id is derived from (run, agent, tool, key, payload): the same
-   * call attaches to the execution already under way, and once it has ended
-   * the service's receipt answers the repeat.
+   * One mutation, sent straight to the Task API like a read. The service's
+   * receipt keeps a keyed create to one task however often it is sent, so a
+   * request that is safe to repeat (a keyed create, a claim) is sent again
+   * while the call's deadline allows; any other is sent once, and a lost
+   * answer is `task_outcome_unknown`. A gateway that dies mid-request leaves
+   * its caller without an answer, which is the truth: it repeats a keyed
+   * create safely, and looks before repeating anything else.
    */
   async mutate(caller: Caller, op: TaskOp, body: Raw, opts: { tool: string; key?: string; retrySafe: boolean; about: CallAbout }): Promise<Raw> {
-    // The body is the workflow's input, kept in its history: bounded in bytes, whatever the schemas allow together.
     const bytes = Buffer.byteLength(JSON.stringify(body), 'utf8');
     if (bytes > MAX_MUTATION_BYTES) {
       throw taskError('invalid_input', `This change is ${bytes} bytes; one change may be at most ${MAX_MUTATION_BYTES}. Split it, or shorten its texts.`, {
@@ -74,33 +73,37 @@ export class TaskBoard implements TaskBoardAccess {
     }
     const boards = await this.boards(caller, opts.about.channel);
     const facts: CallFacts = { ...opts.about, boards };
-    const suffix = opts.key ? callKey(opts.tool, { key: opts.key, body }).slice(opts.tool.length + 1) : randomUUID();
-    let outcome;
-    try {
-      outcome = await this.team.bounded('taskMutation', () =>
-        this.team.temporal.execute(taskMutationWorkflow, {
-          taskQueue: this.taskQueue,
-          workflowId: `${agentWorkflowId(caller.runId, caller.agentId)}/task/${opts.tool}/${suffix}`,
-          args: [{ op, agentId: caller.agentId, channels: boards, body, retrySafe: opts.retrySafe }],
-          workflowIdConflictPolicy: 'USE_EXISTING',
-          workflowRunTimeout: '5 minutes',
-          typedSearchAttributes: [
-            { key: runIdKey, value: caller.runId },
-            { key: agentIdKey, value: caller.agentId },
-          ],
-        }),
-      );
-    } catch (err) {
-      // No answer in time: a request that is safe to repeat is `unavailable` (repeat it); any other may have happened.
-      if (err instanceof ToolError && err.code === 'unavailable' && !opts.retrySafe) throw outcomeUnknown(facts);
-      throw err;
+    const deadline = callDeadline() ?? Date.now() + this.callTimeoutMs;
+    for (let attempt = 1; ; attempt++) {
+      let answer;
+      try {
+        // Ended a moment before the call must answer, so a lost answer is told as one, never as the call's timeout.
+        answer = await this.api.request({ op, agent: { agentId: caller.agentId, channels: boards }, body }, deadline - ANSWER_MARGIN_MS - Date.now());
+      } catch (err) {
+        const unknown = err instanceof OutcomeUnknown;
+        const repeatable = err instanceof NotSent || err instanceof NoAgentToken || (unknown && opts.retrySafe);
+        const pause = Math.min(REPEAT_FIRST_MS * 2 ** (attempt - 1), REPEAT_MAX_MS);
+        if (repeatable && attempt < ATTEMPTS && Date.now() + pause + MIN_ATTEMPT_MS < deadline - ANSWER_MARGIN_MS) {
+          await new Promise((resolve) => setTimeout(resolve, pause));
+          continue;
+        }
+        if (unknown) throw outcomeUnknown(facts);
+        throw asToolError(err);
+      }
+      if (!answer.ok) throw fromService(answer.status, answer.error, facts);
+      return (answer.body ?? {}) as Raw;
     }
-    if (outcome.kind === 'unknown') throw outcomeUnknown(facts);
-    if (outcome.kind === 'not_sent') throw serviceUnavailable();
-    if (!outcome.answer.ok) throw fromService(outcome.answer.status, outcome.answer.error, facts);
-    return (outcome.answer.body ?? {}) as Raw;
   }
 }
+
+/** A repeatable change is sent at most this often, the pauses doubling from the first to the most. */
+const ATTEMPTS = 6;
+const REPEAT_FIRST_MS = 200;
+const REPEAT_MAX_MS = 5_000;
+/** A repeat is sent only with at least this long left for it. */
+const MIN_ATTEMPT_MS = 1_000;
+/** Time kept at the end of a call to answer it. */
+const ANSWER_MARGIN_MS = 250;
 
 function asToolError(err: unknown): unknown {
   if (err instanceof ToolError) return err;

@@ -5,8 +5,6 @@ import { ProcessMetrics } from '../metrics/temporalCalls';
 import { serveWorkerMetrics } from './metricsServer';
 import { bundleWorkflowCode, NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../../activities';
-import { taskApiClient } from '../common/taskApi';
-import { createTaskActivities } from '../../activities/taskMutation';
 import { openStores } from '../common/stores';
 import { openAuditStore } from '../common/stores/audit';
 import { createIsphereActivities } from '../../activities/isphere/send';
@@ -119,7 +117,6 @@ export async function createDipperWorker(
       commands,
       accounts,
     }),
-    ...createTaskActivities(taskApiClient(config, secrets)),
     ...createIsphereActivities({ config, audit, events, content, decisionKeys: new DecisionKeys([secrets.tokenSecret, ...config.previousTokenSecrets]).publicKeys }),
   };
   const worker = await Worker.create({

@@ -20,10 +20,10 @@ import { deploymentOf, DRAINED, failedTasks, PINNED, taskVersions, writeVariantB
  * An upgrade that cannot break live runs (docs/decisions.md, "Versions of
  * the workflow code"), on a Temporal dev server of its own whose versions
  * report drainage every second. Runs start on version A (today's code) with a
- * question, an approval and a task change pending; workers of version B
- * (test/fixtures/versions/b: the task change's workflow changed
+ * question, an approval and an iSphere download pending; workers of version
+ * B (test/fixtures/versions/b: the file operation's workflow changed
  * incompatibly, every workflow given a Query only B answers) come up and
- * make B current; the task change finishes on A, A drains and its workers
+ * make B current; the download finishes on A, A drains and its workers
  * are retired; the question is answered, the approval decided and sent and
  * the run ended, all on B. Then every history replays with the code its
  * version ran, and none has a failed workflow task.
@@ -74,8 +74,8 @@ beforeAll(async () => {
   builds.B = buildIdOf(fs.readFileSync(bundles.B));
   connection = await Connection.connect({ address: server.address, channelArgs: HISTORY_CHANNEL_ARGS });
   temporal = new Client({ connection, namespace: base.namespace });
-  // Task creations wait here on cue: a pinned workflow in flight across the upgrade.
-  proxy = new HoldingProxy(`http://127.0.0.1:${base.processEnv.DIPPER_TASK_SERVICE_PORT}`, (method, p) => method === 'POST' && p.endsWith('/runtime/tasks'));
+  // Downloads from the bridge wait here on cue: a pinned workflow in flight across the upgrade.
+  proxy = new HoldingProxy(base.processEnv.DIPPER_ISPHERE_BRIDGE_URL, (method, p) => method === 'GET' && /^\/v1\/files\/[^/]+\/content/.test(p));
   env = {
     // Its own dev server takes plain connections: under `dipper cluster test` the shared settings carry the cluster's TLS.
     ...Object.fromEntries(Object.entries(base.processEnv).filter(([k]) => !k.startsWith('TEMPORAL_TLS_'))),
@@ -85,7 +85,7 @@ beforeAll(async () => {
     DIPPER_DATA_DIR: path.join(dir, 'data'),
     // Its own chain, so its own witness.
     DIPPER_AUDIT_WITNESS: path.join(dir, 'audit-witness.json'),
-    DIPPER_TASK_API_URL: await proxy.start(),
+    DIPPER_ISPHERE_BRIDGE_URL: await proxy.start(),
     DIPPER_LOG_LEVEL: 'info',
   };
   gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
@@ -129,7 +129,7 @@ it('moves live runs from version A to B: pinned work finishes on A, everything e
   // A's worker made its own version current.
   await eventually(async () => ((await deployment.current()) === builds.A ? true : undefined), 60_000, 200);
 
-  // On A: a run whose root asks the person a question, has an approval pending and a task change in flight.
+  // On A: a run whose root asks the person a question, has an approval pending and a download in flight.
   const run = (await operator.request('POST', '/runs', { task: 'Upgrade under me.' })).json as { run_id: string; root: { agent_id: string; agent_token: string } };
   const runId = run.run_id;
   const root = await connect(run.root.agent_token);
@@ -139,13 +139,14 @@ it('moves live runs from version A to B: pinned work finishes on A, everything e
   const question = await eventually(async () => (await operator.request('GET', `/questions?run=${runId}`)).json.questions?.[0], 30_000, 200);
   const send = { target_type: 'contact', target_id: 'c_0003', content_text: 'Shipped across an upgrade.', idempotency_key: 'upgrade-note' };
   const approvalId: string = (await isphere.ok('isphere_send_message', send)).approval.approval_id;
+  const [file] = (await isphere.ok('isphere_receive_files', { conversation_id: 'conv_g_0001' })).files;
+  const fetch = { mode: 'download', file_id: file.file_id, message_id: file.message_id, output_dir: path.join(dir, 'data', 'runs', runId, 'workspace', 'isphere', 'downloads'), dry_run: false };
   proxy.hold();
-  const create = { channel: runId, tasks: [{ title: 'Made across an upgrade' }], idempotency_key: 'across' };
-  const created = tasks.call('task_create', create);
+  const fetched = isphere.call('isphere_receive_files', fetch);
   await eventually(async () => (proxy.held > 0 ? true : undefined), 30_000, 50);
-  const [taskOp] = await eventually(async () => ((ids) => (ids.length ? ids : undefined))(await listIds(`WorkflowType = 'taskMutationWorkflow'`)), 30_000, 200);
-  // The execution held on A: a repeat of the call after a timeout may start another under the same id, on B.
-  const taskOpRun = (await temporal.workflow.getHandle(taskOp).describe()).runId;
+  const [fileOp] = await eventually(async () => ((ids) => (ids.length ? ids : undefined))(await listIds(`WorkflowType = 'isphereFileWorkflow'`)), 30_000, 200);
+  // The execution held on A: a repeat of the call after its wait may start another under the same id, on B.
+  const fileOpRun = (await temporal.workflow.getHandle(fileOp).describe()).runId;
   const ids = { run: `run/${runId}`, root: `run/${runId}/agent/${run.root.agent_id}`, question: `run/${runId}/question/${question.qid}`, registry: `tokens/${queue}` };
   await expect(temporal.workflow.getHandle(ids.run).query('codeVersion')).rejects.toThrow();
 
@@ -154,18 +155,22 @@ it('moves live runs from version A to B: pinned work finishes on A, everything e
   startWorker('b2', 'B');
   await eventually(async () => ((await deployment.current()) === builds.B ? true : undefined), 60_000, 200);
   const promotedAt = await deployment.currentSince();
-  // The doctor with B's code leaves the task change pinned to A alone, and finds nothing wrong with the rest.
+  // The doctor with B's code leaves the download pinned to A alone, and finds nothing wrong with the rest.
   const doctorOnB = await diagnose({ temporal: Temporal.over(temporal), bundlePath: bundles.B, buildId: builds.B });
-  expect([doctorOnB.findings, doctorOnB.replay.skipped.map((x) => x.workflowId)]).toEqual([[], [taskOp]]);
+  expect([doctorOnB.findings, doctorOnB.replay.skipped.map((x) => x.workflowId)]).toEqual([[], [fileOp]]);
 
-  // The task change finishes on A, where it started, though B is current.
+  // The download finishes on A, where it started, though B is current. A call whose wait ended first said so
+  // (TIMEOUT, file_op_in_progress), and its repeat gets the saved file.
   proxy.release();
-  const outcome = await created;
-  const made = outcome.isError ? await eventually(async () => (await tasks.call('task_create', create)).data, 30_000, 250) : outcome.data;
-  expect(made.tasks).toHaveLength(1);
-  const taskRun = await temporal.workflow.getHandle(taskOp, taskOpRun).describe();
-  expect(taskRun.status.name).toBe('COMPLETED');
-  const opTasks = await taskVersions(temporal, taskOp, taskOpRun);
+  const outcome = await fetched;
+  // An isphere refusal carries its envelope as structured content too: only a call that succeeded counts.
+  const repeated = async () => ((out) => (out.isError ? undefined : out.data))(await isphere.call('isphere_receive_files', fetch));
+  const saved = outcome.isError ? await eventually(repeated, 30_000, 250) : outcome.data;
+  expect(saved.files.map((f: { file_id: string; sha256: string }) => [f.file_id, f.sha256])).toEqual([[file.file_id, file.sha256]]);
+  expect(fs.existsSync(saved.files[0].saved_path)).toBe(true);
+  const fileRun = await temporal.workflow.getHandle(fileOp, fileOpRun).describe();
+  expect(fileRun.status.name).toBe('COMPLETED');
+  const opTasks = await taskVersions(temporal, fileOp, fileOpRun);
   expect(opTasks.filter((t) => t.buildId !== builds.A || t.behavior !== PINNED)).toEqual([]);
   expect(opTasks.at(-1)!.at).toBeGreaterThan(promotedAt);
 
@@ -190,9 +195,8 @@ it('moves live runs from version A to B: pinned work finishes on A, everything e
   await eventually(async () => (await root.inbox(0, 0)).messages.find((m) => m.content.includes(approvalId)), 30_000, 200);
   expect(await isphere.ok('isphere_send_message', { ...send, dry_run: false, approval_id: approvalId })).toMatchObject({ send_status: 'sent' });
   expect((await tasks.ok('task_create', { channel: runId, tasks: [{ title: 'Made on B' }], idempotency_key: 'after' })).tasks).toHaveLength(1);
-  // Once each, though the first was tried on A, held, and asked for again.
   const board = await tasks.ok('task_list', { channel: runId });
-  expect(board.items.map((t: { title: string }) => t.title).sort()).toEqual(['Made across an upgrade', 'Made on B']);
+  expect(board.items.map((t: { title: string }) => t.title)).toEqual(['Made on B']);
   await root.ok('request_termination', { detail: 'Done across an upgrade.' });
   const ending = await eventually(async () => (await operator.request('GET', `/questions?run=${runId}`)).json.questions?.find((q: { system?: { kind: string } }) => q.system?.kind === 'root_termination'), 30_000, 200);
   expect((await operator.request('POST', `/runs/${runId}/questions/${ending.qid}/answer`, { answers: [{ selected_labels: ['Approve'], text: null }] })).status).toBe(200);
@@ -207,28 +211,28 @@ it('moves live runs from version A to B: pinned work finishes on A, everything e
   }
 
   // Every history replays with the code of its version, and no workflow task failed anywhere.
-  const pinnedToA = new Set([taskOp]);
+  const pinnedToA = new Set([fileOp]);
   const onB = await replayAll({ temporal: Temporal.over(temporal), bundlePath: bundles.B, skip: (wf) => (pinnedToA.has(wf.workflowId) ? 'pinned to A' : undefined) });
   expect({ listed: onB.listed, nondeterministic: onB.nondeterministic, failed: onB.failed, stuck: onB.stuck }).toEqual({ listed: expect.any(Number), nondeterministic: [], failed: [], stuck: [] });
-  // The run, its root, both questions, the approval, the token registry and the task made on B; the task op on A
-  // skipped (each of its runs: on a loaded machine a start the gateway asked again for can make a second one).
-  expect(onB.replayed).toBeGreaterThanOrEqual(7);
+  // The run, its root, both questions, the approval and the token registry; the download on A skipped (each of its
+  // runs: a repeat of the call after its wait, on a loaded machine, can make a second one).
+  expect(onB.replayed).toBeGreaterThanOrEqual(6);
   expect(onB.replayed + onB.skipped.length).toBe(onB.listed);
-  expect(new Set(onB.skipped.map((x) => x.workflowId))).toEqual(new Set([taskOp]));
-  // Each run of the task op replays with the code of the version it ran on: the first on A; a second one, started
+  expect(new Set(onB.skipped.map((x) => x.workflowId))).toEqual(new Set([fileOp]));
+  // Each run of the download replays with the code of the version it ran on: the first on A; a second one, started
   // after B became current (a start asked for again on a loaded machine, seen in CI), on B.
   const opRuns: string[] = [];
-  for await (const wf of temporal.workflow.list({ query: `WorkflowId = '${taskOp}'` })) opRuns.push(wf.runId);
+  for await (const wf of temporal.workflow.list({ query: `WorkflowId = '${fileOp}'` })) opRuns.push(wf.runId);
   let onAReplayed = 0;
   for (const run of opRuns) {
-    const build = (await taskVersions(temporal, taskOp, run))[0]?.buildId;
-    const own = await replayAll({ temporal: Temporal.over(temporal), bundlePath: build === builds.B ? bundles.B : bundles.A, query: `WorkflowId = '${taskOp}' AND RunId = '${run}'` });
+    const build = (await taskVersions(temporal, fileOp, run))[0]?.buildId;
+    const own = await replayAll({ temporal: Temporal.over(temporal), bundlePath: build === builds.B ? bundles.B : bundles.A, query: `WorkflowId = '${fileOp}' AND RunId = '${run}'` });
     expect([run, own.replayed, own.nondeterministic, own.failed]).toEqual([run, 1, [], []]);
     if (build !== builds.B) onAReplayed++;
   }
-  expect(opRuns).toContain(taskOpRun);
+  expect(opRuns).toContain(fileOpRun);
   // The change was real: B's code cannot go on with what A started, so only pinning kept it whole.
-  const crossed = await replayAll({ temporal: Temporal.over(temporal), bundlePath: bundles.B, query: `WorkflowId = '${taskOp}' AND RunId = '${taskOpRun}'` });
+  const crossed = await replayAll({ temporal: Temporal.over(temporal), bundlePath: bundles.B, query: `WorkflowId = '${fileOp}' AND RunId = '${fileOpRun}'` });
   expect(crossed.nondeterministic.length).toBe(1);
   // No workflow task failed, but for Queries the guard refused (a loaded machine meets them).
   for await (const wf of temporal.workflow.list()) expect([wf.workflowId, await failedTasks(temporal, wf.workflowId, wf.runId)]).toEqual([wf.workflowId, []]);

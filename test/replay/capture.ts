@@ -28,8 +28,6 @@ import { agentWorkflowId, approvalWorkflowId } from '../../workflows/ids';
 import { budgetSpentSignal } from '../../workflows/agent/messages';
 import { signedAsGateway } from '../support/decisions';
 import { approvalQuery, decideUpdate, requestSendUpdate } from '../../workflows/isphere/messages';
-import { runIdKey } from '../../workflows/searchAttributes';
-import { taskMutationWorkflow } from '../../workflows/taskOp/workflow';
 import { tokenRegistryId } from '../../workflows/tokens/messages';
 import { AgentClient, eventually, Operator } from '../support/clients';
 import { updateAdmitted } from '../support/temporal';
@@ -139,7 +137,8 @@ async function record(stack: SoakStack, out: string): Promise<number> {
   const q3 = await eventually(async () => (await operator.request('GET', `/questions?run=${run.run_id}`)).json.questions[0]?.qid as string | undefined);
   await operator.request('POST', `/runs/${run.run_id}/questions/${q3}/decline`, { reason: 'Not now.' });
   await asked3;
-  // The task board (since v14): each change is a short workflow of the run; a keyed create twice, the second answered by the receipt.
+  // The task board: changes went through a short workflow from v14 until issue 40; now they go straight to the Task API
+  // and leave no history, but they still touch the root (its board list is read from the run).
   const board = await AgentClient.connect(gatewayUrl, run.root.agent_token, 'agentteam');
   const keyed = { channel: run.run_id, tasks: [{ title: 'Recorded task', description: long('At length.') }], idempotency_key: 'capture-1' };
   const made = await board.ok('task_create', keyed);
@@ -262,14 +261,6 @@ async function record(stack: SoakStack, out: string): Promise<number> {
   await client.workflow.getHandle(agentWorkflowId(fifth.run_id, fifth.root.agent_id)).signal(budgetSpentSignal, { budget: 'run', measure: 'tokens', used: 10, limit: 10 });
   await answerPerson(fifth.run_id, await personQuestion(fifth.run_id, 'root_stopped'), [], 'Go on.');
   await eventually(async () => ((await operator.events(fifth.run_id, 'agent_restarted')).length > 0 ? true : undefined), 30_000);
-  // A task change that never left (no agent: refused before any request), and one whose activity failed past its
-  // attempts: the workflow's `not_sent` branch.
-  await client.workflow.execute(taskMutationWorkflow, {
-    taskQueue: 'dipper',
-    workflowId: `run/${fifth.run_id}/agent/${fifth.root.agent_id}/task/task_checkpoint/never-sent`,
-    args: [{ op: 'checkpoint', agentId: '', channels: [fifth.run_id], body: { channel: fifth.run_id, number: 1, summary: 'x' }, retrySafe: false }],
-    typedSearchAttributes: [{ key: runIdKey, value: fifth.run_id }],
-  });
   await operator.request('POST', `/runs/${fifth.run_id}/cancel`, { reason: 'recorded' });
 
   say('sixth run');

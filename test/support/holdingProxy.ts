@@ -51,6 +51,7 @@ export class HoldingProxy {
       this.held--;
     }
     const answer = await forward(this.upstream, req, body);
-    res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' }).end(await answer.text());
+    // Bytes as they came (a file's content is not text).
+    res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' }).end(Buffer.from(await answer.arrayBuffer()));
   }
 }

@@ -63,14 +63,16 @@ export class TaskApiClient {
     this.tokens = new AgentTokens(new HttpTokenRoutes(opts), opts.workspace);
   }
 
-  async request(req: TaskRequest): Promise<TaskAnswer> {
+  /** `timeoutMs` shortens the request's own deadline, e.g. to end before the tool call that makes it must answer. */
+  async request(req: TaskRequest, timeoutMs = this.opts.requestTimeoutMs): Promise<TaskAnswer> {
     if (!req.agent.agentId || !this.opts.workspace) throw new MissingCredentialContext();
-    const first = await this.send(req, await this.tokens.tokenFor(req.agent));
+    const until = Date.now() + Math.min(timeoutMs, this.opts.requestTimeoutMs);
+    const first = await this.send(req, await this.tokens.tokenFor(req.agent), until);
     if (first.status !== 401) return first;
-    return this.send(req, await this.tokens.refresh(req.agent));
+    return this.send(req, await this.tokens.refresh(req.agent), until);
   }
 
-  private async send(req: TaskRequest, token: string): Promise<TaskAnswer> {
+  private async send(req: TaskRequest, token: string, until: number): Promise<TaskAnswer> {
     const route = ROUTES[req.op];
     let url = `${this.base(req.agent.agentId)}${route.path}`;
     if (route.method === 'GET') url += `?${new URLSearchParams(queryOf(req.body))}`;
@@ -78,7 +80,7 @@ export class TaskApiClient {
       method: route.method,
       headers: { authorization: `Bearer ${token}`, ...(route.method === 'POST' ? { 'content-type': 'application/json' } : {}) },
       body: route.method === 'POST' ? JSON.stringify(req.body) : undefined,
-      timeoutMs: this.opts.requestTimeoutMs,
+      timeoutMs: Math.max(1, until - Date.now()),
     });
     return answerOf(res.status, res.body);
   }
