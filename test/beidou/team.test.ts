@@ -117,8 +117,13 @@ describe('team workspaces', () => {
     expect(events[0].data.bytes).toBeGreaterThanOrEqual(4000);
     const notice = await waitForInbox(root, (m) => m.kind === 'system' && m.content.startsWith('[WORKSPACE OVER BUDGET]'));
     expect(notice.content).toContain(child.result.team_id);
-    await new Promise((r) => setTimeout(r, 2500));
-    expect(await operator.events(runId, 'workspace_over_budget')).toHaveLength(1);
+    // The positive sign that checks went on after the report: a second team past its budget is reported too. Had the
+    // first team's report not been kept, the round that found the second would have reported the first again.
+    const second = await root.ok('create_team', { name: 'second', task: 'More work.', roles: [{ role: 'helper', skill: 'worker', description: 'Helps.' }] });
+    fs.writeFileSync(path.join((await operator.launch(runId, second.members[0].agent_id)).workspace_path, 'big.bin'), Buffer.alloc(4000));
+    const both = await eventsOf(runId, 'workspace_over_budget', 2);
+    expect(both.map((e) => e.data.team_id).sort()).toEqual([child.result.team_id, second.team_id].sort());
+    expect(await operator.events(runId, 'workspace_over_budget')).toHaveLength(2);
   });
 
   it("leave an idle leader's history still while they are watched", async () => {
