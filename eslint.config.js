@@ -3,27 +3,29 @@ const js = require('@eslint/js');
 const { defineConfig } = require('eslint/config');
 const tseslint = require('typescript-eslint');
 const globals = require('globals');
+const { importX, createNodeResolver } = require('eslint-plugin-import-x');
 
 /**
  * Workflow code runs in Temporal's deterministic sandbox and is replayed from
- * history, so it may import only the workflow SDK, the shared common types
- * and other workflow modules. Type-only imports are erased at compile time
- * and are always fine (the Activities interface, config types).
+ * history, so it may import only the workflow SDK, other workflow modules and
+ * src/common/pure/ (plain code every layer shares, held to the same rules).
+ * Type-only imports are erased at compile time and are always fine (the
+ * Activities interface, config types).
  */
 const WORKFLOW_IMPORT_MESSAGE =
-  "Workflow code is replayed deterministically: import only '@temporalio/workflow', '@temporalio/common' and workflow modules. " +
+  "Workflow code is replayed deterministically: import only '@temporalio/workflow', '@temporalio/common', workflow modules and src/common/pure/. " +
   'Node built-ins and I/O belong in activities/. A type-only import (`import type`) is fine.';
 
 /**
  * Matches any specifier that is neither relative nor one of the allowed packages: the two SDK ones, and
- * @noble/curves and @noble/hashes, plain arithmetic that checks the gateway's signature on a person's decision (workflows/decisionProof.ts).
+ * @noble/curves and @noble/hashes, plain arithmetic that checks the gateway's signature on a person's decision (src/common/pure/decisionProof.ts).
  */
 const NOT_WORKFLOW_SAFE = '^(?!\\.{1,2}(/|$)|@temporalio/(workflow|common)(/|$)|@noble/(curves|hashes)(/|$))';
 
 /**
- * Relative imports that climb out of workflows/ (to activities/ or src/) are
+ * Relative imports that climb out of workflows/ (to activities/ or src/, but src/common/pure/) are
  * outside code too; the climb that escapes depends on how deep the file sits.
- * @param {string | null} escape regex of a relative specifier that leaves workflows/ from this depth
+ * @param {string | null} escape regex of a relative specifier that leaves workflows/ (or src/common/pure/) from this depth
  */
 function workflowImports(escape) {
   const patterns = [{ regex: NOT_WORKFLOW_SAFE, allowTypeImports: true, message: WORKFLOW_IMPORT_MESSAGE }];
@@ -98,6 +100,53 @@ const byName = [
   { selector: "BinaryExpression[operator=/^[!=]==?$/][right.property.name='workflowType'][left.type='Literal']", message: BY_NAME_MESSAGE },
 ];
 
+/**
+ * Layers (docs/architecture.md, "Layers"): each imports only from its own layer and those below it, type-only imports
+ * included. What two layers share lives in the lower one, most often src/common/.
+ */
+const LAYERS = [
+  {
+    name: 'the bottom layer',
+    paths: ['src/config.ts', 'src/log.ts', 'src/paths.ts', 'src/private.ts', 'src/skills.ts', 'src/common', 'src/auth', 'src/temporal', 'src/metrics', 'src/notify', 'src/versioning'],
+  },
+  { name: 'workflows and activities', paths: ['workflows', 'activities'] },
+  {
+    name: 'the services',
+    paths: ['src/registry', 'src/gateway', 'src/isphere', 'src/console', 'src/worker', 'src/taskservice', 'src/runtime', 'src/model', 'src/client', 'src/ops'],
+  },
+  { name: 'the commands', paths: ['src/cli', 'src/cluster', 'src/soak', 'src/devstack', 'bench'] },
+];
+const layerZones = LAYERS.slice(0, -1).map((layer, i) => ({
+  target: layer.paths,
+  from: LAYERS.slice(i + 1).flatMap((above) => above.paths),
+  message: `This is ${layer.name}, which imports nothing from a layer above it (docs/architecture.md, "Layers"): move what both use down, most often to src/common/.`,
+}));
+/** src/cli is the command line's entry: it starts everything and nothing imports it (cluster, soak and bench share src/devstack/ with it). */
+const CLI_ZONE = {
+  target: LAYERS.flatMap((layer) => layer.paths).filter((p) => p !== 'src/cli'),
+  from: ['src/cli'],
+  message: 'Nothing imports src/cli, the entry of the command line: what it shares belongs in src/devstack/ or lower.',
+};
+/** @param {object[]} zones */
+const restrictedPaths = (zones) => ['error', { basePath: __dirname, zones }];
+const layers = [
+  {
+    files: ['{src,workflows,activities,bench}/**/*.{ts,js,cjs}'],
+    plugins: { 'import-x': importX },
+    settings: {
+      'import-x/extensions': ['.ts', '.js', '.cjs'],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
+      'import-x/resolver-next': [createNodeResolver({ extensions: ['.ts', '.js', '.cjs', '.json'] })],
+    },
+    rules: { 'import-x/no-restricted-paths': restrictedPaths([...layerZones, CLI_ZONE]) },
+  },
+  // A cycle among workflow modules makes what a module sees at load depend on which was loaded first.
+  { files: ['workflows/**/*.ts', 'src/common/pure/*.ts'], rules: { 'import-x/no-cycle': 'error' } },
+];
+
+/** The layer rule reads import statements: a type named inline by `import('…')` would pass it unseen. */
+const INLINE_TYPE_IMPORT = { selector: 'TSImportType[argument.literal.value=/^\\./]', message: "Name a type with `import type { … } from '…'`, which the layer rule (docs/architecture.md, \"Layers\") checks." };
+
 /** Node's globals that browsers lack, switched off for browser code (the base block turns every Node global on). */
 const nodeOnlyOff = Object.fromEntries(Object.keys(globals.node).filter((name) => !(name in globals.browser)).map((name) => [name, 'off']));
 
@@ -131,8 +180,11 @@ module.exports = defineConfig(
     rules: { '@typescript-eslint/no-restricted-imports': workflowImports(null), ...workflowDeterminism },
   },
   // Later blocks replace the option list, so each depth repeats the whole rule.
-  { files: ['workflows/*.ts'], rules: { '@typescript-eslint/no-restricted-imports': workflowImports('^\\.\\./') } },
-  { files: ['workflows/*/*.ts'], rules: { '@typescript-eslint/no-restricted-imports': workflowImports('^\\.\\./\\.\\./') } },
+  { files: ['workflows/*.ts'], rules: { '@typescript-eslint/no-restricted-imports': workflowImports('^\\.\\./(?!src/common/pure/)') } },
+  { files: ['workflows/*/*.ts'], rules: { '@typescript-eslint/no-restricted-imports': workflowImports('^\\.\\./\\.\\./(?!src/common/pure/)') } },
+  // Bundled into the workflow sandbox with the workflows that import it: the same rules, and values only from itself.
+  { files: ['src/common/pure/*.ts'], rules: { '@typescript-eslint/no-restricted-imports': workflowImports('^\\.\\./'), ...workflowDeterminism } },
+  ...layers,
   { files: ['**/*.ts', '**/*.js'], ignores: ['src/temporal/**', 'test/**'], rules: { 'no-restricted-imports': restrictedImports(TEMPORAL_CLIENT) } },
   // Later blocks replace the pattern list, so each repeats the ones that still apply.
   { files: ['src/**/*.ts'], ignores: ['src/worker/**', 'src/temporal/**'], rules: { 'no-restricted-imports': restrictedImports(TEMPORAL_CLIENT, NO_ACTIVITIES) } },
@@ -141,7 +193,7 @@ module.exports = defineConfig(
   { files: ['src/common/*.ts'], rules: { 'no-restricted-imports': restrictedImports(TEMPORAL_CLIENT, NO_ACTIVITIES, aboveCommon('\\.\\./')) } },
   { files: ['src/common/*/*.ts'], rules: { 'no-restricted-imports': restrictedImports(TEMPORAL_CLIENT, NO_ACTIVITIES, aboveCommon('\\.\\./\\.\\./')) } },
   { files: ['src/common/*/*/*.ts'], rules: { 'no-restricted-imports': restrictedImports(TEMPORAL_CLIENT, NO_ACTIVITIES, aboveCommon('\\.\\./\\.\\./\\.\\./')) } },
-  { files: ['{src,activities,bench,workflows}/**/*.ts'], rules: { 'no-restricted-syntax': byName } },
+  { files: ['{src,activities,bench,workflows}/**/*.ts'], rules: { 'no-restricted-syntax': [...byName, INLINE_TYPE_IMPORT] } },
   {
     files: ['test/**/*.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },

@@ -5,10 +5,13 @@ import path from 'node:path';
 import { runtimeFor, type DipperConfig, type RuntimeChoice } from '../src/config';
 import { paths, UnsafePathSegment } from '../src/paths';
 import type { SkillCatalog } from '../src/skills';
-import type { Revocation } from '../workflows/tokens/messages';
+import type { Revocation } from '../src/common/pure/revocations';
 import { recordRevocation } from '../src/auth/revoke';
+import { tokenRegistryWorkflow } from '../workflows/tokens/registry';
 import type { Temporal } from '../src/temporal';
-import type { AgentIdentity, DipperEvent, LaunchSpec, PlanTask } from '../workflows/types';
+import type { PlanTask } from '../workflows/types';
+import type { AgentIdentity, LaunchSpec } from '../src/common/launchPayload';
+import type { DipperEvent } from '../src/common/stores/eventStore';
 import { diskFailure, onDisk } from './diskFailure';
 import { withFaults } from './faults';
 import { measureWorkspace, watchUntilOver, type WatchInput } from './workspaceWatch';
@@ -22,7 +25,7 @@ import { agentEnv } from './runtimes/agentEnv';
 import { TooManyProcesses, type CommandRuntime } from './runtimes/command';
 import { buildPayload, type LaunchPayload, type ReadLaunch } from '../src/common/launchPayload';
 import { resolveTexts, type ContentStore } from '../src/common/stores/contentStore';
-import type { StoredText, Text } from '../workflows/content';
+import type { StoredText, Text } from '../src/common/pure/content';
 import { launchBody, postWebhook, stopBody } from './runtimes/webhook';
 import { spawnPreparation } from './spawn';
 import { notifyActivities } from './notify';
@@ -76,7 +79,7 @@ export function createActivities(deps: ActivityDeps) {
     },
 
     async revokeTokens(revocation: Revocation): Promise<void> {
-      await recordRevocation(deps.temporal, config, deps.revoked, revocation);
+      await recordRevocation(deps.temporal, tokenRegistryWorkflow, config, deps.revoked, revocation);
     },
 
     /** Texts an agent moves out of its state before it continues as new (workflows/agent/spill.ts). */

@@ -4,7 +4,7 @@ import { writeWorkflowBundle } from '../src/devstack/bundle';
 import { removeStaleRunFolders } from '../src/devstack/scratch';
 import os from 'node:os';
 import path from 'node:path';
-import { workerIsPolling } from '../src/cli/workerHealth';
+import { workerIsPolling } from '../src/devstack/workerHealth';
 import { loadConfig, type DipperConfig } from '../src/config';
 import { startDevServer } from '../src/devstack/devServer';
 import { freePort, projectRoot, startProcess, waitForHttp, type DipperProcess } from '../src/devstack/dipperProcess';
@@ -43,6 +43,25 @@ export interface Stack {
   pids: { worker?: number; gateway?: number; temporal?: number };
   /** The Temporal server's Prometheus endpoint. */
   temporalMetricsUrl: string;
+  /** The folder the worker and gateway keep their files in (events.db with its inbox wakes, content.db). */
+  dataDir: string;
+}
+
+/** What a caller may change about the stack. */
+export interface StackOptions {
+  /**
+   * The address the worker and the gateway reach Temporal at, given the
+   * server's (the tracer puts a recording proxy in between); by default the server's own.
+   */
+  temporalFor?: (serverAddress: string) => Promise<{ worker?: string; gateway?: string }>;
+}
+
+/** The first ports tried: DIPPER_BENCH_TEMPORAL_PORT and DIPPER_BENCH_GATEWAY_PORT, so two stacks on one machine need not meet. */
+function basePort(name: string, fallback: number): number {
+  const raw = process.env[name];
+  const port = raw === undefined || raw === '' ? fallback : Number(raw);
+  if (!Number.isInteger(port) || port < 1024 || port > 65_000) throw new Error(`${name} must be a port number, not ${raw}`);
+  return port;
 }
 
 /** Waits for `ready`, but fails as soon as the process it waits for has died. */
@@ -57,12 +76,12 @@ async function readyUnlessExited(ready: Promise<void>, proc: DipperProcess, what
  * and gateway as separate processes with the bench surface on. Each piece is
  * handed to `teardown` as soon as it runs.
  */
-export async function startStack(dataRoot: string, teardown: Teardown, progress: (message: string) => void): Promise<Stack> {
+export async function startStack(dataRoot: string, teardown: Teardown, progress: (message: string) => void, options: StackOptions = {}): Promise<Stack> {
   removeStaleRunFolders(path.dirname(dataRoot));
   const dataDir = path.join(dataRoot, 'data');
   fs.mkdirSync(dataDir, { recursive: true });
-  const temporalPort = await freePort(47233, 1000);
-  const gatewayPort = await freePort(47710);
+  const temporalPort = await freePort(basePort('DIPPER_BENCH_TEMPORAL_PORT', 47233), 1000);
+  const gatewayPort = await freePort(basePort('DIPPER_BENCH_GATEWAY_PORT', 47710));
 
   progress(`starting Temporal on 127.0.0.1:${temporalPort}`);
   const server = await startDevServer({
@@ -113,9 +132,10 @@ export async function startStack(dataRoot: string, teardown: Teardown, progress:
   const taskLog = path.join(dataRoot, 'taskservice.log');
   const taskService = startProcess('taskservice', { ...env, DIPPER_TASK_SERVICE_DB: path.join(dataDir, 'tasks.db') }, taskLog);
   teardown.add('the Task service', () => taskService.kill());
-  const worker = startProcess('worker', env, workerLog);
+  const via = (await options.temporalFor?.(server.address)) ?? {};
+  const worker = startProcess('worker', { ...env, TEMPORAL_ADDRESS: via.worker ?? server.address }, workerLog);
   teardown.add('the worker', () => worker.kill());
-  const gateway = startProcess('gateway', env, gatewayLog);
+  const gateway = startProcess('gateway', { ...env, TEMPORAL_ADDRESS: via.gateway ?? server.address }, gatewayLog);
   teardown.add('the gateway', () => gateway.kill());
   const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
   await readyUnlessExited(waitForHttp(`${gatewayUrl}/healthz`, 60_000), gateway, 'gateway', gatewayLog);
@@ -129,6 +149,7 @@ export async function startStack(dataRoot: string, teardown: Teardown, progress:
     pids: { worker: worker.proc.pid, gateway: gateway.proc.pid, temporal: server.pid },
     // The dev server's metrics port is its UI port plus two (src/devstack/devConfig.ts).
     temporalMetricsUrl: `http://127.0.0.1:${temporalPort + 1002}/metrics`,
+    dataDir,
   };
 }
 

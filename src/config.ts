@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { defaultLimits, WORKFLOW_TASK_TIMEOUT_MS } from '../workflows/limits';
+import { defaultLimits, WORKFLOW_TASK_TIMEOUT_MS } from './common/pure/limits';
 import path from 'node:path';
 import { parseDestination } from './common/destination';
 import { tlsFromEnv, type TemporalTarget, type TemporalTls } from './temporal/tls';
@@ -142,7 +142,7 @@ export interface DipperConfig {
      * How long a worker may hold a workflow task (DIPPER_WORKFLOW_TASK_TIMEOUT_MS),
      * given to every workflow this process starts; their children inherit
      * it. A worker killed holding a task leaves its workflow waiting this
-     * long (workflows/limits.ts).
+     * long (src/common/pure/limits.ts).
      */
     workflowTaskTimeoutMs: number;
     /**

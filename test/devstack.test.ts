@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { devServerArgs, loadTemporalDevConfig } from '../src/devstack/devConfig';
 import { mcpClientConfig } from '../src/cli/startRun';
-import { TEMPORAL_SERVER_VERSION } from '../src/cluster/temporalServer';
+import { TEMPORAL_SERVER_VERSION } from '../src/common/version';
 import { clusterEnvs } from '../src/cluster/cluster';
 import { temporalCliPath } from '../src/devstack/temporalCli';
 

@@ -1,6 +1,6 @@
 import { allHandlersFinished, condition, proxyActivities, upsertMemo, uuid4, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { DipperEvent } from './types';
+import type { DipperEvent } from '../src/common/stores/eventStore';
 
 /** Events flushed per activity call; keeps each payload small. */
 const BATCH = 200;

@@ -1,5 +1,4 @@
 import {
-  defineSignal,
   patched,
   workflowInfo,
   type ActivateInput,
@@ -11,20 +10,8 @@ import {
   type WorkflowInterceptorsFactory,
   type WorkflowInternalsInterceptor,
 } from '@temporalio/workflow';
-// A cycle (the registry listens for wakeSignal), read only when a task runs: both modules are loaded by then.
+import { QUERY_COLD, QUERY_REFUSED } from '../src/common/pure/queryGuard';
 import { tokenRegistryWorkflow } from './tokens/registry';
-
-/** The failure message of a refused Query; the gateway answers it as `unavailable`, to be asked again. */
-export const QUERY_REFUSED = 'dipper: history grew without a workflow task; ask again';
-/** The failure message of a Query that reached a workflow no worker has run a workflow task for yet; the gateway wakes it (wakeSignal) and asks again. */
-export const QUERY_COLD = 'dipper: not run by this worker yet; wake it and ask again';
-
-/**
- * A no-op signal whose only effect is a workflow task: a worker runs the
- * workflow from its full history, as replay does, and keeps it; Queries are
- * answered from then on. Every workflow the gateway queries handles it.
- */
-export const wakeSignal = defineSignal<[]>('dipperWake');
 
 /**
  * Refuses to let a Query move the workflow forward, without ever failing a

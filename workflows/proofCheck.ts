@@ -1,5 +1,5 @@
 import { log } from '@temporalio/workflow';
-import { proven, type DecisionClaim, type DecisionProof } from './decisionProof';
+import { proven, type DecisionClaim, type DecisionProof } from '../src/common/pure/decisionProof';
 import { refuse } from './errors';
 
 /**

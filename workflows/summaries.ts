@@ -1,5 +1,5 @@
-import type { Text } from './content';
-import type { AgentIdentity } from './types';
+import type { Text } from '../src/common/pure/content';
+import type { AgentIdentity } from '../src/common/launchPayload';
 
 /**
  * What a person reads about a workflow in the Temporal UI: a one-line

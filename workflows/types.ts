@@ -1,18 +1,7 @@
 import type { Limits } from '../src/config';
-import type { Rules, Text } from './content';
+import type { Rules, Text } from '../src/common/pure/content';
 
 export type { Limits };
-
-/** One record of the event log; written to the store by an activity, never read back by workflows. */
-export interface DipperEvent {
-  event_id: string;
-  run_id: string;
-  agent_id: string | null;
-  type: string;
-  /** Milliseconds since the epoch, workflow time. */
-  ts: number;
-  data: Record<string, unknown>;
-}
 
 export type AgentStatus = 'active' | 'review_pending' | 'termination_requested' | 'terminating' | 'terminated';
 
@@ -64,34 +53,6 @@ export interface Plan {
   plan_id: string;
   plan_path: string;
   tasks: PlanTask[];
-}
-
-/** Facts needed to start an agent's lifecycle; decided by the leader's workflow. */
-export interface AgentIdentity {
-  runId: string;
-  agentId: string;
-  name: string;
-  role: string;
-  skill: string;
-  model?: string;
-  /** Team this agent is a member of; null for the root. */
-  teamId: string | null;
-  /** Leader of that team; null for the root, whose leader is the user. */
-  leaderId: string | null;
-  depth: number;
-  planTaskId?: string;
-  /** Workspace folder of the team the agent belongs to (the run's workspace for the root). */
-  workspacePath: string;
-  /** The host the run is pinned to (workflows/host.ts); absent on one host. */
-  host?: string;
-  artifactsPath?: string;
-}
-
-/** What the runtime adapter is given to start the agent. Tokens are minted by the activity, never stored here. */
-export interface LaunchSpec {
-  firstMessage: Text;
-  roleDescription: Text;
-  rules: Rules;
 }
 
 export interface ChildRecord {

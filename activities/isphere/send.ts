@@ -2,9 +2,9 @@ import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ApplicationFailure } from '@temporalio/common';
 import type { DipperConfig } from '../../src/config';
-import type { Text } from '../../workflows/content';
+import type { Text } from '../../src/common/pure/content';
 import type { ApprovalTarget, Binding, SendOutcome } from '../../workflows/isphere/messages';
-import { proven, type DecisionClaim, type DecisionProof } from '../../workflows/decisionProof';
+import { proven, type DecisionClaim, type DecisionProof } from '../../src/common/pure/decisionProof';
 import { pathOf, sign } from '../../src/common/isphere/signature';
 import { ANCHOR_EVENT, AuditKeyConflict, type AuditEntry, type AuditStore } from '../../src/common/stores/audit';
 import { resolveTexts, type ContentStore } from '../../src/common/stores/contentStore';
@@ -37,7 +37,7 @@ export interface NotifyInput {
 
 export interface FileSendInput {
   runId: string;
-  /** Checked again before anything leaves (workflows/decisionProof.ts). */
+  /** Checked again before anything leaves (src/common/pure/decisionProof.ts). */
   decision?: ProvenDecision;
   clientMessageId: string;
   target: ApprovalTarget;
@@ -56,7 +56,7 @@ export interface DownloadInput {
 
 export interface SendInput {
   runId: string;
-  /** Checked again before anything leaves (workflows/decisionProof.ts). */
+  /** Checked again before anything leaves (src/common/pure/decisionProof.ts). */
   decision?: ProvenDecision;
   clientMessageId: string;
   target: ApprovalTarget;

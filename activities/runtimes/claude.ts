@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { projectRoot } from '../../src/cli/projectRoot';
+import { projectRoot } from '../../src/common/projectRoot';
 import type { RuntimeChoice } from '../../src/config';
 
 /**

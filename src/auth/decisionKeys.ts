@@ -1,8 +1,8 @@
 import crypto from 'node:crypto';
-import { prove, publicKeyOf, type DecisionClaim, type DecisionProof } from '../../workflows/decisionProof';
+import { prove, publicKeyOf, type DecisionClaim, type DecisionProof } from '../common/pure/decisionProof';
 
 /**
- * The keys that vouch for a person's decision (workflows/decisionProof.ts),
+ * The keys that vouch for a person's decision (src/common/pure/decisionProof.ts),
  * derived from the signing secrets: the current one signs, and every
  * secret still accepted during a rotation signs too, so an approval
  * started under the old secret still takes a decision made under the new

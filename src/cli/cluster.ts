@@ -6,7 +6,7 @@ import { backupCluster, restoreCluster } from '../cluster/backup';
 import { backupKey, maxFileBytes } from './backup';
 import { isRunning } from '../devstack/processes';
 import { CLUSTER_DATABASES, startCluster } from '../cluster/cluster';
-import { localBin, projectRoot } from './projectRoot';
+import { localBin, projectRoot } from '../common/projectRoot';
 
 const log = (line: string) => process.stderr.write(`cluster: ${line}\n`);
 

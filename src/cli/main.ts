@@ -3,7 +3,7 @@ import { loadOrCreateSecrets } from '../auth/secrets';
 import { loadConfig } from '../config';
 import { ensureTemporalCli } from '../devstack/temporalCli';
 import { SERVED_SURFACES } from '../registry/surfaces';
-import { localBin, projectRoot } from './projectRoot';
+import { localBin, projectRoot } from '../common/projectRoot';
 import { runSteps, runTogether } from './runStep';
 import { EXEC_HELP, EXIT } from './execHelp';
 import { printEvents, printRuns, type OperatorTarget } from './operatorCommands';
@@ -166,7 +166,7 @@ program
   .command('worker-health')
   .description('exit 0 when a worker polls the task queue (container healthcheck)')
   .action(async () => {
-    const polling = await (await import('./workerHealth')).workerIsPolling(loadStackConfig());
+    const polling = await (await import('../devstack/workerHealth')).workerIsPolling(loadStackConfig());
     if (!polling) process.stderr.write('dipper: no worker polls the task queue\n');
     process.exitCode = polling ? 0 : 1;
   });

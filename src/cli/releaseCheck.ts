@@ -2,9 +2,9 @@ import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { TEMPORAL_SERVER_VERSION } from '../cluster/temporalServer';
+import { TEMPORAL_SERVER_VERSION } from '../common/version';
 import { clusterTest } from './cluster';
-import { localBin, projectRoot } from './projectRoot';
+import { localBin, projectRoot } from '../common/projectRoot';
 
 const DOC = path.join(projectRoot, 'docs', 'operations.md');
 const START = '<!-- release-check:start -->';

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { projectRoot } from './projectRoot';
+import { projectRoot } from '../common/projectRoot';
 
 /** Runs a command in the project root with the terminal attached; resolves with its exit code. */
 export function runStep(command: string, args: string[]): Promise<number> {

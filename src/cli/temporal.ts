@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { type DipperConfig, temporalAddress } from '../config';
 import { ensureTemporalCli } from '../devstack/temporalCli';
-import { projectRoot } from './projectRoot';
+import { projectRoot } from '../common/projectRoot';
 
 /**
  * `dipper temporal <args>`: the bundled Temporal CLI, pointed at the stack's

@@ -8,10 +8,10 @@ import { ensureNamespace, loadTemporalDevConfig, startDevServer } from '../devst
 import { waitForPort } from '../devstack/processes';
 import { bannerLines } from './banner';
 import { whyUpCannotStart } from './preflight';
-import { projectRoot } from './projectRoot';
+import { projectRoot } from '../common/projectRoot';
 import { newStackRecord, readLiveStack, removeOwnStackRecord, writeStackRecord } from './stackRecord';
 import { startRun } from './startRun';
-import { type Running, type Supervised, startNode, supervise } from './supervise';
+import { type Running, type Supervised, startNode, supervise } from '../devstack/supervise';
 
 /** `dipper up`: Temporal (bundled dev server or the configured one), then the worker and the gateway. */
 export interface UpOptions {

@@ -6,7 +6,7 @@ import { loadTemporalDevConfig } from '../devstack/devConfig';
 import { ensureNamespace } from '../devstack/namespace';
 import { stopProcess } from '../devstack/processes';
 import { startProcess, waitForHttp } from '../devstack/dipperProcess';
-import { supervise, type Running } from '../cli/supervise';
+import { supervise, type Running } from '../devstack/supervise';
 import { clusterSecrets, type ClusterSecrets } from './secrets';
 import { clientTlsEnv, ensureCerts } from './certs';
 import { tlsFromEnv } from '../temporal/tls';

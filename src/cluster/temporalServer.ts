@@ -4,14 +4,8 @@ import path from 'node:path';
 import { TemporalAdmin } from '../temporal';
 import type { TemporalTarget } from '../temporal/tls';
 import type { ClusterCerts } from './certs';
+import { TEMPORAL_SERVER_VERSION } from '../common/version';
 
-/**
- * The production Temporal server `dipper cluster` runs, built from its Go
- * module: the release the dev server of the pinned CLI embeds
- * (TEMPORAL_CLI_VERSION), so tests and the cluster run one server version.
- * test/devstack.test.ts holds the two (and docker-compose.yml) together.
- */
-export const TEMPORAL_SERVER_VERSION = 'v1.32.0';
 const MODULE = 'go.temporal.io/server';
 
 export interface ServerTools {

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { jsonSetting } from './jsonSetting';
 import type { AgentUsage, HeldUsage } from './stores/eventStore';
-import type { BudgetSpent } from '../../workflows/agent/messages';
 
 const limit = z.number().int().positive();
 const budget = z.strictObject({ tokens: limit.optional(), turns: limit.optional() });
@@ -14,6 +13,15 @@ const budget = z.strictObject({ tokens: limit.optional(), turns: limit.optional(
 export const budgetsSchema = z.strictObject({ run: budget.optional(), agent: budget.optional(), skills: z.record(z.string(), budget).optional() });
 export type Budget = z.infer<typeof budget>;
 export type Budgets = z.infer<typeof budgetsSchema>;
+
+/** What the model proxy saw when it stopped an agent: which budget, what was counted, and its limit. */
+export interface BudgetSpent {
+  /** `agent`: the budget of the agent's skill; `run`: the run's, shared by all its agents. */
+  budget: 'agent' | 'run';
+  measure: 'tokens' | 'turns';
+  used: number;
+  limit: number;
+}
 
 export function parseBudgets(raw: string | undefined): Budgets | undefined {
   if (!raw) return undefined;

@@ -1,5 +1,33 @@
 import { expiryOf, mintAgentToken } from '../auth/tokens';
-import type { AgentIdentity, LaunchSpec } from '../../workflows/types';
+import type { Rules, Text } from './pure/content';
+
+/** Facts needed to start an agent's lifecycle; decided by the leader's workflow. */
+export interface AgentIdentity {
+  runId: string;
+  agentId: string;
+  name: string;
+  role: string;
+  skill: string;
+  model?: string;
+  /** Team this agent is a member of; null for the root. */
+  teamId: string | null;
+  /** Leader of that team; null for the root, whose leader is the user. */
+  leaderId: string | null;
+  depth: number;
+  planTaskId?: string;
+  /** Workspace folder of the team the agent belongs to (the run's workspace for the root). */
+  workspacePath: string;
+  /** The host the run is pinned to (workflows/host.ts); absent on one host. */
+  host?: string;
+  artifactsPath?: string;
+}
+
+/** What the runtime adapter is given to start the agent. Tokens are minted by the activity, never stored here. */
+export interface LaunchSpec {
+  firstMessage: Text;
+  roleDescription: Text;
+  rules: Rules;
+}
 
 /** Everything a runtime needs to run one agent. The same shape goes to every adapter. */
 export interface LaunchPayload {
@@ -42,7 +70,7 @@ export interface PayloadDeps {
 /** A launch spec whose stored texts have been read back (ContentStore.resolve): long rules come back as their JSON. */
 export type ReadLaunch = { [K in keyof LaunchSpec]: K extends 'rules' ? string[] | string : string };
 
-/** The rules of a read launch, whichever way they were kept (workflows/content.ts, Rules). */
+/** The rules of a read launch, whichever way they were kept (src/common/pure/content.ts, Rules). */
 function rulesOf(rules: string[] | string): string[] {
   return typeof rules === 'string' ? (JSON.parse(rules) as string[]) : rules;
 }

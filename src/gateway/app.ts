@@ -1,5 +1,5 @@
 import type { DecisionKeys } from '../auth/decisionKeys';
-import type { DipperEvent } from '../../workflows/types';
+import type { DipperEvent } from '../common/stores/eventStore';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { EventStore } from '../common/stores/eventStore';
@@ -20,7 +20,7 @@ import type { Wakeups } from './wakeups';
 import { ActivityMarks } from './activityMarks';
 import type { ProcessMetrics } from '../metrics/temporalCalls';
 import { bearer, errorHandler, isMcpPath, limitByAddress, limitRate, revoked, unauthorized } from './http';
-import { unconfirmed } from '../registry/serviceErrors';
+import { unconfirmed } from '../common/serviceErrors';
 import { LongPolls } from './longPolls';
 import { watchGateway } from './metrics';
 import type { Drain } from './drain';
@@ -66,7 +66,7 @@ export interface GatewayDeps {
   isphere: IsphereService;
   /** The iSphere audit chain and its key (the operator API lists and verifies it). */
   audit: { store: AuditStore; key: string };
-  /** Signs the decisions people make (workflows/decisionProof.ts). */
+  /** Signs the decisions people make (src/common/pure/decisionProof.ts). */
   decisions: DecisionKeys;
 }
 

@@ -4,7 +4,8 @@ import { admitModelRequest, type Budgets } from '../common/budgets';
 import { runtimeFor, type DipperConfig, type RuntimeChoice } from '../config';
 import { safeMessage, type Logger } from '../log';
 import type { Caller } from '../registry/capabilities';
-import { budgetSpentSignal, launchQuery, type BudgetSpent } from '../../workflows/agent/messages';
+import { budgetSpentSignal, launchQuery } from '../../workflows/agent/messages';
+import type { BudgetSpent } from '../common/budgets';
 import type { TeamClient } from './teamClient';
 
 /** Skills remembered per agent (an agent's skill never changes); past this many the oldest go. */

@@ -1,5 +1,5 @@
 import { resolveTexts, type ContentStore } from '../common/stores/contentStore';
-import { INLINE_TEXT_BYTES, isStored, type Text } from '../../workflows/content';
+import { INLINE_TEXT_BYTES, isStored, type Text } from '../common/pure/content';
 import type { ContentKeeping } from '../registry/capabilities';
 import { NotFound, WorkflowRefusal } from './teamClient';
 

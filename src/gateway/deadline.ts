@@ -1,5 +1,5 @@
 import { callDeadline, underDeadline } from '../temporal';
-import { unavailable } from '../registry/serviceErrors';
+import { unavailable } from '../common/serviceErrors';
 
 // The call deadline itself lives with the rest of the deadline policy (src/temporal/deadlines.ts).
 export { callDeadline, underDeadline };

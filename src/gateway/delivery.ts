@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { deliverMessagesUpdate, MAX_DELIVERY_BATCH, type DeliverInput, type DeliveryOutcome } from '../../workflows/agent/messages';
-import { stateBytes } from '../../workflows/content';
+import { stateBytes } from '../common/pure/content';
 import { callDeadline, underDeadline } from './deadline';
-import { notSent } from '../registry/serviceErrors';
+import { notSent } from '../common/serviceErrors';
 import type { MessageDelivery } from '../registry/capabilities';
 import type { TeamClient } from './teamClient';
 import type { Wakeups } from './wakeups';

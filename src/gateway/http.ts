@@ -1,10 +1,10 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { z } from 'zod';
 import { safeMessage } from '../log';
-import { ToolError } from '../registry/errors';
+import { ToolError } from '../common/toolErrors';
 import { inputError } from './mcp';
 import type { RateLimiter } from './rateLimit';
-import { rateLimited, retryAfterSeconds, serviceStatus } from '../registry/serviceErrors';
+import { rateLimited, retryAfterSeconds, serviceStatus } from '../common/serviceErrors';
 
 /** An HTTP failure that renders itself; the code that throws it knows nothing of express. */
 export class HttpError extends Error {

@@ -1,4 +1,4 @@
-import { invalidInput, type ToolError } from '../registry/errors';
+import { invalidInput, type ToolError } from '../common/toolErrors';
 
 /** An unpaired UTF-16 surrogate: not a character, and what encodeURIComponent and many stores refuse deep inside a call. */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;

@@ -8,13 +8,13 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { internalError, ToolError } from '../registry/errors';
+import { internalError, ToolError } from '../common/toolErrors';
 import { EnvelopeError, envelopeOf } from '../registry/isphere/envelope';
 import { toMcpTool } from '../registry/mcpTool';
 import type { ToolContext, ToolDef } from '../registry/types';
 import { safeMessage, type Logger } from '../log';
 import { SERVER_VERSION } from '../common/version';
-import { NothingDone, notSent, outcomeUnknown } from '../registry/serviceErrors';
+import { NothingDone, notSent, outcomeUnknown } from '../common/serviceErrors';
 import { answerWithin } from './deadline';
 import { checkReviewGate, gateOf, recordGateDenied } from './reviewGate';
 import { NotFound } from '../temporal';

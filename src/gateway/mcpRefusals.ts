@@ -1,12 +1,12 @@
 import type { Response } from 'express';
-import { invalidInput, type ToolError } from '../registry/errors';
+import { invalidInput, type ToolError } from '../common/toolErrors';
 import type { Surface } from '../registry/types';
 import { argumentsShape, malformedInput } from './inputGuards';
 import { dryRunOf, renderError } from './mcp';
 
 /** A JSON-RPC message as far as a refusal needs it: a tool call's name and arguments. */
 type Message = { method?: unknown; id?: unknown; params?: { name?: unknown; arguments?: Record<string, unknown> } };
-import { rateLimited, retryAfterSeconds, serviceStatus, unconfirmed } from '../registry/serviceErrors';
+import { rateLimited, retryAfterSeconds, serviceStatus, unconfirmed } from '../common/serviceErrors';
 
 /**
  * A request refused before any MCP server starts. A tool call gets the

@@ -19,8 +19,9 @@ import type { RunInput } from '../../workflows/run/state';
 import { mayAct, type OperatorIdentity, type Role } from '../auth/operators';
 import { expiryOf, mintAgentToken } from '../auth/tokens';
 import { keepAfter, recordRevocation } from '../auth/revoke';
+import { tokenRegistryWorkflow } from '../../workflows/tokens/registry';
 import type { RevokedTokens } from '../common/stores/revokedTokens';
-import { rootDecisionClaim } from '../../workflows/decisionProof';
+import { rootDecisionClaim } from '../common/pure/decisionProof';
 import type { DipperConfig, Limits } from '../config';
 import type { SkillCatalog } from '../skills';
 import type { ContentKeeper } from './content';
@@ -136,7 +137,7 @@ export interface OperatorDeps {
   metrics: ProcessMetrics;
   /** The iSphere audit chain and its key, for listing and verifying it. */
   audit: { store: AuditStore; key: string };
-  /** Signs the decisions people make (workflows/decisionProof.ts). */
+  /** Signs the decisions people make (src/common/pure/decisionProof.ts). */
   decisions: DecisionKeys;
 }
 
@@ -236,7 +237,7 @@ export function operatorRouter(deps: OperatorDeps): Router {
       return { run_status: view.status };
     });
     // Its agents are stopped one by one after this; their tokens stop working before the answer, not as each ends.
-    if (out.run_status === 'cancelled') await team.bounded('revoke tokens', () => recordRevocation(team.temporal, config, deps.revoked, { runId, at: Date.now() }));
+    if (out.run_status === 'cancelled') await team.bounded('revoke tokens', () => recordRevocation(team.temporal, tokenRegistryWorkflow, config, deps.revoked, { runId, at: Date.now() }));
     res.json({ run_id: runId, status: out.run_status });
   });
 
@@ -290,7 +291,7 @@ export function operatorRouter(deps: OperatorDeps): Router {
   router.post('/runs/:runId/tokens/revoke', needs('admin'), async (req, res) => {
     const runId = runIdOf(req.params.runId);
     await team.query(team.run(runId), runQuery).catch(notFound);
-    await team.bounded('revoke tokens', () => recordRevocation(team.temporal, config, deps.revoked, { runId, at: Date.now() }));
+    await team.bounded('revoke tokens', () => recordRevocation(team.temporal, tokenRegistryWorkflow, config, deps.revoked, { runId, at: Date.now() }));
     res.json({ run_id: runId, revoked: 'every token of the run' });
   });
 

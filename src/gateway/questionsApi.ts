@@ -7,7 +7,7 @@ import { answerQuestionUpdate, declineQuestionUpdate, questionQuery, type Questi
 import { toAnswer, type GivenAnswer } from '../../workflows/question/answers';
 import type { DecisionKeys } from '../auth/decisionKeys';
 import type { OperatorIdentity } from '../auth/operators';
-import { questionClaim } from '../../workflows/decisionProof';
+import { questionClaim } from '../common/pure/decisionProof';
 import { asHttpError, HttpError, parseBody } from './http';
 import { NotFound, type TeamClient } from './teamClient';
 import type { ContentKeeper } from './content';

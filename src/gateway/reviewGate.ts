@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { pendingReviewsQuery } from '../../workflows/agent/messages';
 import { REVIEW_GATE_ALLOWED, reviewGateRefusal } from '../../workflows/agent/reviewGate';
-import { ToolError } from '../registry/errors';
+import { ToolError } from '../common/toolErrors';
 import type { ToolContext, ToolDef } from '../registry/types';
 
 /**

@@ -3,7 +3,7 @@ import type { RevokedTokens } from '../common/stores/revokedTokens';
 import type { Logger } from '../log';
 import { beforeDeadline, isNotFound, type Temporal } from '../temporal';
 import { safeMessage } from '../log';
-import { revocationKey, revocationsQuery, tokenRegistryId, type RevocationsView } from '../../workflows/tokens/messages';
+import { revocationKey, revocationsQuery, tokenRegistryId, type RevocationsView } from '../common/pure/revocations';
 
 /**
  * Where a replica learns which tokens were revoked. Today the task queue's

@@ -3,7 +3,7 @@ import { Router, type Response } from 'express';
 import { z } from 'zod';
 import { pendingReviewsQuery } from '../../workflows/agent/messages';
 import { reviewGateRefusal } from '../../workflows/agent/reviewGate';
-import type { DipperEvent } from '../../workflows/types';
+import type { DipperEvent } from '../common/stores/eventStore';
 import type { Caller } from '../registry/capabilities';
 import { parseBody } from './http';
 import type { TeamClient } from './teamClient';

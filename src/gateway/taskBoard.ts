@@ -2,7 +2,7 @@ import { MissingCredentialContext, NotSent, OutcomeUnknown, type TaskApiClient, 
 import { NoAgentToken } from '../common/taskApi/tokens';
 import { peerQuery } from '../../workflows/run/messages';
 import { callDeadline } from '../temporal';
-import { ToolError } from '../registry/errors';
+import { ToolError } from '../common/toolErrors';
 import { fromService, outcomeUnknown, serviceUnavailable, taskError, type CallFacts } from '../registry/agentteam/errors';
 import type { CallAbout, Caller, TaskBoardAccess } from '../registry/capabilities';
 import type { TeamClient } from './teamClient';

@@ -2,7 +2,7 @@ import type { TargetDetails } from './targets';
 import { createHash } from 'node:crypto';
 import { ConnectorError } from '../common/isphere/errors';
 import { canonicalJson } from '../common/canonicalJson';
-import type { Text } from '../../workflows/content';
+import type { Text } from '../common/pure/content';
 import { approvalWorkflowId } from '../../workflows/ids';
 import { approvalQuery, requestSendUpdate, type ApprovalInput, type ApprovalView, type Binding, type SendOutcome } from '../../workflows/isphere/messages';
 import { agentIdKey, runIdKey, statusKey } from '../../workflows/searchAttributes';

@@ -9,7 +9,7 @@ import { AccessPolicy, type Reader } from './policy';
 
 /** Agents whose skill is held; a skill never changes for an agent, so only the count is bounded. */
 const SKILLS_HELD = 10_000;
-/** Leaders looked up above an agent at most: deeper than any team may nest (workflows/limits.ts), so a loop cannot spin. */
+/** Leaders looked up above an agent at most: deeper than any team may nest (src/common/pure/limits.ts), so a loop cannot spin. */
 const MAX_CHAIN = 64;
 
 /**

@@ -1,6 +1,6 @@
 import type { QueryDefinition, UpdateDefinition, Workflow } from '@temporalio/common';
 import type { DeliverInput, DeliveryOutcome } from '../../workflows/agent/messages';
-import type { Text } from '../../workflows/content';
+import type { Text } from '../common/pure/content';
 import type { TaskOp } from '../common/taskApi/client';
 import type { StartOptions, WorkflowRef } from '../temporal';
 

@@ -1,4 +1,4 @@
-import { noop } from './bench/noop';
+import { noop, noopBytes } from './bench/noop';
 import { sendMessage, listPeers } from './beidou/messaging';
 import { declarePlan, listReady, removePlan, updatePlanTask } from './beidou/plans';
 import { answerQuestion, askUser, escalateQuestion } from './beidou/questions';
@@ -50,4 +50,4 @@ export function toolsOf(surface: Surface): ToolDef[] {
 }
 
 /** The bench surface, kept out of `tools` so the published beidou surface and its snapshots stay as they are. */
-export const benchTools: ToolDef[] = [noop] as unknown as ToolDef[];
+export const benchTools: ToolDef[] = [noop, noopBytes] as unknown as ToolDef[];

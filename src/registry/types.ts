@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { DipperEvent } from '../../workflows/types';
+import type { DipperEvent } from '../common/stores/eventStore';
 import type { Limits } from '../config';
 import type { SkillCatalog } from '../skills';
 import type { IsphereService } from '../isphere/service';

@@ -1,4 +1,4 @@
-import { serveApp, type ServedApp } from '../devstack/serveApp';
+import { serveApp, type ServedApp } from '../common/serveApp';
 import { openSqlite } from '../common/stores/sqlite';
 import { createTaskServiceApp } from './app';
 

@@ -7,10 +7,10 @@ import {
 } from '@temporalio/client';
 import { ActivityFailure, ApplicationFailure, TimeoutFailure, TimeoutType } from '@temporalio/common';
 import { ConnectorError, type IsphereCode } from '../common/isphere/errors';
-import { QUERY_COLD, QUERY_REFUSED } from '../../workflows/interceptors';
-import { needsRepair, NothingDone, stepFailed, unavailable } from '../registry/serviceErrors';
+import { QUERY_COLD, QUERY_REFUSED } from '../common/pure/queryGuard';
+import { needsRepair, NothingDone, stepFailed, unavailable } from '../common/serviceErrors';
 import { safeMessage, type Logger } from '../log';
-import { internalError } from '../registry/errors';
+import { internalError } from '../common/toolErrors';
 import { keepsFailing } from './health';
 import type { Temporal } from './temporal';
 

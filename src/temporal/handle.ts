@@ -1,6 +1,6 @@
 import { WorkflowUpdateStage, type WorkflowHandle } from '@temporalio/client';
 import type { QueryDefinition, SignalDefinition, UpdateDefinition, Workflow, WorkflowResultType } from '@temporalio/common';
-import { QUERY_COLD, wakeSignal } from '../../workflows/interceptors';
+import { QUERY_COLD, wakeSignal } from '../common/pure/queryGuard';
 import type { Counted } from './counted';
 
 /** Queries to a cold workflow, the wake between them included: about 1.5 s of waiting at most. */

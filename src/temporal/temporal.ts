@@ -13,7 +13,7 @@ import type { temporal } from '@temporalio/proto';
 import type { ProcessMetrics } from '../metrics/temporalCalls';
 import { counter, countedIteration, type Counted } from './counted';
 import { WorkflowRef } from './handle';
-import { WORKFLOW_TASK_TIMEOUT_MS } from '../../workflows/limits';
+import { WORKFLOW_TASK_TIMEOUT_MS } from '../common/pure/limits';
 
 export type WorkflowSummary = WorkflowExecutionInfo;
 
@@ -32,7 +32,7 @@ export interface ConnectOptions {
   metrics?: ProcessMetrics;
   channelArgs?: Record<string, number | string>;
   connectTimeout?: Duration;
-  /** The workflow task timeout of every workflow started here (DIPPER_WORKFLOW_TASK_TIMEOUT_MS; workflows/limits.ts says why). */
+  /** The workflow task timeout of every workflow started here (DIPPER_WORKFLOW_TASK_TIMEOUT_MS; src/common/pure/limits.ts says why). */
   workflowTaskTimeoutMs?: number;
 }
 

@@ -1,4 +1,4 @@
-import { TEMPORAL_SERVER_VERSION } from '../cluster/temporalServer';
+import { TEMPORAL_SERVER_VERSION } from '../common/version';
 import type { Logger } from '../log';
 import { safeMessage } from '../log';
 

@@ -14,8 +14,9 @@ import { fenceClaims, resolveAutoUsers } from '../../activities/runtimes/uidClai
 import { CommandRuntime } from '../../activities/runtimes/command';
 import { runtimeExitedSignal } from '../../workflows/agent/messages';
 import { agentWorkflowId } from '../../workflows/ids';
-import { tokenRegistryQueue } from '../../workflows/tokens/messages';
+import { tokenRegistryQueue } from '../common/pure/revocations';
 import { ensureTokenRegistry } from '../auth/revoke';
+import { tokenRegistryWorkflow } from '../../workflows/tokens/registry';
 import { DecisionKeys } from '../auth/decisionKeys';
 import { auditKey, loadOrCreateSecrets } from '../auth/secrets';
 import { isolatesAgents, temporalTarget, type DipperConfig } from '../config';
@@ -141,7 +142,7 @@ export async function createDipperWorker(
     run: async () => {
       try {
         // Beside polling: the new registry's first workflow task then runs on this worker.
-        const ensured = ensureTokenRegistry(temporal, config).catch(() => undefined);
+        const ensured = ensureTokenRegistry(temporal, tokenRegistryWorkflow, config).catch(() => undefined);
         // Beside polling: what this server's release leaves off, said once.
         const serverChecked = opts.log ? checkServer(() => admin.serverVersion(), opts.log).catch(() => undefined) : undefined;
         // Beside polling too: a version exists on the server once its first poller arrives.

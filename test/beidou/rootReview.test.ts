@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { DecisionKeys } from '../../src/auth/decisionKeys';
-import { questionClaim, rootDecisionClaim } from '../../workflows/decisionProof';
+import { questionClaim, rootDecisionClaim } from '../../src/common/pure/decisionProof';
 import { questionWorkflowId, runWorkflowId } from '../../workflows/ids';
 import { answerQuestionUpdate, declineQuestionUpdate } from '../../workflows/question/messages';
 import { rootAnsweredSignal, rootDecisionUpdate } from '../../workflows/run/messages';

@@ -4,7 +4,7 @@ import { openStores, type Stores } from '../../src/common/stores';
 import { CONTENT_GONE } from '../../src/gateway/content';
 import { sweepContent } from '../../src/worker/contentSweeper';
 import { Temporal } from '../../src/temporal';
-import { INLINE_TEXT_BYTES } from '../../workflows/content';
+import { INLINE_TEXT_BYTES } from '../../src/common/pure/content';
 import { runWorkflowId } from '../../workflows/ids';
 import { eventually } from '../support/clients';
 import { approve, closeAll, env, eventsOf, operator, spawn, startRun, task } from '../support/team';

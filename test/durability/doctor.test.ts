@@ -10,7 +10,7 @@ import { Temporal } from '../../src/temporal';
 import { installQuietRuntime } from '../../src/ops/quietRuntime';
 import { deliverMessagesUpdate, inboxQuery } from '../../workflows/agent/messages';
 import { agentWorkflowId } from '../../workflows/ids';
-import { QUERY_COLD, QUERY_REFUSED, wakeSignal } from '../../workflows/interceptors';
+import { QUERY_COLD, QUERY_REFUSED, wakeSignal } from '../../src/common/pure/queryGuard';
 import { readTestEnv, testDataRoot } from '../setup/env';
 import { AgentClient, eventually, inboxUnlessRetry } from '../support/clients';
 import { skipReplayOf } from '../support/replaySkip';

@@ -5,7 +5,7 @@ import { closeAll, env, spawn, startRun, task } from '../support/team';
 
 /**
  * A worker killed while it holds a workflow task leaves that workflow
- * waiting this timeout (workflows/limits.ts): every workflow of a run must
+ * waiting this timeout (src/common/pure/limits.ts): every workflow of a run must
  * carry Dipper's, not the server's default, and a member must inherit its
  * leader's.
  */

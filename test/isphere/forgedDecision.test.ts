@@ -15,7 +15,7 @@ import { sim } from './support';
  * Issue 21's attack: a caller who reaches Temporal itself (an agent process
  * that found its port) sends the decide Update of its own approval. Only a
  * decision the gateway signed for an operator or webhook it authenticated
- * is taken (workflows/decisionProof.ts); the send checks again with the
+ * is taken (src/common/pure/decisionProof.ts); the send checks again with the
  * worker's own keys, so even an approval workflow started by the forger
  * with a key of its own sends nothing.
  */

@@ -2,7 +2,7 @@ import { Client, Connection } from '@temporalio/client';
 import { temporalTargetOf } from '../support/temporal';
 import { closeAll, connect, env, operator, spawn, startRun, task, waitForInbox } from '../support/team';
 import { eventually } from '../support/clients';
-import { revocationsQuery, tokenRegistryId } from '../../workflows/tokens/messages';
+import { revocationsQuery, tokenRegistryId } from '../../src/common/pure/revocations';
 import { agentWorkflowId } from '../../workflows/ids';
 import { leftRunning, untilNothingRunning } from '../support/ended';
 

@@ -28,7 +28,7 @@ import { agentWorkflowId, approvalWorkflowId } from '../../workflows/ids';
 import { budgetSpentSignal } from '../../workflows/agent/messages';
 import { signedAsGateway } from '../support/decisions';
 import { approvalQuery, decideUpdate, requestSendUpdate } from '../../workflows/isphere/messages';
-import { tokenRegistryId } from '../../workflows/tokens/messages';
+import { tokenRegistryId } from '../../src/common/pure/revocations';
 import { AgentClient, eventually, Operator } from '../support/clients';
 import { updateAdmitted } from '../support/temporal';
 

@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Long from 'long';
 import { resetEventId } from '../../src/ops/doctor';
-import { QUERY_REFUSED, QueryCannotAdvance } from '../../workflows/interceptors';
+import { QueryCannotAdvance } from '../../workflows/interceptors';
+import { QUERY_REFUSED } from '../../src/common/pure/queryGuard';
 import { projectRoot } from '../support/processes';
 
 /**

@@ -6,8 +6,8 @@ import * as isphere from '../../workflows/isphere/messages';
 import * as question from '../../workflows/question/messages';
 import * as run from '../../workflows/run/messages';
 import * as workflows from '../../workflows';
-import { wakeSignal } from '../../workflows/interceptors';
-import { revokeSignal } from '../../workflows/tokens/messages';
+import { wakeSignal } from '../../src/common/pure/queryGuard';
+import { revokeSignal } from '../../src/common/pure/revocations';
 import { replayOptions } from '../../src/ops/replayAll';
 import { readTestEnv } from '../setup/env';
 

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';
 import type { Client, Connection } from '@temporalio/client';
-import { QUERY_COLD, QUERY_REFUSED } from '../../workflows/interceptors';
+import { QUERY_COLD, QUERY_REFUSED } from '../../src/common/pure/queryGuard';
 
 const quiet = { trace: () => undefined, debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined, log: () => undefined };
 

@@ -3,9 +3,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { SqliteContentStore } from '../../src/common/stores/contentStore';
 import { CONTENT_GONE, ContentKeeper } from '../../src/gateway/content';
-import { ToolError } from '../../src/registry/errors';
+import { ToolError } from '../../src/common/toolErrors';
 import { emptyInbox, Inbox } from '../../workflows/agent/inbox';
-import { excerpt, INLINE_TEXT_BYTES, prefixed, REF_STATE_BYTES, stateBytes, textBytes } from '../../workflows/content';
+import { excerpt, INLINE_TEXT_BYTES, prefixed, REF_STATE_BYTES, stateBytes, textBytes } from '../../src/common/pure/content';
 
 let dir: string;
 let store: SqliteContentStore;
@@ -39,7 +39,7 @@ it('stores only text above the inline size, and reads every stored text back in 
 it('drops what a refused call stored, keeps what a call with no answer stored, and says when content is gone', async () => {
   const refused = await keeper.keep('run_a', 'r'.repeat(5000));
   const { WorkflowRefusal } = await import('../../src/gateway/teamClient');
-  const { needsRepair } = await import('../../src/registry/serviceErrors');
+  const { needsRepair } = await import('../../src/common/serviceErrors');
   await expect(keeper.around([refused], () => Promise.reject(new WorkflowRefusal('inbox_full', 'full')))).rejects.toThrow('full');
   expect((await store.usage('run_a')).pieces).toBe(0);
   const unknown = await keeper.keep('run_a', 'u'.repeat(5000));

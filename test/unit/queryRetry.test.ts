@@ -1,5 +1,5 @@
 import { queryMayAnswerLater } from '../../src/temporal/errors';
-import { QUERY_COLD, QUERY_REFUSED } from '../../workflows/interceptors';
+import { QUERY_COLD, QUERY_REFUSED } from '../../src/common/pure/queryGuard';
 
 /** A client error wrapping the gRPC one, as @temporalio/client throws it. */
 const wrapped = (code: number) => Object.assign(new Error('Query failed'), { cause: Object.assign(new Error('grpc'), { code }) });

@@ -1,4 +1,4 @@
-import { ALL_GENERATIONS } from '../../workflows/tokens/messages';
+import { ALL_GENERATIONS } from '../../src/common/pure/revocations';
 import { RevocationState } from '../../workflows/tokens/state';
 
 describe("the token registry's state", () => {

@@ -5,7 +5,7 @@ import pino from 'pino';
 import { SqliteRevokedTokens } from '../../src/common/stores/revokedTokens';
 import { RevocationView, type RevocationSource } from '../../src/gateway/revocations';
 import { loadConfig } from '../../src/config';
-import { tokenRegistryQueue, type RevocationsView } from '../../workflows/tokens/messages';
+import { tokenRegistryQueue, type RevocationsView } from '../../src/common/pure/revocations';
 
 /**
  * A replica's view of the revocation list against a source whose answers

@@ -1,4 +1,4 @@
-import { TEMPORAL_SERVER_VERSION } from '../../src/cluster/temporalServer';
+import { TEMPORAL_SERVER_VERSION } from '../../src/common/version';
 import { olderThan, serverFindings } from '../../src/worker/serverCheck';
 
 describe('what a worker says about the Temporal server it finds', () => {

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { CONTENT_GONE, resolveTexts } from '../../src/common/stores/contentStore';
 import { openStores, type Stores } from '../../src/common/stores';
-import type { DipperEvent } from '../../workflows/types';
+import type { DipperEvent } from '../../src/common/stores/eventStore';
 
 /**
  * The event log and the content store behave the same on every backend:

@@ -1,4 +1,4 @@
-import { supervise, type Backoff, type Running } from '../../src/cli/supervise';
+import { supervise, type Backoff, type Running } from '../../src/devstack/supervise';
 
 /** A fake process that exits on its own `livesMs` after each start; the times of its starts and exits. */
 function fakeProcess(livesMs: number) {

@@ -1,6 +1,7 @@
 import { eventually } from '../support/clients';
 import { connectUpstream, kinds, probeId, withProbeWorker, replayFailure, upstreamChanged, type History, type Upstream } from './harness';
 import { flushLoopProbe, noteUpdate, nudgeSignal } from './probe/emptyTask';
+import { dipperFlushProbe, idleSignal, recordUpdate } from './probe/dipperFlush';
 
 /**
  * Upstream behaviour: SDK core splits a history into workflow tasks with a
@@ -18,7 +19,10 @@ import { flushLoopProbe, noteUpdate, nudgeSignal } from './probe/emptyTask';
  * Workaround it justifies: markWritten() in workflows/events.ts, a memo
  * upsert closing every event write, so the task that learns of the write
  * is never empty. The worker here keeps no cache, so every task is built
- * from history, as on a worker that has just restarted.
+ * from history, as on a worker that has just restarted. The last test runs
+ * Dipper's own EventBuffer through the same steps: it fails if markWritten()
+ * is taken out of it (checked by hand: with the upsert commented out, its
+ * history fails replay with the soak's signature).
  */
 let up: Upstream;
 beforeAll(async () => {
@@ -82,4 +86,47 @@ it('with a command closing the write (the memo upsert of markWritten) the same s
   const acceptedAt = k.indexOf('workflowExecutionUpdateAccepted');
   expect(k.slice(acceptedAt, acceptedAt + 3)).toEqual(['workflowExecutionUpdateAccepted', 'workflowExecutionUpdateCompleted', 'timerStarted']);
   expect(await replayFailure(up, history)).toBeUndefined();
+});
+
+it("Dipper's own event writer (EventBuffer, workflows/events.ts) through the same steps: its closing upsert keeps replay's grouping", async () => {
+  const id = probeId('empty-task-dipper');
+  let release!: () => void;
+  const firstWrite = new Promise<void>((resolve) => (release = resolve));
+  let writes = 0;
+  const options = { maxCachedWorkflows: 0, activities: { recordEvents: () => (writes++ === 0 ? firstWrite : Promise.resolve()) } };
+  const handle = await up.client.workflow.start(dipperFlushProbe, { taskQueue: id, workflowId: id });
+  const history = async () => kinds(await handle.fetchHistory());
+  const completedTasks = async () => (await history()).filter((k) => k === 'workflowTaskCompleted').length;
+  let k: string[];
+  let replayed: string | undefined;
+  try {
+    const final = await withProbeWorker(up, id, options, async () => {
+      try {
+        // The window's timer, then the first write, held (its ActivityTaskStarted is only written when it ends).
+        await eventually(async () => ((await history()).includes('activityTaskScheduled') ? true : undefined));
+        const before = await completedTasks();
+        await handle.signal(idleSignal);
+        await eventually(async () => ((await completedTasks()) === before + 1 ? true : undefined));
+        release();
+        await eventually(async () => ((await completedTasks()) === before + 2 ? true : undefined));
+        await handle.executeUpdate(recordUpdate);
+        return await handle.fetchHistory();
+      } finally {
+        // A write still held would keep the worker from shutting down.
+        release();
+      }
+    });
+    k = kinds(final);
+    replayed = await replayFailure(up, final);
+  } finally {
+    await handle.terminate('test/upstream: done').catch(() => undefined);
+  }
+  // Without markWritten() this is where it fails: `Timer machine does not handle this event: … ActivityTaskScheduled` (the window's timer).
+  expect(replayed).toBeUndefined();
+  const learned = k.indexOf('workflowTaskCompleted', k.indexOf('activityTaskCompleted'));
+  // markWritten()'s upsert is the command of the task that learned of the write.
+  expect(k[learned + 1]).toBe('workflowPropertiesModified');
+  // Replay's grouping live too: the write's completion on its own, then the Update, whose event waits for the window.
+  const acceptedAt = k.indexOf('workflowExecutionUpdateAccepted');
+  expect(k.slice(acceptedAt, acceptedAt + 3)).toEqual(['workflowExecutionUpdateAccepted', 'workflowExecutionUpdateCompleted', 'timerStarted']);
 });

@@ -1,6 +1,7 @@
 import { temporal } from '@temporalio/proto';
 import { eventually } from '../support/clients';
-import { connectUpstream, kinds, probeId, withProbeWorker, replayFailure, upstreamChanged, type History, type Upstream } from './harness';
+import { FIRST_TASK_MARK } from '../../workflows/interceptors';
+import { connectUpstream, guardedProbeBundle, kinds, probeId, withProbeWorker, replayFailure, upstreamChanged, type History, type Upstream } from './harness';
 import { addNoteUpdate, firstTaskProbe } from './probe/firstTask';
 
 /**
@@ -18,6 +19,8 @@ import { addNoteUpdate, firstTaskProbe } from './probe/firstTask';
  * Workaround it justifies: FIRST_TASK_MARK in workflows/interceptors.ts, a
  * command (the patch marker) in every run's first task. The worker here
  * keeps no cache, so every task is built from history, as after a restart.
+ * The last test runs the probe with Dipper's own interceptors bundled in, as
+ * the worker bundles them: it fails if FirstTaskCommand stops marking.
  */
 let up: Upstream;
 beforeAll(async () => {
@@ -30,9 +33,9 @@ afterAll(() => up?.close());
  * Updates while no worker runs, so both come in one task; then a fresh
  * worker. Returns the history once the window's timer fired and its task ended.
  */
-async function scenario(mark: boolean): Promise<History> {
-  const id = probeId(`first-task-${mark ? 'marked' : 'empty'}`);
-  const options = { maxCachedWorkflows: 0, activities: { write: () => Promise.resolve() } };
+async function scenario(mark: boolean, bundlePath?: string): Promise<History> {
+  const id = probeId(`first-task-${mark ? 'marked' : bundlePath ? 'dipper' : 'empty'}`);
+  const options = { maxCachedWorkflows: 0, activities: { write: () => Promise.resolve() }, ...(bundlePath ? { workflowBundle: { codePath: bundlePath } } : {}) };
   const handle = await up.client.workflow.start(firstTaskProbe, { taskQueue: id, workflowId: id, args: [mark] });
   try {
     await withProbeWorker(up, id, options, () => eventually(async () => (kinds(await handle.fetchHistory()).includes('workflowTaskCompleted') ? true : undefined)));
@@ -84,4 +87,18 @@ it('with a command in the first task (the patch marker) the same steps replay', 
   expect(k).not.toContain('workflowTaskFailed');
   expect(k).toContain('activityTaskScheduled');
   expect(await replayFailure(up, history)).toBeUndefined();
+});
+
+it("with Dipper's own interceptors (FIRST_TASK_MARK, workflows/interceptors.ts) the probe's empty first task records the marker, and the same steps replay", async () => {
+  const bundle = await guardedProbeBundle();
+  const history = await scenario(false, bundle);
+  const k = kinds(history);
+  // Without the marker this is where it fails, as the first test does.
+  expect(k).not.toContain('workflowTaskFailed');
+  expect(await replayFailure(up, history, bundle)).toBeUndefined();
+  expect(k[4]).toBe('markerRecorded');
+  // Dipper's marker, not one of the probe's own.
+  const details = Object.values(history.events?.[4]?.markerRecordedEventAttributes?.details ?? {});
+  expect(details.flatMap((d) => (d.payloads ?? []).map((p) => Buffer.from(p.data ?? []).toString())).join()).toContain(FIRST_TASK_MARK);
+  expect(k.slice(9, 11)).toEqual(['workflowExecutionUpdateAccepted', 'workflowExecutionUpdateAccepted']);
 });

@@ -18,6 +18,7 @@ export interface Upstream {
   client: Client;
   connection: Connection;
   namespace: string;
+  /** The probes alone: what the pinned SDK does with no workaround of Dipper's. */
   bundlePath: string;
   close(): Promise<void>;
 }
@@ -42,7 +43,23 @@ async function probeBundle(): Promise<string> {
   return file;
 }
 
-/** Runs `fn` while a worker of the pinned SDK serves the probes on the test's own task queue. */
+/**
+ * The same probes bundled with Dipper's own workflow interceptors
+ * (workflows/interceptors.ts: FIRST_TASK_MARK and the Query guards), as the
+ * worker bundles Dipper's workflows: a reproduction run on it fails when
+ * one of those workarounds is taken out. Built once a jest run, on demand.
+ */
+export async function guardedProbeBundle(): Promise<string> {
+  const file = path.join(testDataRoot, 'upstream-probes-guarded.js');
+  if (!fs.existsSync(file)) {
+    const interceptors = path.join(__dirname, '..', '..', 'workflows', 'interceptors.ts');
+    const { code } = await bundleWorkflowCode({ workflowsPath: require.resolve('./probe'), workflowInterceptorModules: [interceptors], logger: quiet });
+    fs.writeFileSync(file, code);
+  }
+  return file;
+}
+
+/** Runs `fn` while a worker of the pinned SDK serves the probes on the test's own task queue (`options.workflowBundle` picks another bundle). */
 export async function withProbeWorker<T>(up: Upstream, taskQueue: string, options: Partial<WorkerOptions>, fn: () => Promise<T>): Promise<T> {
   const connection = await NativeConnection.connect({ address: readTestEnv().temporalAddress });
   try {
@@ -62,9 +79,9 @@ export function probeId(name: string): string {
 
 export type History = Awaited<ReturnType<WorkflowHandle['fetchHistory']>>;
 
-/** Replays a history with the probe bundle: undefined when it replays, else the replayer's message. */
-export async function replayFailure(up: Upstream, history: History): Promise<string | undefined> {
-  return Worker.runReplayHistory(replayOptions({ codePath: up.bundlePath }, 'upstream'), history).then(
+/** Replays a history with the probe bundle (or the one named): undefined when it replays, else the replayer's message. */
+export async function replayFailure(up: Upstream, history: History, bundlePath = up.bundlePath): Promise<string | undefined> {
+  return Worker.runReplayHistory(replayOptions({ codePath: bundlePath }, 'upstream'), history).then(
     () => undefined,
     (err: unknown) => (err instanceof Error ? err.message : String(err)),
   );

@@ -22,8 +22,8 @@ import { recordedHistory } from '../support/temporal';
  * replay side by side.
  */
 const run = promisify(execFile);
-// A short one: a task board change.
-const history = recordedHistory('_task_task_delete_');
+// A short one: a question Dipper asks the person.
+const history = recordedHistory('_question_q_sys_');
 
 it('a replay worker being made when the last other native object closes gets a runtime that is gone', async () => {
   const env = readTestEnv();

@@ -20,8 +20,8 @@ import { recordedHistory } from '../support/temporal';
  * the replay.
  */
 const run = promisify(execFile);
-// A short one: a task board change.
-const history = recordedHistory('_task_task_delete_');
+// A short one: a question Dipper asks the person.
+const history = recordedHistory('_question_q_sys_');
 
 async function lookupsAfterReplay(mode: 'sdk-default' | 'dipper'): Promise<number> {
   const probe = path.join(__dirname, 'replayThreadProbe.ts');

@@ -18,7 +18,7 @@ import { recordedHistory } from '../support/temporal';
  * process, since the thread patch and the hook are process-wide.
  */
 const run = promisify(execFile);
-const history = recordedHistory('_task_task_delete_');
+const history = recordedHistory('_question_q_sys_');
 
 interface Seen {
   timedCalls: number;

@@ -3,7 +3,8 @@ import { rootStoppedAsk } from '../question/system';
 import { systemQuestionSignal } from '../run/messages';
 import { tell } from '../signals';
 import { tellPeople } from '../notify';
-import type { Text } from '../content';
+import type { Text } from '../../src/common/pure/content';
+import type { BudgetSpent } from '../../src/common/budgets';
 import * as m from './messages';
 import { newId, type AgentState } from './state';
 
@@ -38,7 +39,7 @@ export async function runtimeGone(
  * stopped (its process and its token: the main loop does that) and left
  * for its leader to end, as a crashed-out agent is.
  */
-export async function budgetSpent(s: AgentState, spent: m.BudgetSpent): Promise<void> {
+export async function budgetSpent(s: AgentState, spent: BudgetSpent): Promise<void> {
   if (s.status === 'terminated' || s.data.crashed_out || s.data.halted) return;
   s.data.halted = { reason: 'budget', down: false };
   s.data.stopped_at = Date.now();

@@ -3,7 +3,7 @@ import type { ApplicationFailure } from '@temporalio/common';
 import { setHandler, workflowInfo } from '@temporalio/workflow';
 import { refuse } from '../errors';
 import { agentWorkflowId, runWorkflowId } from '../ids';
-import { wakeSignal } from '../interceptors';
+import { wakeSignal } from '../../src/common/pure/queryGuard';
 import { tell } from '../signals';
 import { peerChangedSignal, rootReportSignal } from '../run/messages';
 import type { ChildChange } from './messages';
@@ -13,7 +13,7 @@ import { healthOf } from './health';
 import { installLeaderHandlers } from './leaderHandlers';
 import { statusToDirectory } from './statusReport';
 import { newId, type AgentState } from './state';
-import { excerpt, prefixed, type Text } from '../content';
+import { excerpt, prefixed, type Text } from '../../src/common/pure/content';
 
 /** Tells the leader's mirror and the run's directory about a status change. */
 export async function notifyStatus(s: AgentState): Promise<void> {

@@ -1,4 +1,4 @@
-import { stateBytes, textBytes, type Text } from '../content';
+import { stateBytes, textBytes, type Text } from '../../src/common/pure/content';
 import type { InboxItem, InboxKind } from '../types';
 
 export interface InboxData {

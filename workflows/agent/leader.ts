@@ -1,5 +1,5 @@
 import { reviewGateRefusal } from './reviewGate';
-import { sameText } from '../content';
+import { sameText } from '../../src/common/pure/content';
 import { refuse } from '../errors';
 import type { ChildRecord, PlanTask, PlanTaskSpec } from '../types';
 import type { CreateTeamInput, UpdatePlanTaskInput } from './messages';

@@ -1,6 +1,6 @@
 import { callSteps } from '../host';
 import { setUpdateOnce } from '../appliedUpdates';
-import type { Text } from '../content';
+import type { Text } from '../../src/common/pure/content';
 import type { PlanTaskSpec } from '../types';
 import { ApplicationFailure, condition, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../../activities';

@@ -1,7 +1,9 @@
 import type { AgentHealth } from './health';
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { Rules, Text } from '../content';
-import type { AgentIdentity, AgentStatus, ChildRecord, InboxItem, LaunchSpec, PlanTaskSpec, PlanTaskStatus } from '../types';
+import type { Rules, Text } from '../../src/common/pure/content';
+import type { AgentStatus, ChildRecord, InboxItem, PlanTaskSpec, PlanTaskStatus } from '../types';
+import type { AgentIdentity, LaunchSpec } from '../../src/common/launchPayload';
+import type { BudgetSpent } from '../../src/common/budgets';
 
 // Updates: the caller needs an answer, and validators keep refused input out of history.
 
@@ -9,7 +11,7 @@ export interface DeliverInput {
   message_id: string;
   from_agent_id: string;
   from_run_id: string;
-  /** Inline, or a reference the gateway stored (workflows/content.ts). */
+  /** Inline, or a reference the gateway stored (src/common/pure/content.ts). */
   content: Text;
   /**
    * Set when the sender gave an idempotency key (the message id is then derived from it): a digest of the words,
@@ -157,14 +159,6 @@ export const runtimeExitedSignal = defineSignal<[{ code: number | null; signal: 
   'runtimeExited',
 );
 
-/** What the model proxy saw when it stopped an agent: which budget, what was counted, and its limit. */
-export interface BudgetSpent {
-  /** `agent`: the budget of the agent's skill; `run`: the run's, shared by all its agents. */
-  budget: 'agent' | 'run';
-  measure: 'tokens' | 'turns';
-  used: number;
-  limit: number;
-}
 /** The model proxy found this agent (or its run) over budget: it is stopped and its leader told (workflows/agent/crash.ts). */
 export const budgetSpentSignal = defineSignal<[BudgetSpent]>('budgetSpent');
 /** A person answered the question about a stopped root: start it again, fresh, with their words as its next message. */

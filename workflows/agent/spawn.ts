@@ -1,4 +1,4 @@
-import { prefixed, type Rules, type Text } from '../content';
+import { prefixed, type Rules, type Text } from '../../src/common/pure/content';
 import { ActivityFailure, ApplicationFailure, ParentClosePolicy, startChild, uuid4, workflowInfo } from '@temporalio/workflow';
 import { agentWorkflowId, runWorkflowId } from '../ids';
 import { tell } from '../signals';
@@ -6,13 +6,13 @@ import { peerChangedSignal, releaseSpawnsSignal } from '../run/messages';
 import { failureText, refuse } from '../errors';
 import { leaderEndedSignal, runEndedSignal } from './messages';
 import { agentIdKey, leaderIdKey, roleKey, runIdKey, statusKey } from '../searchAttributes';
-import type { AgentIdentity, ChildRecord } from '../types';
+import type { ChildRecord } from '../types';
+import type { AgentIdentity } from '../../src/common/launchPayload';
 import { callSteps } from '../host';
 import { agentSummary } from '../summaries';
 import { slug } from './leader';
 import { newId, type AgentData, type AgentState } from './state';
-// A cycle (the agent workflow spawns agents), read only when a spawn runs: both modules are loaded by then.
-import { agentWorkflow } from './workflow';
+import { memberWorkflow } from './memberWorkflow';
 
 export type TeamRec = AgentData['teams'][number];
 
@@ -176,10 +176,10 @@ export async function launchMember(s: AgentState, team: TeamRec, spec: MemberSpe
     },
   });
   const firstMessage = spec.planTaskId && artifactsPath ? assignmentMessage(spec.planTaskId, artifactsPath, spec.task) : spec.task;
-  const start = startChild(agentWorkflow, {
+  const start = startChild(memberWorkflow(), {
     workflowId: agentWorkflowId(s.id.runId, agentId),
     parentClosePolicy: ParentClosePolicy.ABANDON,
-    // The task timeout Dipper gave the root, handed down (workflows/limits.ts).
+    // The task timeout Dipper gave the root, handed down (src/common/pure/limits.ts).
     workflowTaskTimeout: workflowInfo().taskTimeoutMs,
     args: [{ identity, limits: s.limits, runTask, launch: { firstMessage, roleDescription: spec.description, rules: spec.rules } }],
     // Read in the Temporal UI.

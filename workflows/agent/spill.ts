@@ -1,6 +1,6 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
-import type { StoredText, Text } from '../content';
+import type { StoredText, Text } from '../../src/common/pure/content';
 import type { AgentState } from './state';
 
 /**

@@ -1,4 +1,4 @@
-import { defaultLimits } from '../limits';
+import { defaultLimits } from '../../src/common/pure/limits';
 import { overdueReviewAsk, idleAgentAsk } from '../question/system';
 import { systemQuestionSignal } from '../run/messages';
 import { runWorkflowId } from '../ids';

@@ -1,6 +1,6 @@
 import { onHost } from '../host';
 import { spillBeforeContinuing } from './spill';
-import type { Text } from '../content';
+import type { Text } from '../../src/common/pure/content';
 import {
   allHandlersFinished,
   condition,
@@ -13,13 +13,15 @@ import {
 import type { Activities } from '../../activities';
 import { historyFull, readyToContinue } from '../events';
 import { attentionKey, statusKey } from '../searchAttributes';
-import type { AgentIdentity, AgentStatus, LaunchSpec, Limits } from '../types';
+import type { AgentStatus, Limits } from '../types';
+import type { AgentIdentity, LaunchSpec } from '../../src/common/launchPayload';
 import { agentWorkflowId } from '../ids';
 import { failureText } from '../errors';
 import { tell } from '../signals';
 import { runtimeGone } from './crash';
 import { leaderEndedSignal } from './messages';
 import { installHandlers, notifyStatus } from './handlers';
+import { setMemberWorkflow } from './memberWorkflow';
 import { AgentState, freshData, type AgentData } from './state';
 import { attentionOf, healthOf } from './health';
 import { watchWorkspaces } from './workspaceWatch';
@@ -194,6 +196,9 @@ export async function agentWorkflow(input: AgentInput): Promise<void> {
     }
   }
 }
+
+// spawn.ts starts members as this workflow (memberWorkflow.ts).
+setMemberWorkflow(agentWorkflow);
 
 /** What a person sees as this agent's current details in the Temporal UI: its health's line. Always false. */
 function showDetails(s: AgentState): false {

@@ -6,7 +6,7 @@ import { systemMessageSignal } from '../agent/messages';
 import { refuse } from '../errors';
 import { EventBuffer } from '../events';
 import { agentWorkflowId, hostQueue, runWorkflowId } from '../ids';
-import { wakeSignal } from '../interceptors';
+import { wakeSignal } from '../../src/common/pure/queryGuard';
 import { approvalClosedSignal, approvalOpenedSignal } from '../run/messages';
 import { statusKey } from '../searchAttributes';
 import { tell } from '../signals';

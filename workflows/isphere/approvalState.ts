@@ -1,4 +1,4 @@
-import { proven, type DecisionClaim, type DecisionProof } from '../decisionProof';
+import { proven, type DecisionClaim, type DecisionProof } from '../../src/common/pure/decisionProof';
 import { refuse } from '../errors';
 import { approvalClaim } from './messages';
 import type * as m from './messages';

@@ -1,6 +1,6 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { Text } from '../content';
-import type { DecisionClaim, DecisionProof } from '../decisionProof';
+import type { Text } from '../../src/common/pure/content';
+import type { DecisionClaim, DecisionProof } from '../../src/common/pure/decisionProof';
 
 /**
  * One approval-gated iSphere send: what was asked, who decides, and what
@@ -46,7 +46,7 @@ export interface ApprovalInput {
   attemptMs: number;
   /** Announce the request to the configured approval system (DIPPER_ISPHERE_APPROVAL_NOTIFY_URL). */
   notify?: boolean;
-  /** The public keys (hex) whose signature makes a decision a person's (workflows/decisionProof.ts); none: no decision is taken. */
+  /** The public keys (hex) whose signature makes a decision a person's (src/common/pure/decisionProof.ts); none: no decision is taken. */
   decisionKeys?: string[];
   /** A file send: the file's real path on the run's host, and that host when the run is pinned to one. */
   filePath?: string;
@@ -96,7 +96,7 @@ export interface Decision {
   reason?: string;
   /** The webhook's delivery id: the same delivery again is answered `already`, not decided twice. */
   delivery_id?: string;
-  /** The gateway's signature over this decision (workflows/decisionProof.ts): without a valid one nothing is decided. */
+  /** The gateway's signature over this decision (src/common/pure/decisionProof.ts): without a valid one nothing is decided. */
   proof?: DecisionProof;
 }
 

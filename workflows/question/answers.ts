@@ -1,3 +1,5 @@
+import type { GivenAnswer } from '../../src/common/pure/decisionProof';
+
 /**
  * The ask_user question and its answer, as the team surface spec writes
  * them: pure functions the gateway (input checks) and the question
@@ -24,11 +26,8 @@ export interface SubQuestion {
   no_other?: boolean;
 }
 
-/** What a person or a leader gives for one sub-question. */
-export interface GivenAnswer {
-  selected_labels: string[];
-  text: string | null;
-}
+/** What a person or a leader gives for one sub-question; defined with the decision proof that binds it. */
+export type { GivenAnswer };
 
 /** One sub-question's answer as the asker receives it. */
 export interface Answer {

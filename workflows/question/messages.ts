@@ -1,6 +1,6 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { Text } from '../content';
-import type { DecisionProof } from '../decisionProof';
+import type { Text } from '../../src/common/pure/content';
+import type { DecisionProof } from '../../src/common/pure/decisionProof';
 import type { Artifact } from '../../activities/artifacts';
 import type { Answer, GivenAnswer, SubQuestion } from './answers';
 
@@ -39,7 +39,7 @@ export interface QuestionInput {
   humanGateway: boolean;
   /** How long an answered question stays open, so an identical ask_user re-issued by its asker gets the same answer. */
   reattachMs: number;
-  /** The gateway's public keys: a person's answer or refusal is taken only with a signature by one of them (workflows/decisionProof.ts). */
+  /** The gateway's public keys: a person's answer or refusal is taken only with a signature by one of them (src/common/pure/decisionProof.ts). */
   decisionKeys: string[];
   /** For a root's report: the files it names and its plan's artifacts, as they were when it reported. */
   artifacts?: Artifact[];

@@ -1,4 +1,4 @@
-import { questionClaim, type DecisionProof } from '../decisionProof';
+import { questionClaim, type DecisionProof } from '../../src/common/pure/decisionProof';
 import { refuse } from '../errors';
 import { requireProof } from '../proofCheck';
 import { answerProblem, answerText, toAnswer, type Answer, type GivenAnswer } from './answers';

@@ -1,9 +1,9 @@
-import type { Text } from '../content';
+import type { Text } from '../../src/common/pure/content';
 import { restartSignal, systemMessageSignal } from '../agent/messages';
 import { agentWorkflowId, runWorkflowId } from '../ids';
 import { rootAnsweredSignal } from '../run/messages';
 import { tell } from '../signals';
-import type { DecisionProof } from '../decisionProof';
+import type { DecisionProof } from '../../src/common/pure/decisionProof';
 import type { Answer, GivenAnswer, SubQuestion } from './answers';
 import type { SystemQuestion } from './messages';
 

@@ -1,10 +1,10 @@
 import { condition, proxyActivities, setCurrentDetails, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
-import { INLINE_TEXT_BYTES, textBytes, type Text } from '../content';
+import { INLINE_TEXT_BYTES, textBytes, type Text } from '../../src/common/pure/content';
 import { askingSignal, systemMessageSignal } from '../agent/messages';
 import { EventBuffer } from '../events';
 import { agentWorkflowId, runWorkflowId } from '../ids';
-import { wakeSignal } from '../interceptors';
+import { wakeSignal } from '../../src/common/pure/queryGuard';
 import { questionClosedSignal, questionOpenedSignal } from '../run/messages';
 import { statusKey } from '../searchAttributes';
 import { tell } from '../signals';

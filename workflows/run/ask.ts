@@ -1,7 +1,7 @@
 import { ParentClosePolicy, proxyActivities, startChild, uuid4, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import type { Artifact } from '../../activities/artifacts';
-import type { Text } from '../content';
+import type { Text } from '../../src/common/pure/content';
 import { onHost } from '../host';
 import type { EventBuffer } from '../events';
 import { questionWorkflowId } from '../ids';

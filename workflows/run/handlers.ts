@@ -1,5 +1,5 @@
 import { setHandler } from '@temporalio/workflow';
-import { wakeSignal } from '../interceptors';
+import { wakeSignal } from '../../src/common/pure/queryGuard';
 import * as m from './messages';
 import type { RunState } from './state';
 

@@ -1,8 +1,8 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { Text } from '../content';
+import type { Text } from '../../src/common/pure/content';
 import type { PeerEntry } from '../types';
 import type { SystemAsk } from '../question/system';
-import type { DecisionProof } from '../decisionProof';
+import type { DecisionProof } from '../../src/common/pure/decisionProof';
 import type { GivenAnswer } from '../question/answers';
 
 /** An agent registers (entry) or reports a change (patch) to the run's directory. */

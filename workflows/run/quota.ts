@@ -1,5 +1,5 @@
 import { refuse } from '../errors';
-import { defaultLimits } from '../limits';
+import { defaultLimits } from '../../src/common/pure/limits';
 import type { Limits } from '../types';
 
 /** What the run counts for its spawn quotas; kept in its data through continue-as-new. */

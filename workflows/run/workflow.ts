@@ -19,7 +19,7 @@ import { questionRunEndedSignal } from '../question/messages';
 import { askSystemQuestions } from './ask';
 import { tell } from '../signals';
 import { agentIdKey, roleKey, runIdKey, statusKey } from '../searchAttributes';
-import type { AgentIdentity } from '../types';
+import type { AgentIdentity } from '../../src/common/launchPayload';
 import { agentSummary } from '../summaries';
 import { installHandlers } from './handlers';
 import { RunState, type RunInput } from './state';

@@ -1,6 +1,6 @@
 import { allHandlersFinished, condition, continueAsNew, setHandler, workflowInfo } from '@temporalio/workflow';
-import { wakeSignal } from '../interceptors';
-import { revocationsQuery, revokeSignal, type TokenRegistryInput } from './messages';
+import { wakeSignal } from '../../src/common/pure/queryGuard';
+import { revocationsQuery, revokeSignal, type TokenRegistryInput } from '../../src/common/pure/revocations';
 import { RevocationState } from './state';
 
 /**

@@ -1,4 +1,4 @@
-import { ALL_GENERATIONS, revocationKey, type Revocation, type RevocationsView, type RevokedEntry } from './messages';
+import { ALL_GENERATIONS, revocationKey, type Revocation, type RevocationsView, type RevokedEntry } from '../../src/common/pure/revocations';
 
 type Entry = RevokedEntry & { v: number };
 

@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import { openSqlite } from './sqlite';
 import { randomUUID } from 'node:crypto';
-import { isStored, readAs, type StoredText } from '../../../workflows/content';
+import { isStored, readAs, type StoredText } from '../pure/content';
 
 /** What a reader sees of text whose run's retention has passed. */
 export const CONTENT_GONE = '[content no longer kept: its run ended and the retention period passed]';

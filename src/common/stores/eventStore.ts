@@ -1,6 +1,16 @@
 import type Database from 'better-sqlite3';
 import { openSqlite } from './sqlite';
-import type { DipperEvent } from '../../../workflows/types';
+
+/** One record of the event log; written to the store by an activity, never read back by workflows. */
+export interface DipperEvent {
+  event_id: string;
+  run_id: string;
+  agent_id: string | null;
+  type: string;
+  /** Milliseconds since the epoch, workflow time. */
+  ts: number;
+  data: Record<string, unknown>;
+}
 
 export interface StoredEvent extends DipperEvent {
   /** Position in the log; the cursor for listing. */

@@ -1,6 +1,6 @@
 import { Client, Pool, type PoolClient } from 'pg';
-import type { StoredText } from '../../../workflows/content';
-import type { DipperEvent } from '../../../workflows/types';
+import type { StoredText } from '../pure/content';
+import type { DipperEvent } from './eventStore';
 import { newContentRef, type ContentStore } from './contentStore';
 import type { AgentUsage, EventStore, HeldUsage, ListOptions, ModelClaim, StoredEvent } from './eventStore';
 import type { InboxWakes } from './inboxWakes';

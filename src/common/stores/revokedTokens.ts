@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { Pool } from 'pg';
-import { ALL_GENERATIONS, revocationKey, type Revocation } from '../../../workflows/tokens/messages';
+import { ALL_GENERATIONS, revocationKey, type Revocation } from '../pure/revocations';
 import { openSqlite } from './sqlite';
 
 /**

@@ -1,4 +1,4 @@
-import { serveApp } from '../../devstack/serveApp';
+import { serveApp } from '../../common/serveApp';
 import { createBridgeSimApp, type BridgeSimAppOptions } from './app';
 
 export { createBridgeSimApp, type BridgeSimAppOptions } from './app';

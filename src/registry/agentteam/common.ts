@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { TaskBoardAccess } from '../capabilities';
 import { defineTool, type ToolContext, type ToolDef } from '../types';
-import { internalError } from '../errors';
+import { internalError } from '../../common/toolErrors';
 
 /** Workspace and agent come from the caller's token; the run scopes idempotency keys. */
 const HIDDEN = ['workspace_id', 'caller_agent_id', 'run_id'] as const;

@@ -1,4 +1,4 @@
-import { ToolError } from '../errors';
+import { ToolError } from '../../common/toolErrors';
 import type { ServiceError } from '../../common/taskApi/client';
 
 /** A suggested next call (contract section 8.2): advisory, it grants nothing. */

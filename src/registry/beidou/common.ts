@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { isTaskId, TASK_ID } from '../../paths';
-import { invalidInput, ToolError } from '../errors';
+import { invalidInput, ToolError } from '../../common/toolErrors';
 import { defineTool, type ToolContext, type ToolDef } from '../types';
 
 const HIDDEN = ['caller_agent_id', 'run_id'] as const;

@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { peersQuery } from '../../../workflows/run/messages';
 import { NotFound } from '../../temporal';
-import { ToolError } from '../errors';
+import { ToolError } from '../../common/toolErrors';
 import { agentId, beidouTool, checkBytes } from './common';
 
 /** Your key for one message: the same key and words again are delivered once (docs/decisions.md, "send_message"). */

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { PlanTaskSpec } from '../../../workflows/types';
 import { declarePlanUpdate, listReadyQuery, removePlanUpdate, updatePlanTaskUpdate } from '../../../workflows/agent/messages';
-import { invalidInput, ToolError } from '../errors';
+import { invalidInput, ToolError } from '../../common/toolErrors';
 import { beidouTool, callerHandle, checkBytes, checkSkills, id, taskId } from './common';
 
 const taskSpec = z.strictObject({

@@ -6,7 +6,7 @@ import { answerQuestionUpdate, escalateQuestionUpdate, questionQuery, type Quest
 import { openQuestionUpdate } from '../../../workflows/run/messages';
 import { agentIdKey, runIdKey, statusKey } from '../../../workflows/searchAttributes';
 import { NotFound, underDeadline, type WorkflowRef } from '../../temporal';
-import { ToolError } from '../errors';
+import { ToolError } from '../../common/toolErrors';
 import type { ToolContext } from '../types';
 import { beidouTool, checkBytes } from './common';
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { pendingReviewsQuery, requestTerminationUpdate, signalReviewUpdate } from '../../../workflows/agent/messages';
 import { reviewDetailProblem } from '../../../workflows/agent/reviewDetail';
-import { ToolError } from '../errors';
+import { ToolError } from '../../common/toolErrors';
 import { beidouTool, callerHandle, checkBytes } from './common';
 
 export const signalReview = beidouTool({

@@ -1,9 +1,9 @@
 import { callKey } from '../../../workflows/receipts';
-import { isStored } from '../../../workflows/content';
+import { isStored } from '../../common/pure/content';
 import { z } from 'zod';
 import { createTeamUpdate, spawnAgentUpdate, terminateChildUpdate } from '../../../workflows/agent/messages';
 import { peerQuery } from '../../../workflows/run/messages';
-import { ToolError } from '../errors';
+import { ToolError } from '../../common/toolErrors';
 import { agentId, beidouTool, callerHandle, checkBytes, checkSkills, id } from './common';
 
 export const spawnAgent = beidouTool({

@@ -7,9 +7,9 @@ import type { Reader } from '../../isphere/policy';
 import { itemsThatFit } from '../budget';
 import type { IsphereService } from '../../isphere/service';
 import { defineTool, type ToolContext, type ToolDef } from '../types';
-import { ToolError } from '../errors';
+import { ToolError } from '../../common/toolErrors';
 import { asConnectorError, EnvelopeError } from './envelope';
-import { unavailable } from '../serviceErrors';
+import { unavailable } from '../../common/serviceErrors';
 import { failureOf } from '../../temporal';
 
 /** Agent and run come from the caller's token: the run scopes cursors, the agent's skill its access. */

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ConnectorError, type IsphereCode } from '../../common/isphere/errors';
 import { AuditTrail, type ErrorEnvelope } from '../../isphere/audit';
-import { ToolError } from '../errors';
+import { ToolError } from '../../common/toolErrors';
 
 /**
  * The isphere surface's answers: `ok: true` with the tool's fields, or the

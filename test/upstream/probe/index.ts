@@ -2,3 +2,4 @@
 export { flushLoopProbe } from './emptyTask';
 export { pokedThenTimerProbe } from './legacyQuery';
 export { firstTaskProbe } from './firstTask';
+export { dipperFlushProbe } from './dipperFlush';

@@ -1,7 +1,6 @@
 import { ed25519 } from '@noble/curves/ed25519';
 import { bytesToHex, hexToBytes, utf8ToBytes } from '@noble/curves/utils';
 import { sha256 } from '@noble/hashes/sha2';
-import type { GivenAnswer } from './question/answers';
 
 /**
  * A person's decision as the gateway vouches for it. The gateway signs it
@@ -74,6 +73,12 @@ export function proven(claim: DecisionClaim, proof: DecisionProof | undefined, t
 /** SHA-256 of a text, hex: the same in a workflow, an activity and the gateway. */
 export function sha256Hex(text: string): string {
   return bytesToHex(sha256(utf8ToBytes(text)));
+}
+
+/** What a person or a leader gives for one sub-question of an ask_user question (workflows/question/answers.ts). */
+export interface GivenAnswer {
+  selected_labels: string[];
+  text: string | null;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { ToolError } from './errors';
+import { ToolError } from './toolErrors';
 
 /**
  * Failures of Dipper's own capacity or health rather than of the call: the

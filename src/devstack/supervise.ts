@@ -1,8 +1,8 @@
 import { isStartedMessage } from '../common/ready';
-import { type BuiltEntry, nodeArgs } from '../devstack/entryBuild';
-import { stopProcess } from '../devstack/processes';
-import { spawnTied } from '../devstack/tiedSpawn';
-import { projectRoot } from './projectRoot';
+import { type BuiltEntry, nodeArgs } from './entryBuild';
+import { stopProcess } from './processes';
+import { spawnTied } from './tiedSpawn';
+import { projectRoot } from '../common/projectRoot';
 
 /** One run of a supervised process. */
 export interface Running {

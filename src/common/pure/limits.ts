@@ -1,4 +1,4 @@
-import type { Limits } from '../src/config';
+import type { Limits } from '../../config';
 
 /**
  * How long a worker may hold a workflow task before the server hands it to
@@ -14,9 +14,9 @@ import type { Limits } from '../src/config';
 export const WORKFLOW_TASK_TIMEOUT_MS = 3_000;
 
 /**
- * Dipper's default limits. Here, with the workflows, because a run started
- * before a limit existed falls back to its default inside workflow code;
- * src/config.ts reads the environment on top of them.
+ * Dipper's default limits. Here, where workflow code imports them too,
+ * because a run started before a limit existed falls back to its default
+ * inside workflow code; src/config.ts reads the environment on top of them.
  */
 export const defaultLimits: Limits = {
   maxDepth: 8,
