@@ -1,8 +1,14 @@
 import type { Temporal } from '../src/temporal';
 import type { Agents } from './client';
 
-/** What each scenario's figures are read against. */
-export type Floor = 'noop' | 'update' | 'query';
+/**
+ * What each scenario's figures are read against: the no-op tool, the same
+ * no-op answering as many bytes as list_peers over the large run
+ * (`noopBytes`), a bare Update and Query, a bare workflow start and its
+ * result (`start`), and 100 child starts issued in one workflow task
+ * (`children`).
+ */
+export type Floor = 'noop' | 'noopBytes' | 'update' | 'query' | 'start' | 'children';
 
 /** How many calls each scenario makes; `--quick` shrinks them about tenfold. */
 export interface Counts {
@@ -14,6 +20,10 @@ export interface Counts {
   send: number;
   peers: number;
   spawn: number;
+  /** Bare workflow starts (the start floor). */
+  starts: number;
+  /** Bursts of 100 child starts (the child-start floor). */
+  childBursts: number;
   /** ask_user round trips per row. */
   ask: number;
   bursts: number;
@@ -33,7 +43,7 @@ export class Row {
     readonly name: string,
     /** The floors this row is divided by; a floor row names only itself. */
     readonly against: Floor[],
-    /** Set on the three floor rows. */
+    /** Set on the floor rows. */
     readonly floor?: Floor,
   ) {}
 

@@ -52,20 +52,30 @@ function table(header: string[], lines: string[][]): string {
   return [row(header), row(align), ...lines.map(row)].join('\n');
 }
 
-/** The figures table: one line per row, with median/p99 ratios to each floor it is read against. */
+/**
+ * The figures table: one line per row, with median/p99 ratios to each floor
+ * it is read against. The no-op column divides by the same-bytes no-op for
+ * a row read against it (marked "same bytes"), and the workflow-start column
+ * by the bare start or by the 100 child starts, whichever the row names.
+ */
 export function figuresTable(rows: Row[]): string {
   const summaries = new Map(rows.map((r) => [r, summarize(r.samples)] as const));
   const floors = new Map<Floor, Summary>();
   for (const r of rows) if (r.floor) floors.set(r.floor, summaries.get(r)!);
-  const against = (r: Row, s: Summary, floor: Floor): string => {
-    if (r.floor === floor) return 'floor';
-    const f = floors.get(floor);
-    return r.against.includes(floor) && f ? `${ratio(s.median, f.median)} / ${ratio(s.p99, f.p99)}` : '';
+  const ratios = (s: Summary, f: Summary | undefined) => (f ? `${ratio(s.median, f.median)} / ${ratio(s.p99, f.p99)}` : '');
+  /** The column's floor for this row: the first of `choices` it is read against. */
+  const pick = (r: Row, choices: Floor[]): Floor | undefined => choices.find((c) => r.against.includes(c));
+  const column = (r: Row, s: Summary, choices: Floor[], label: (f: Floor) => string = () => ''): string => {
+    if (r.floor && choices.includes(r.floor)) return 'floor';
+    const f = pick(r, choices);
+    if (!f || !floors.get(f)) return '';
+    return `${ratios(s, floors.get(f))}${label(f)}`;
   };
   const beyond = (r: Row, s: Summary): string => {
     const temporal = r.against.includes('update') ? floors.get('update') : r.against.includes('query') ? floors.get('query') : undefined;
-    const noop = floors.get('noop');
-    return r.against.includes('noop') && temporal && noop ? ms(s.median - noop.median - temporal.median) : '';
+    const noopFloor = pick(r, ['noopBytes', 'noop']);
+    const noop = noopFloor && floors.get(noopFloor);
+    return temporal && noop ? ms(s.median - noop.median - temporal.median) : '';
   };
   const lines = rows.map((r) => {
     const s = summaries.get(r)!;
@@ -76,14 +86,15 @@ export function figuresTable(rows: Row[]): string {
       ms(s.median),
       ms(s.p99),
       ms(s.mean),
-      against(r, s, 'noop'),
-      against(r, s, 'update'),
-      against(r, s, 'query'),
+      column(r, s, ['noopBytes', 'noop'], (f) => (f === 'noopBytes' ? ' (same bytes)' : '')),
+      column(r, s, ['update']),
+      column(r, s, ['query']),
+      column(r, s, ['start', 'children'], (f) => (f === 'children' ? ' (100 children)' : '')),
       beyond(r, s),
     ];
   });
   return table(
-    ['Scenario', 'n', 'errors', 'median ms', 'p99 ms', 'mean ms', '÷ no-op (median / p99)', '÷ Update', '÷ Query', 'median beyond floors, ms'],
+    ['Scenario', 'n', 'errors', 'median ms', 'p99 ms', 'mean ms', '÷ no-op (median / p99)', '÷ Update', '÷ Query', '÷ workflow start', 'median beyond floors, ms'],
     lines,
   );
 }
@@ -142,10 +153,18 @@ export function renderReport(input: ReportInput): string {
       'percentile, a sample that was actually measured; with fewer than 100 samples it is the maximum. The bench process, ' +
       `the gateway, the worker and the Temporal dev server (in memory) all share the machine's ${machine.cpus} CPUs.`,
     '',
-    'Three floors are measured in the same run. The **no-op** tool is served by the same gateway as beidou (same token ' +
+    'Floors are measured in the same run. The **no-op** tool is served by the same gateway as beidou (same token ' +
       'check, JSON parsing and fresh MCP server per request) but touches no Temporal: it is what any tool call costs before ' +
       'it does anything. The bare **Update** and **Query** go from the bench process straight to a trivial workflow: one round ' +
-      'trip through the Temporal server and the worker with no Dipper logic. A ratio divides a scenario\'s median (and p99) by ' +
+      'trip through the Temporal server and the worker with no Dipper logic. The bare **workflow start** starts a workflow ' +
+      'that ends in its first workflow task and waits for its result (start, one workflow task, the result\'s long poll): what ' +
+      'a call that runs a short workflow pays before its workflow does anything. The **100 child starts** are one workflow ' +
+      'task that starts 100 trivial children, timed from the parent\'s start until it has heard all of them started; ' +
+      `create_team of 100 members is read against it. The **same-bytes no-op** answers as many bytes, in as many rows, as ` +
+      `list_peers over the ${n}-agent run, each call made right after a list_peers call: list_peers there is read against it ` +
+      'rather than the plain no-op, so what is left is the Query and the rows\' making, not their size on the wire. Two rows ' +
+      'marked "(history)" are the same floors read from the workflows\' histories (the server\'s event times) instead of the ' +
+      'caller\'s clock. A ratio divides a scenario\'s median (and p99) by ' +
       'the same figure of a floor. A beidou tool that makes one Update costs at least the no-op plus an Update, so its ratio to ' +
       'either floor is above 1 by construction; the last column, the median minus the no-op and Temporal floor medians, is the ' +
       'time the floors do not explain: Dipper\'s own workflow work, extra round trips (retries, signals, child starts) and ' +

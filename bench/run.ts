@@ -18,13 +18,14 @@ import { planScenario } from './scenarios/plan';
 import { askUserScenario } from './scenarios/askUser';
 import { taskBoardScenario } from './scenarios/taskBoard';
 import { temporalQueryScenario } from './scenarios/temporalQuery';
+import { childStartsScenario, workflowStartScenario } from './scenarios/temporalStart';
 import { temporalUpdateScenario } from './scenarios/temporalUpdate';
 import { startStack, Teardown } from './stack';
 
 /** A few minutes on two cores. */
-const FULL: Counts = { warmup: 20, noop: 300, update: 300, query: 300, send: 300, peers: 200, spawn: 50, ask: 40, bursts: 5, bigRun: 1000, idleSeconds: 40 };
+const FULL: Counts = { warmup: 20, noop: 300, update: 300, query: 300, send: 300, peers: 200, spawn: 50, starts: 50, childBursts: 10, ask: 40, bursts: 5, bigRun: 1000, idleSeconds: 40 };
 /** A smoke run under a minute: about a tenth of the calls and a 200-agent large run. */
-const QUICK: Counts = { warmup: 3, noop: 30, update: 30, query: 30, send: 30, peers: 20, spawn: 5, ask: 5, bursts: 2, bigRun: 200, idleSeconds: 10 };
+const QUICK: Counts = { warmup: 3, noop: 30, update: 30, query: 30, send: 30, peers: 20, spawn: 5, starts: 5, childBursts: 2, ask: 5, bursts: 2, bigRun: 200, idleSeconds: 10 };
 
 const USAGE = 'usage: npm run bench [-- --quick] [--only <scenario>]   (or DIPPER_BENCH_QUICK=1)\n';
 
@@ -89,6 +90,8 @@ async function main(argv: string[]): Promise<number> {
     await scenario('no-op floor', () => noopScenario(ctx));
     await scenario('bare Update floor', () => temporalUpdateScenario(ctx));
     await scenario('bare Query floor', () => temporalQueryScenario(ctx));
+    await scenario('workflow start floor', () => workflowStartScenario(ctx));
+    await scenario('child starts floor', () => childStartsScenario(ctx));
     await scenario('send_message', () => sendMessageScenario(ctx));
     await scenario('send_message, long', () => sendLongMessageScenario(ctx));
     await scenario('list_peers, 10 agents', async () => void (await listPeersScenario(ctx, 10)));
