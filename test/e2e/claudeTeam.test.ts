@@ -117,12 +117,16 @@ describe('a team of Claude agents', () => {
 
   it('still finishes when the worker and an agent process are killed mid-run', async () => {
     const { runId, rootId } = await runTeam(async (id, rootId) => {
-      // Once the writer has handed in its first draft: the worker and the writer's process die.
-      await eventually(async () => ((await stack.operator.events(id, 'completion.reported')).length >= 1 ? true : undefined), 120_000, 250);
+      // Once the writer has handed in its first draft: the worker and the writer's process die. The writer's, not
+      // whoever reported first: its draft is sent back, so it cannot be approved (and its crash ignored) meanwhile.
+      const writer = await eventually(async () => {
+        const spawned = (await stack.operator.events(id, 'agent_spawned')).find((e) => e.data.plan_task_id === 'write');
+        const reported = spawned && (await stack.operator.events(id, 'completion.reported')).some((e) => e.agent_id === spawned.data.agent_id);
+        return reported ? (spawned.data.agent_id as string) : undefined;
+      }, 120_000, 250);
       const agents = path.join(stack.env.DIPPER_DATA_DIR, 'runs', id, 'agents');
-      const reporter = (await stack.operator.events(id, 'completion.reported'))[0].agent_id as string;
-      // The one that handed in, unless it was approved and gone already: then the lead.
-      const victim = [reporter, rootId].find((a) => fs.existsSync(path.join(agents, a, 'runtime.pid')))!;
+      // The writer, unless its process already ended its turn and went: then the lead.
+      const victim = [writer, rootId].find((a) => fs.existsSync(path.join(agents, a, 'runtime.pid')))!;
       const pid = Number(fs.readFileSync(path.join(agents, victim, 'runtime.pid'), 'utf8').split(' ')[0]);
       await stack.restartWorker('SIGKILL');
       process.kill(-pid, 'SIGKILL');
