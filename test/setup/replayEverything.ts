@@ -3,6 +3,8 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { installQuietRuntime } from '../../src/ops/quietRuntime';
+import { createLogger } from '../../src/log';
+import { speedUpWorkflowThreads } from '../../src/worker/workflowThreads';
 import { replayAll, replayersForMachine, summarize, type ReplayReport, HISTORY_CHANNEL_ARGS } from '../../src/ops/replayAll';
 import { Temporal } from '../../src/temporal';
 import { replaySkips } from '../support/replaySkip';
@@ -20,6 +22,9 @@ export async function replayEverything(): Promise<string[]> {
   const root = process.env.DIPPER_TEST_DATA!;
   const env = readTestEnv(root);
   installQuietRuntime();
+  // The replay threads load the worker's own preload: the same activations as the worker's, and about 40% less time.
+  // A replay stuck for a minute ends the run rather than holding CI until its deadline.
+  const threads = speedUpWorkflowThreads(createLogger({ logLevel: 'error' }, 'replay'), 60_000);
   const connection = await Connection.connect({ ...temporalTargetOf(env), channelArgs: HISTORY_CHANNEL_ARGS });
   let report: ReplayReport;
   try {
@@ -28,6 +33,7 @@ export async function replayEverything(): Promise<string[]> {
     await keepProblemHistories(client, report, path.join(root, 'problem-histories'));
   } finally {
     await connection.close();
+    threads.stop();
   }
   process.stdout.write(`\n${summarize(report)}\n`);
   return [
