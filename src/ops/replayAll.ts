@@ -25,12 +25,22 @@ export interface ReplayAllOptions {
    * mender, which must leave the worker its cores).
    */
   replayers?: number;
+  /**
+   * Whether this run was already replayed well at this many events (by an
+   * earlier pass): then it is not replayed again, and counts as reused. A
+   * history only grows, so the same run at the same length is the same history.
+   */
+  replayedBefore?: (runId: string, events: number) => boolean;
+  /** Each replay's verdict as it comes, with the history's length. */
+  onReplayed?: (outcome: ReplayOutcome) => void;
 }
 
 /** What replaying one history said. */
-interface ReplayOutcome {
+export interface ReplayOutcome {
   workflowId: string;
   runId: string;
+  /** Events in the history replayed. */
+  events: number;
   verdict: 'ok' | 'nondeterministic' | 'failed';
   /** The replayer's first line, when not ok. */
   message?: string;
@@ -51,6 +61,8 @@ export interface ReplayReport {
   /** Executions the visibility list returned (every run of a continued-as-new chain counts). */
   listed: number;
   replayed: number;
+  /** Of `replayed`, histories not replayed again because an earlier pass replayed them well at the same length. */
+  reused: number;
   skipped: { workflowId: string; runId: string; reason: string }[];
   nondeterministic: ReplayProblem[];
   /**
@@ -129,7 +141,7 @@ export async function replayAll(opts: ReplayAllOptions): Promise<ReplayReport> {
   const listed: WorkflowExecutionInfo[] = [];
   for await (const wf of opts.temporal.list(opts.query)) listed.push(wf);
 
-  const report: ReplayReport = { listed: listed.length, replayed: 0, skipped: [], nondeterministic: [], mended: [], failed: [], stuck: [], taskTimeouts: 0, taskLatency: latencyOf([]), largestHistory: 0, ms: 0, waitedMs: 0 };
+  const report: ReplayReport = { listed: listed.length, replayed: 0, reused: 0, skipped: [], nondeterministic: [], mended: [], failed: [], stuck: [], taskTimeouts: 0, taskLatency: latencyOf([]), largestHistory: 0, ms: 0, waitedMs: 0 };
   const taskMs: number[] = [];
   const toReplay = listed.filter((wf) => {
     const reason = opts.skip?.(wf);
@@ -152,7 +164,10 @@ export async function replayAll(opts: ReplayAllOptions): Promise<ReplayReport> {
         report.largestHistory = events.length;
         report.largest = { workflowId: f.wf.workflowId, runId: f.wf.runId };
       }
-      if (f.history) yield { workflowId: f.wf.workflowId, runId: f.wf.runId, history: f.history };
+      if (f.history && opts.replayedBefore?.(f.wf.runId, events.length)) {
+        report.replayed++;
+        report.reused++;
+      } else if (f.history) yield { workflowId: f.wf.workflowId, runId: f.wf.runId, history: f.history };
       else report.failed.push(problem(f.wf, f.error ?? 'history could not be fetched'));
     }
   }
@@ -164,7 +179,10 @@ export async function replayAll(opts: ReplayAllOptions): Promise<ReplayReport> {
     Array.from({ length: replayers }, async (_, i) => {
       const arrive = allDone.member();
       try {
-        for await (const outcome of replayHistories(opts.bundlePath, thenWait(histories, arrive), `replay-all-${i}`)) count(report, outcome);
+        for await (const outcome of replayHistories(opts.bundlePath, thenWait(histories, arrive), `replay-all-${i}`)) {
+          count(report, outcome);
+          opts.onReplayed?.(outcome);
+        }
       } finally {
         void arrive();
       }
@@ -227,7 +245,7 @@ async function* replayHistories(
     for await (const h of histories) {
       const events = h.history.events ?? [];
       const taskTimeouts = events.filter((e) => isStartToClose(e.workflowTaskTimedOutEventAttributes?.timeoutType)).length;
-      pending.push({ workflowId: h.workflowId, runId: h.runId, endedByMend: endedByMend(h.history), taskTimeouts });
+      pending.push({ workflowId: h.workflowId, runId: h.runId, events: events.length, endedByMend: endedByMend(h.history), taskTimeouts });
       yield { workflowId: h.workflowId, history: h.history };
     }
   }
@@ -317,7 +335,9 @@ function firstLine(err: unknown): string {
 /** One line for a log or a test run's end: `replayed 412 histories in 9.1 s: 0 nondeterministic, 0 failed, 0 stuck, 2 skipped`. */
 export function summarize(r: ReplayReport): string {
   return (
-    `replayed ${r.replayed} histories in ${(r.ms / 1000).toFixed(1)} s: ${r.nondeterministic.length} nondeterministic, ` +
+    `replayed ${r.replayed} histories in ${(r.ms / 1000).toFixed(1)} s` +
+    (r.reused > 0 ? ` (${r.reused} of them replayed earlier at the same length)` : '') +
+    `: ${r.nondeterministic.length} nondeterministic, ` +
     `${r.failed.length} failed, ${r.stuck.length} stuck, ${r.skipped.length} skipped` +
     ` (${(r.waitedMs / 1000).toFixed(1)} s of it waiting for histories)` +
     (r.mended.length > 0 ? `; ${r.mended.length} closed by the mender (their workflows went on in a new run): ${r.mended.map((p) => p.workflowId).join(', ')}` : '')

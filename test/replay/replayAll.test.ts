@@ -151,4 +151,21 @@ describe('replayAll', () => {
     expect(report.replayed).toBe(4);
     expect(report.nondeterministic).toEqual([]);
   });
+
+  it('replays again only what an earlier pass did not replay well at the same length', async () => {
+    const first: { runId: string; events: number; verdict: string }[] = [];
+    await check(v2, { onReplayed: (o) => first.push(o) });
+    expect(first).toHaveLength(5);
+    const good = first.filter((o) => o.verdict === 'ok');
+    // The same length says the same history: those are reused; a run known at another length is replayed again.
+    const [longer, ...same] = good;
+    const known = new Map([...same.map((o) => [o.runId, o.events] as const), [longer.runId, longer.events - 1]]);
+    const again: string[] = [];
+    const report = await check(v2, { replayedBefore: (runId, events) => known.get(runId) === events, onReplayed: (o) => again.push(o.runId) });
+    expect(report.replayed).toBe(5);
+    expect(report.reused).toBe(same.length);
+    expect(again.sort()).toEqual([longer.runId, ...first.filter((o) => o.verdict !== 'ok').map((o) => o.runId)].sort());
+    // Verdicts stand for what was replayed again: the changed history is still found.
+    expect(report.nondeterministic.map((p) => p.workflowId)).toEqual([ids.changed]);
+  });
 });

@@ -11,9 +11,12 @@ import { writeTestEnv } from './env';
 import { defaultSeed } from '../../src/isphere/bridgeSim/defaultSeed';
 import { exportSeed } from '../../src/isphere/localStore/export';
 import { watchStrayRejections } from './strayRejections';
+import { startReplayAlong, type ReplayAlong } from './replayAlongProcess';
 
 export interface Started {
   stop(): Promise<void>;
+  /** The replay beside the tests: the end-of-run replay skips what it already did. */
+  replayAlong: ReplayAlong;
 }
 
 /**
@@ -131,5 +134,6 @@ export default async function globalSetup(): Promise<void> {
   });
   (globalThis as { __dipperStack?: Started }).__dipperStack = {
     stop: stopAll,
+    replayAlong: startReplayAlong(testDataRoot),
   };
 }

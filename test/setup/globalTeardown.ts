@@ -10,10 +10,11 @@ import { strayRejections } from './strayRejections';
  */
 export default async function globalTeardown(): Promise<void> {
   let problems: string[];
+  const stack = (globalThis as { __dipperStack?: Started }).__dipperStack;
   try {
-    problems = await replayEverything();
+    problems = await replayEverything(await stack?.replayAlong.stop());
   } finally {
-    await (globalThis as { __dipperStack?: Started }).__dipperStack?.stop();
+    await stack?.stop();
     const digest = process.env.DIPPER_TEST_DATA ? logDigest(process.env.DIPPER_TEST_DATA) : '';
     if (digest) process.stdout.write(`the shared stack warned:\n${digest}\n`);
   }

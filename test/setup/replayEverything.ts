@@ -17,7 +17,7 @@ import { readTestEnv } from './env';
  * broken on purpose are listed by their tests (test/support/replaySkip.ts).
  * Returns what failed, one line each; empty when all is well.
  */
-export async function replayEverything(): Promise<string[]> {
+export async function replayEverything(replayedBefore?: (runId: string, events: number) => boolean): Promise<string[]> {
   // Read now, not at import: globalSetup loaded these modules before it named the run's folder.
   const root = process.env.DIPPER_TEST_DATA!;
   const env = readTestEnv(root);
@@ -29,7 +29,7 @@ export async function replayEverything(): Promise<string[]> {
   let report: ReplayReport;
   try {
     const client = new Client({ connection, namespace: env.namespace });
-    report = await replayAll({ temporal: Temporal.over(client), bundlePath: env.bundlePath, skip: replaySkips(root), concurrency: 8, replayers: replayersForMachine() });
+    report = await replayAll({ temporal: Temporal.over(client), bundlePath: env.bundlePath, skip: replaySkips(root), concurrency: 8, replayers: replayersForMachine(), replayedBefore });
     await keepProblemHistories(client, report, path.join(root, 'problem-histories'));
   } finally {
     await connection.close();
