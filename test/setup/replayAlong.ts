@@ -1,11 +1,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import { Client, Connection } from '@temporalio/client';
-import { createLogger } from '../../src/log';
-import { installQuietRuntime } from '../../src/ops/quietRuntime';
-import { replayAll, HISTORY_CHANNEL_ARGS } from '../../src/ops/replayAll';
+import { replayAll, replayingProcess, HISTORY_CHANNEL_ARGS } from '../../src/ops/replayAll';
 import { Temporal } from '../../src/temporal';
-import { speedUpWorkflowThreads } from '../../src/worker/workflowThreads';
 import { replaySkips } from '../support/replaySkip';
 import { temporalTargetOf } from '../support/temporal';
 import { readTestEnv } from './env';
@@ -24,8 +21,7 @@ const PASS_EVERY_MS = 20_000;
  */
 async function main(root: string, out: string): Promise<void> {
   os.setPriority(19);
-  installQuietRuntime();
-  speedUpWorkflowThreads(createLogger({ logLevel: 'error' }, 'replay-along'), 60_000);
+  replayingProcess('replay-along');
   process.on('disconnect', () => process.exit(0));
   const env = readTestEnv(root);
   const connection = await Connection.connect({ ...temporalTargetOf(env), channelArgs: HISTORY_CHANNEL_ARGS });

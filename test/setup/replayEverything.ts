@@ -2,10 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
-import { installQuietRuntime } from '../../src/ops/quietRuntime';
-import { createLogger } from '../../src/log';
-import { speedUpWorkflowThreads } from '../../src/worker/workflowThreads';
-import { replayAll, replayersForMachine, summarize, type ReplayReport, HISTORY_CHANNEL_ARGS } from '../../src/ops/replayAll';
+import { replayAll, replayingProcess, replayersForMachine, summarize, type ReplayReport, HISTORY_CHANNEL_ARGS } from '../../src/ops/replayAll';
 import { Temporal } from '../../src/temporal';
 import { replaySkips } from '../support/replaySkip';
 import { temporalTargetOf } from '../support/temporal';
@@ -21,10 +18,7 @@ export async function replayEverything(replayedBefore?: (runId: string, events: 
   // Read now, not at import: globalSetup loaded these modules before it named the run's folder.
   const root = process.env.DIPPER_TEST_DATA!;
   const env = readTestEnv(root);
-  installQuietRuntime();
-  // The replay threads load the worker's own preload: the same activations as the worker's, and about 40% less time.
-  // A replay stuck for a minute ends the run rather than holding CI until its deadline.
-  const threads = speedUpWorkflowThreads(createLogger({ logLevel: 'error' }, 'replay'), 60_000);
+  const threads = replayingProcess('replay');
   const connection = await Connection.connect({ ...temporalTargetOf(env), channelArgs: HISTORY_CHANNEL_ARGS });
   let report: ReplayReport;
   try {
