@@ -95,6 +95,7 @@ export function createActivities(deps: ActivityDeps) {
       return reviewArtifacts({ workspace, report: text, account: deps.accounts?.readerOf(workspace), dataDir: config.dataDir });
     },
 
+    /** create_team's check of each member before it started, in runs from before one pass (prepareSpawn checks them now). */
     async skillExists({ skill }: { skill: string }): Promise<boolean> {
       return (await deps.skills.load(skill)) !== null;
     },

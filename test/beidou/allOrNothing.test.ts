@@ -41,8 +41,9 @@ describe('a team whose members cannot all start', () => {
   let stack: Stack;
   const clients: AgentClient[] = [];
   beforeAll(async () => {
-    // The first member's own skill check passes, the other members' fail (create_team's up-front check is another step).
-    stack = await startStack('atomic', 28845, { DIPPER_FAULTS: 'skillExists>1' });
+    // The first member starts; the server refuses the others' starts for real (the fault gives them a workflow id
+    // that is already running: the leader's own).
+    stack = await startStack('atomic', 28845, { DIPPER_FAULTS: 'memberStart>1' });
   }, 60_000);
   afterAll(async () => {
     await Promise.all(clients.map((c) => c.close().catch(() => undefined)));

@@ -13,6 +13,12 @@ describe('injected activity failures', () => {
     expect(() => loadConfig({ DIPPER_FAULTS: 'rm -rf' })).toThrow(/must be an activity name/);
   });
 
+  it('reach workflow code only as memberStart, through the run\'s limits', () => {
+    expect(loadConfig({}).limits).not.toHaveProperty('memberStartsRefusedAfter');
+    expect(loadConfig({ DIPPER_FAULTS: 'recordEvents' }).limits).not.toHaveProperty('memberStartsRefusedAfter');
+    expect(loadConfig({ DIPPER_FAULTS: 'memberStart>2' }).limits.memberStartsRefusedAfter).toBe(2);
+  });
+
   it('fail the named activities as often as asked, before they run, and leave the others alone', async () => {
     let ran = 0;
     const activities = { a: async () => ++ran, b: async () => ++ran, c: async () => ++ran };

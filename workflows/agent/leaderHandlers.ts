@@ -2,7 +2,7 @@ import { callSteps } from '../host';
 import { setUpdateOnce } from '../appliedUpdates';
 import type { Text } from '../../src/common/pure/content';
 import type { PlanTaskSpec } from '../types';
-import { ApplicationFailure, condition, proxyActivities, setHandler } from '@temporalio/workflow';
+import { ApplicationFailure, condition, patched, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import { refuse } from '../errors';
 import { agentWorkflowId } from '../ids';
@@ -10,19 +10,33 @@ import { tell } from '../signals';
 import * as leader from './leader';
 import * as m from './messages';
 import { buildTasks, readyIds } from './plan';
-import { launchMember, newTeam, prepareSpawn, releaseSpawns, undoTeam } from './spawn';
+import { launchMember, launchMembers, leadsTeams, newTeam, prepareSpawn, releaseSpawns, undoTeam } from './spawn';
 import { callKey, Receipts } from '../receipts';
 import { newId, type AgentState } from './state';
 import { statusToDirectory } from './statusReport';
 
 /**
- * Members started together. Each start brings two events back (the child started, its registration signalled), and
- * the server fails a workflow task that more than 100 events arrive during (history.maximumBufferedEventsBatch,
- * FORCE_CLOSE_COMMAND): a team of 100 started at once lost a task to that on a loaded machine.
+ * Members started together before one pass. Each start brought two events back (the child started, its registration
+ * signalled), and the server fails a workflow task that more than 100 events arrive during
+ * (history.maximumBufferedEventsBatch, FORCE_CLOSE_COMMAND): a team of 100 started at once lost a task to that on a
+ * loaded machine.
  */
 const MEMBERS_AT_ONCE = 25;
 
-/** A member's own check just before it starts: quick, since a failure undoes the whole team. */
+/**
+ * create_team without a second skill check per member, its members registered by one signal per group
+ * (docs/decisions.md, "create_team in one pass").
+ */
+const MEMBERS_IN_ONE_PASS = 'members-in-one-pass';
+
+/**
+ * Members started in one workflow task: each brings one event back (the child started), the group's registration
+ * one more, so a group stays well under the 100 events the server lets arrive during one task, with room for the
+ * signals and Updates other agents send meanwhile.
+ */
+const MEMBERS_PER_TASK = 60;
+
+/** A member's own check just before it started (histories from before one pass). */
 const memberCheck = proxyActivities<Activities>({ startToCloseTimeout: '5s', retry: { maximumAttempts: 2, initialInterval: '200ms' } });
 
 /** Receipts of this agent's creating calls. */
@@ -161,21 +175,31 @@ export function installLeaderHandlers(s: AgentState, runTask: Text): void {
         const teamId = newId('tm');
         const prepared = await prepareSpawn(s, { skills: input.roles.map((r) => r.skill), field: 'roles', team: { newTeamId: teamId } });
         reservation = prepared.reservation;
-        const team = await newTeam(s, teamId, prepared.workspacePath, input.name, input.rules ?? [], input.task);
+        const onePass = patched(MEMBERS_IN_ONE_PASS);
+        const team = await newTeam(s, teamId, prepared.workspacePath, input.name, input.rules ?? [], input.task, !onePass);
         const member = (r: m.CreateTeamInput['roles'][number]) => ({ ...r, rules: input.rules ?? [], task: runTask });
-        // All or nothing: every member is checked just before it starts; if any cannot start, the ones that did
-        // are ended and the team is taken back, so a retry never finds half a team.
+        // All or nothing: if any member cannot start, the ones that did are ended and the team is taken back, so a
+        // retry never finds half a team.
         const ids = input.roles.map(() => newId('ag'));
-        const outcomes: PromiseSettledResult<void>[] = [];
-        for (let at = 0; at < input.roles.length && !outcomes.some((o) => o.status === 'rejected'); at += MEMBERS_AT_ONCE) {
-          const group = input.roles.slice(at, at + MEMBERS_AT_ONCE).map(async (r, k) => {
-            const i = at + k;
-            if (!(await memberCheck.skillExists({ skill: r.skill }))) {
-              throw refuse('unknown_skill', `Skill "${r.skill}" could not be loaded.`, { field: `roles[${i}].skill`, skill: r.skill });
-            }
-            await launchMember(s, team, member(r), runTask, ids[i]);
-          });
-          outcomes.push(...(await Promise.allSettled(group)));
+        const outcomes: PromiseSettledResult<unknown>[] = [];
+        if (onePass) {
+          // prepareSpawn checked every skill; each group's members are registered by one signal and started together.
+          for (let at = 0; at < input.roles.length && !outcomes.some((o) => o.status === 'rejected'); at += MEMBERS_PER_TASK) {
+            const group = input.roles.slice(at, at + MEMBERS_PER_TASK).map((r, k) => ({ spec: member(r), agentId: ids[at + k] }));
+            outcomes.push(...(await launchMembers(s, team, group, runTask, at === 0 ? [leadsTeams(s)] : [])));
+          }
+        } else {
+          // Histories from before one pass: each member was checked again just before it started, 25 at a time.
+          for (let at = 0; at < input.roles.length && !outcomes.some((o) => o.status === 'rejected'); at += MEMBERS_AT_ONCE) {
+            const group = input.roles.slice(at, at + MEMBERS_AT_ONCE).map(async (r, k) => {
+              const i = at + k;
+              if (!(await memberCheck.skillExists({ skill: r.skill }))) {
+                throw refuse('unknown_skill', `Skill "${r.skill}" could not be loaded.`, { field: `roles[${i}].skill`, skill: r.skill });
+              }
+              await launchMember(s, team, member(r), runTask, ids[i]);
+            });
+            outcomes.push(...(await Promise.allSettled(group)));
+          }
         }
         const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
         if (failed) {

@@ -2,11 +2,11 @@ import { prefixed, type Rules, type Text } from '../../src/common/pure/content';
 import { ActivityFailure, ApplicationFailure, ParentClosePolicy, startChild, uuid4, workflowInfo } from '@temporalio/workflow';
 import { agentWorkflowId, runWorkflowId } from '../ids';
 import { tell } from '../signals';
-import { peerChangedSignal, releaseSpawnsSignal } from '../run/messages';
+import { peerChangedSignal, peersChangedSignal, releaseSpawnsSignal, type PeerChange } from '../run/messages';
 import { failureText, refuse } from '../errors';
 import { leaderEndedSignal, runEndedSignal } from './messages';
 import { agentIdKey, leaderIdKey, roleKey, runIdKey, statusKey } from '../searchAttributes';
-import type { ChildRecord } from '../types';
+import type { ChildRecord, PeerEntry } from '../types';
 import type { AgentIdentity } from '../../src/common/launchPayload';
 import { callSteps } from '../host';
 import { agentSummary } from '../summaries';
@@ -104,15 +104,17 @@ export interface MemberSpec {
   rules: Rules;
 }
 
-/** Records a team whose folder prepareSpawn made, and tells the run its leader now leads it. */
-export async function newTeam(s: AgentState, teamId: string, workspacePath: string, name: string, rules: Rules, task?: Text): Promise<TeamRec> {
+/** The run's directory entry of this leader, told which teams it leads now. */
+export function leadsTeams(s: AgentState): PeerChange {
+  return { agent_id: s.id.agentId, patch: { is_leader_of: s.data.teams.map((t) => t.team_id) } };
+}
+
+/** Records a team whose folder prepareSpawn made; the run hears its leader now leads it (here, or, with `tellRun` false, from the caller). */
+export async function newTeam(s: AgentState, teamId: string, workspacePath: string, name: string, rules: Rules, task?: Text, tellRun = true): Promise<TeamRec> {
   const team: TeamRec = { team_id: teamId, name, rules, members: [], workspace_path: workspacePath, ...(task ? { task } : {}) };
   s.data.teams.push(team);
   s.events.emit('team_created', { team_id: teamId, name, leader_id: s.id.agentId, depth: s.id.depth + 1 });
-  await tell(runWorkflowId(s.id.runId), peerChangedSignal, {
-    agent_id: s.id.agentId,
-    patch: { is_leader_of: s.data.teams.map((t) => t.team_id) },
-  });
+  if (tellRun) await tell(runWorkflowId(s.id.runId), peerChangedSignal, leadsTeams(s));
   return team;
 }
 
@@ -120,14 +122,16 @@ export function assignmentMessage(planTaskId: string, artifactsPath: string, tas
   return prefixed(`[TASK ASSIGNMENT]\nplan_task_id: ${planTaskId}\nartifacts_path: ${artifactsPath}\n[/TASK ASSIGNMENT]\n\n`, task);
 }
 
-/**
- * Starts one member's lifecycle: registers it with the run's directory and
- * starts its workflow. The member reports status changes only after tool
- * calls, which need the spawn result first, so the directory always hears
- * of the registration before any report.
- */
-export async function launchMember(s: AgentState, team: TeamRec, spec: MemberSpec, runTask: Text, presetId?: string): Promise<string> {
-  const agentId = presetId ?? newId('ag');
+/** A member about to start: what the leader records, what the run's directory registers, what its workflow gets. */
+interface Launch {
+  agentId: string;
+  identity: AgentIdentity;
+  entry: PeerEntry;
+  spec: MemberSpec;
+}
+
+/** Records the member in the leader's state (its child record, its team) and says what starting it takes. */
+function recordMember(s: AgentState, team: TeamRec, spec: MemberSpec, agentId: string): Launch {
   const depth = s.id.depth + 1;
   const { artifactsPath } = spec;
   const identity: AgentIdentity = {
@@ -162,22 +166,24 @@ export async function launchMember(s: AgentState, team: TeamRec, spec: MemberSpe
   };
   s.data.children[agentId] = child;
   team.members.push(agentId);
-  const register = tell(runWorkflowId(s.id.runId), peerChangedSignal, {
+  const entry: PeerEntry = {
     agent_id: agentId,
-    entry: {
-      agent_id: agentId,
-      name: identity.name,
-      role: spec.role,
-      team_id: team.team_id,
-      leader_id: s.id.agentId,
-      status: 'active',
-      is_leader_of: [],
-      depth,
-    },
-  });
-  const firstMessage = spec.planTaskId && artifactsPath ? assignmentMessage(spec.planTaskId, artifactsPath, spec.task) : spec.task;
-  const start = startChild(memberWorkflow(), {
-    workflowId: agentWorkflowId(s.id.runId, agentId),
+    name: identity.name,
+    role: spec.role,
+    team_id: team.team_id,
+    leader_id: s.id.agentId,
+    status: 'active',
+    is_leader_of: [],
+    depth,
+  };
+  return { agentId, identity, entry, spec };
+}
+
+/** Starts the member's workflow (workflowId: the test fault's, when set, which the server refuses). */
+function startMember(s: AgentState, { agentId, identity, spec }: Launch, runTask: Text, workflowId = agentWorkflowId(s.id.runId, agentId)) {
+  const firstMessage = spec.planTaskId && spec.artifactsPath ? assignmentMessage(spec.planTaskId, spec.artifactsPath, spec.task) : spec.task;
+  return startChild(memberWorkflow(), {
+    workflowId,
     parentClosePolicy: ParentClosePolicy.ABANDON,
     // The task timeout Dipper gave the root, handed down (src/common/pure/limits.ts).
     workflowTaskTimeout: workflowInfo().taskTimeoutMs,
@@ -192,6 +198,34 @@ export async function launchMember(s: AgentState, team: TeamRec, spec: MemberSpe
       { key: statusKey, value: 'active' },
     ],
   });
+}
+
+/** The member started: its leader's log says so. */
+function spawned(s: AgentState, { agentId, identity, spec, entry }: Launch): void {
+  s.events.emit('agent_spawned', {
+    agent_id: agentId,
+    name: identity.name,
+    role: spec.role,
+    skill: spec.skill,
+    team_id: entry.team_id,
+    leader_id: s.id.agentId,
+    depth: entry.depth,
+    plan_task_id: spec.planTaskId ?? null,
+  });
+  if (entry.depth > s.limits.depthWarningAbove) s.events.emit('depth_warning', { agent_id: agentId, depth: entry.depth });
+}
+
+/**
+ * Starts one member's lifecycle: registers it with the run's directory and
+ * starts its workflow. The member reports status changes only after tool
+ * calls, which need the spawn result first, so the directory always hears
+ * of the registration before any report.
+ */
+export async function launchMember(s: AgentState, team: TeamRec, spec: MemberSpec, runTask: Text, presetId?: string): Promise<string> {
+  const launch = recordMember(s, team, spec, presetId ?? newId('ag'));
+  const { agentId } = launch;
+  const register = tell(runWorkflowId(s.id.runId), peerChangedSignal, { agent_id: agentId, entry: launch.entry });
+  const start = startMember(s, launch, runTask);
   // Both in one round trip: the member cannot report anything before its spawn call has returned.
   const [reg, started] = await Promise.allSettled([register, start]);
   if (started.status === 'rejected') {
@@ -203,18 +237,43 @@ export async function launchMember(s: AgentState, team: TeamRec, spec: MemberSpe
   const registered = reg.status === 'fulfilled' && reg.value;
   // The run ended while this member was being spawned: it ends with it.
   if (!registered) await tell(agentWorkflowId(s.id.runId, agentId), runEndedSignal);
-  s.events.emit('agent_spawned', {
-    agent_id: agentId,
-    name: identity.name,
-    role: spec.role,
-    skill: spec.skill,
-    team_id: team.team_id,
-    leader_id: s.id.agentId,
-    depth,
-    plan_task_id: spec.planTaskId ?? null,
-  });
-  if (depth > s.limits.depthWarningAbove) s.events.emit('depth_warning', { agent_id: agentId, depth });
+  spawned(s, launch);
   return agentId;
+}
+
+/**
+ * Starts many members in one workflow task: one signal registers them all
+ * (with `before`, changes the run must hear first, such as the leader's new
+ * team), and every start goes out beside it, so the answers come back
+ * together. A member the server refused leaves no record or entry, as in
+ * launchMember; the outcomes say which those were.
+ */
+export async function launchMembers(
+  s: AgentState,
+  team: TeamRec,
+  members: { spec: MemberSpec; agentId: string }[],
+  runTask: Text,
+  before: PeerChange[] = [],
+): Promise<PromiseSettledResult<unknown>[]> {
+  const launches = members.map(({ spec, agentId }) => recordMember(s, team, spec, agentId));
+  const run = runWorkflowId(s.id.runId);
+  const register = tell(run, peersChangedSignal, { changes: [...before, ...launches.map((l) => ({ agent_id: l.agentId, entry: l.entry }))] });
+  const refusedAfter = s.limits.memberStartsRefusedAfter;
+  const starts = launches.map((l, i) =>
+    startMember(s, l, runTask, refusedAfter !== undefined && team.members.length - launches.length + i >= refusedAfter ? workflowInfo().workflowId : undefined),
+  );
+  const [reg, ...outcomes] = await Promise.allSettled([register, ...starts]);
+  const refused = launches.filter((_, i) => outcomes[i].status === 'rejected').map((l) => l.agentId);
+  const registered = reg.status === 'fulfilled' && reg.value;
+  if (refused.length > 0) {
+    forget(s, team, refused);
+    if (registered) await tell(run, peersChangedSignal, { changes: refused.map((agent_id) => ({ agent_id, remove: true as const })) });
+  }
+  const started = launches.filter((l) => !refused.includes(l.agentId));
+  // The run ended while these members were being spawned: they end with it.
+  if (!registered) await Promise.all(started.map((l) => tell(agentWorkflowId(s.id.runId, l.agentId), runEndedSignal)));
+  for (const l of started) spawned(s, l);
+  return outcomes;
 }
 
 /** Drops members from the leader's records (children, their team). */
@@ -237,6 +296,6 @@ export async function undoTeam(s: AgentState, team: TeamRec, started: string[], 
   await Promise.all([
     ...started.map((id) => tell(agentWorkflowId(s.id.runId, id), leaderEndedSignal)),
     ...started.map((id) => tell(run, peerChangedSignal, { agent_id: id, remove: true })),
-    tell(run, peerChangedSignal, { agent_id: s.id.agentId, patch: { is_leader_of: s.data.teams.map((t) => t.team_id) } }),
+    tell(run, peerChangedSignal, leadsTeams(s)),
   ]);
 }

@@ -6,6 +6,7 @@ import type { RunState } from './state';
 /** Every message the run takes, each handed to its one method of RunState. */
 export function installHandlers(s: RunState): void {
   setHandler(m.peerChangedSignal, (change) => s.dir.apply(change));
+  setHandler(m.peersChangedSignal, ({ changes }) => changes.forEach((change) => s.dir.apply(change)));
   setHandler(m.rootReportSignal, (report) => s.rootReported(report));
   setHandler(m.rootAnsweredSignal, (answer) => s.rootAnswered(answer));
   setHandler(m.systemQuestionSignal, (ask) => s.systemQuestion(ask));

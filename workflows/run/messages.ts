@@ -14,6 +14,8 @@ export interface PeerChange {
   remove?: true;
 }
 export const peerChangedSignal = defineSignal<[PeerChange]>('peerChanged');
+/** Many changes in one signal, applied in order: a leader registers a whole group of members at once. */
+export const peersChangedSignal = defineSignal<[{ changes: PeerChange[] }]>('peersChanged');
 
 /** The root has no leader: its review or termination request waits here for a human. */
 export interface RootReport {
