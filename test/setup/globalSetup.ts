@@ -52,7 +52,12 @@ export default async function globalSetup(): Promise<void> {
       });
 
   const bundlePath = path.join(testDataRoot, 'workflow-bundle.js');
-  await writeWorkflowBundle(bundlePath);
+  // A setup that fails takes down what it started, so nothing holds the next run's ports (the logs stay). What can
+  // fail before the processes below start is done here, before them.
+  await writeWorkflowBundle(bundlePath).catch(async (err: unknown) => {
+    await server.stop();
+    throw err;
+  });
 
   const operatorToken = `dpo_test_${crypto.randomBytes(12).toString('hex')}`;
   const tokenSecret = crypto.randomBytes(32).toString('hex');
@@ -87,12 +92,17 @@ export default async function globalSetup(): Promise<void> {
     // A queue of its own: the cluster's workers serve `dipper`.
     ...(cluster ? { DIPPER_DATABASE_URL: cluster.databaseUrl, DIPPER_TASK_QUEUE: 'dipper-tests', ...cluster.temporalTls } : {}),
   };
+  try {
+    exportSeed(defaultSeed(), processEnv.DIPPER_ISPHERE_LOCAL_STORE);
+  } catch (err) {
+    await server.stop();
+    throw err;
+  }
   const taskService = startProcess(
     'taskservice',
     { ...processEnv, DIPPER_TASK_SERVICE_DB: path.join(dataDir, 'tasks.db'), DIPPER_TASK_SERVICE_HOST: '127.0.0.1' },
     path.join(testDataRoot, 'taskservice.log'),
   );
-  exportSeed(defaultSeed(), processEnv.DIPPER_ISPHERE_LOCAL_STORE);
   const simControlToken = `dsc_test_${crypto.randomBytes(12).toString('hex')}`;
   const bridgeSim = startProcess(
     'isphere/bridgeSim',

@@ -7,11 +7,13 @@ import { replaySkips } from '../support/replaySkip';
 import { temporalTargetOf } from '../support/temporal';
 import { readTestEnv } from './env';
 
+/** A running workflow this old is probably done changing (its test has moved on); a wrong guess is replayed again at the end. */
+const QUIET_MS = 60_000;
 const PASS_EVERY_MS = 20_000;
 
 /**
  * Runs beside the tests (started by globalSetup, at the lowest CPU
- * priority): replays each history once it has closed or stopped growing, and
+ * priority): replays each history once it has been quiet a while, and
  * writes every good replay's run id and length to `out`, a JSON line each.
  * The end-of-run replay (replayEverything.ts) replays again only what
  * changed since, or was not reached: the same check, most of it done on
@@ -24,12 +26,10 @@ async function main(root: string, out: string): Promise<void> {
   const env = readTestEnv(root);
   const connection = await Connection.connect({ ...temporalTargetOf(env), channelArgs: HISTORY_CHANNEL_ARGS });
   const temporal = Temporal.over(new Client({ connection, namespace: env.namespace }));
-  // A closed history never changes again; a running one whose length has not moved for a pass probably has stopped
-  // changing (its test has moved on). A wrong guess is replayed again here once it changed, and at the end.
-  const lengthBefore = new Map<string, number>();
-  const tried = new Map<string, number>();
+  const tried = new Set<string>();
   for (;;) {
     await new Promise((r) => setTimeout(r, PASS_EVERY_MS));
+    const quietBefore = Date.now() - QUIET_MS;
     const skipped = replaySkips(root);
     await replayAll({
       temporal,
@@ -37,10 +37,9 @@ async function main(root: string, out: string): Promise<void> {
       concurrency: 2,
       replayers: 1,
       skip: (wf) => {
-        const steady = wf.closeTime !== undefined || lengthBefore.get(wf.runId) === wf.historyLength;
-        lengthBefore.set(wf.runId, wf.historyLength);
-        if (!steady || tried.get(wf.runId) === wf.historyLength || skipped(wf)) return 'not now';
-        tried.set(wf.runId, wf.historyLength);
+        const last = (wf.closeTime ?? wf.startTime).getTime();
+        if (tried.has(wf.runId) || last > quietBefore || skipped(wf)) return 'not now';
+        tried.add(wf.runId);
         return undefined;
       },
       onReplayed: (o) => {
