@@ -1,3 +1,4 @@
+import type { InboxWakeups } from '../registry/capabilities';
 import type { AgentUsage } from '../common/stores/eventStore';
 import type { DecisionKeys } from '../auth/decisionKeys';
 import type { AuditStore } from '../common/stores/audit';
@@ -139,6 +140,8 @@ export interface OperatorDeps {
   audit: { store: AuditStore; key: string };
   /** Signs the decisions people make (src/common/pure/decisionProof.ts). */
   decisions: DecisionKeys;
+  /** Wakes the calls of this process that wait on a question a person has just closed. */
+  wakeups: InboxWakeups;
 }
 
 /** Refuses an operator whose role is below what the route needs (src/auth/operators.ts). */
@@ -312,7 +315,7 @@ export function operatorRouter(deps: OperatorDeps): Router {
     }
   });
 
-  questionRoutes(router, team, deps.content, deps.decisions, needs);
+  questionRoutes(router, team, deps.content, deps.decisions, deps.wakeups, needs);
   approvalRoutes(router, team, deps.decisions, deps.content, deps.events, needs);
   auditRoutes(router, deps.audit, deps.events, needs);
 

@@ -1,3 +1,4 @@
+import type { InboxWakeups } from '../registry/capabilities';
 import type { RequestHandler, Router } from 'express';
 import { z } from 'zod';
 import { questionWorkflow } from '../../workflows';
@@ -39,6 +40,7 @@ export function questionRoutes(
   team: TeamClient,
   content: ContentKeeper,
   keys: DecisionKeys,
+  wakeups: InboxWakeups,
   needs: (role: 'viewer' | 'approver' | 'admin') => RequestHandler,
 ): void {
   const handleOf = (runId: string, qid: string) => {
@@ -91,6 +93,7 @@ export function questionRoutes(
     const proof = keys.prove(questionClaim(asked.run_id, asked, who.name, { answers: body.answers }, Date.now()));
     try {
       res.json(await team.update(handle, answerQuestionUpdate, [{ by: { operator: who.name }, answers: body.answers, reason: null, proof, asked_at: asked.asked_at }]));
+      wakeups.wake(asked.run_id, asked.qid);
     } catch (err) {
       const view = await settled(handle);
       if (view && answeredSo(view, who.name, body.answers)) return void res.json({ ok: true, qid: view.qid, already: true });
@@ -106,6 +109,7 @@ export function questionRoutes(
     const proof = keys.prove(questionClaim(asked.run_id, asked, who.name, { decline: body.reason }, Date.now()));
     try {
       res.json(await team.update(handle, declineQuestionUpdate, [{ operator: who.name, reason: body.reason, proof, asked_at: asked.asked_at }]));
+      wakeups.wake(asked.run_id, asked.qid);
     } catch (err) {
       const view = await settled(handle);
       if (view?.status === 'declined' && view.declined?.operator === who.name && view.declined.reason === body.reason) {

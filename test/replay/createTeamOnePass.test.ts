@@ -5,6 +5,7 @@ import path from 'node:path';
 import { replayOptions } from '../../src/ops/replayAll';
 import { readTestEnv } from '../setup/env';
 import { projectRoot } from '../support/processes';
+import { countOf, patchIds, recordedSet, scheduledActivities, type HistoryEvent } from '../support/historyShape';
 
 /**
  * create_team before one pass: a root agent from the recorded set of
@@ -15,14 +16,12 @@ import { projectRoot } from '../support/processes';
  * recorded again since, holds only the new one. docs/decisions.md,
  * "Retries and half-made teams".
  */
-type Event = Record<string, any>;
-const file = path.join(projectRoot, 'test', 'fixtures', 'histories', 'create-team-before-one-pass.history.json');
-const raw = JSON.parse(fs.readFileSync(file, 'utf8'));
+const raw = JSON.parse(fs.readFileSync(path.join(projectRoot, 'test', 'fixtures', 'histories', 'create-team-before-one-pass.history.json'), 'utf8'));
 
 /** Each createTeam Update's events, from its acceptance to its completion. */
-function createTeams(events: Event[]): Event[][] {
-  const windows: Event[][] = [];
-  let open: Event[] | null = null;
+function createTeams(events: HistoryEvent[]): HistoryEvent[][] {
+  const windows: HistoryEvent[][] = [];
+  let open: HistoryEvent[] | null = null;
   for (const e of events) {
     if (e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest.input.name === 'createTeam') windows.push((open = []));
     open?.push(e);
@@ -31,21 +30,13 @@ function createTeams(events: Event[]): Event[][] {
   return windows;
 }
 
-const scheduled = (window: Event[]) => window.flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType.name ?? []);
-const count = (window: Event[], type: string) => window.filter((e) => e.eventType === `EVENT_TYPE_${type}`).length;
-const patches = (window: Event[]) =>
-  window.flatMap((e) => {
-    const data = e.markerRecordedEventAttributes?.details?.['patch-data']?.payloads?.[0]?.data;
-    return data ? [JSON.parse(Buffer.from(data, 'base64').toString('utf8')).id as string] : [];
-  });
-
 it('has the old shape: a skill check and a registration signal per member, and no one-pass marker', () => {
   const [team] = createTeams(raw.events);
-  expect(scheduled(team).filter((name) => name === 'skillExists')).toHaveLength(2);
-  expect(count(team, 'START_CHILD_WORKFLOW_EXECUTION_INITIATED')).toBe(2);
+  expect(scheduledActivities(team).filter((name) => name === 'skillExists')).toHaveLength(2);
+  expect(countOf(team, 'START_CHILD_WORKFLOW_EXECUTION_INITIATED')).toBe(2);
   // The leader's new team, then each member's registration, then the reservation given back.
-  expect(count(team, 'SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_INITIATED')).toBe(4);
-  expect(patches(team)).toEqual([]);
+  expect(countOf(team, 'SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_INITIATED')).toBe(4);
+  expect(patchIds(team)).toEqual([]);
 });
 
 it("replays with today's code, which takes the old path for it", async () => {
@@ -53,20 +44,16 @@ it("replays with today's code, which takes the old path for it", async () => {
 });
 
 it('is gone from the recorded set: each create_team there checks skills once and registers its members with one signal', () => {
-  const dir = path.join(__dirname, 'histories');
-  const teams = fs
-    .readdirSync(dir)
-    .filter((f) => f.endsWith('.json'))
-    .flatMap((f) => createTeams(JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')).events));
+  const teams = [...recordedSet().values()].flatMap(createTeams);
   expect(teams.length).toBeGreaterThan(0);
   for (const team of teams) {
-    const members = count(team, 'START_CHILD_WORKFLOW_EXECUTION_INITIATED');
-    expect({ members: members > 0, patches: patches(team), skillChecks: scheduled(team).filter((name) => name === 'skillExists' || name === 'prepareSpawn') }).toEqual({
+    const members = countOf(team, 'START_CHILD_WORKFLOW_EXECUTION_INITIATED');
+    expect({ members: members > 0, patches: patchIds(team), skillChecks: scheduledActivities(team).filter((name) => name === 'skillExists' || name === 'prepareSpawn') }).toEqual({
       members: true,
       patches: ['members-in-one-pass'],
       skillChecks: ['prepareSpawn'],
     });
     // One registration for the group (the leader's new team riding in it), one reservation given back.
-    expect(count(team, 'SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_INITIATED')).toBe(2);
+    expect(countOf(team, 'SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_INITIATED')).toBe(2);
   }
 });

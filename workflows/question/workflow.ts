@@ -1,4 +1,4 @@
-import { condition, proxyActivities, setCurrentDetails, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { condition, patched, proxyActivities, setCurrentDetails, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import { INLINE_TEXT_BYTES, textBytes, type Text } from '../../src/common/pure/content';
 import { askingSignal, systemMessageSignal } from '../agent/messages';
@@ -14,6 +14,9 @@ import { QuestionState } from './state';
 import { deliverSystemAnswer } from './system';
 import { gist, tellPeople } from '../notify';
 import type { Notice } from '../../src/notify/send';
+
+/** Runs from before it told the first holder only once the run had heard of the question: one round trip later. */
+const ROUTED_AT_ONCE = 'question-routed-at-once';
 
 /** Retried until the content store takes it: the question must reach its holder. */
 const store = proxyActivities<Activities>({ startToCloseTimeout: '30s', retry: { initialInterval: '500ms', maximumInterval: '10s' } });
@@ -56,9 +59,20 @@ export async function questionWorkflow(input: m.QuestionInput): Promise<void> {
   events.emit('question_asked', { qid, questions: input.questions.length, to_user: input.toUser === true }, input.askerId);
   // The run ends its open questions with it; a question whose run has already ended is over at once.
   const runTold = tell(runWorkflowId(runId), questionOpenedSignal, { qid });
-  await askerTold;
-  if (!(await runTold)) q.cancel();
-  else await route(ctx, input.toUser || input.ancestors.length === 0 ? m.USER : input.ancestors[0], null);
+  const first = input.toUser || input.ancestors.length === 0 ? m.USER : input.ancestors[0];
+  if (patched(ROUTED_AT_ONCE)) {
+    // The run counted this question open before it started (openQuestion, or the run's own watchdog started it), so
+    // its first holder is told in the first workflow task, beside the asker and the run. A run that ended in between
+    // still ends it at once; the holder's copy then only meets a closed question.
+    const routed = route(ctx, first, null);
+    await askerTold;
+    if (!(await runTold)) q.cancel();
+    await routed;
+  } else {
+    await askerTold;
+    if (!(await runTold)) q.cancel();
+    else await route(ctx, first, null);
+  }
 
   await condition(() => q.status !== 'pending');
   const over = q.status;

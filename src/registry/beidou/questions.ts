@@ -175,9 +175,12 @@ export const answerQuestion = beidouTool({
   output: z.object({ ok: z.literal(true), qid: z.string() }),
   async handler(input, ctx) {
     try {
-      return await ctx.team.update(questionHandle(ctx, input.qid), answerQuestionUpdate, [
+      const answered = await ctx.team.update(questionHandle(ctx, input.qid), answerQuestionUpdate, [
         { by: { agent_id: ctx.caller.agentId }, answers: input.answers, reason: input.reason },
       ]);
+      // The asker's ask_user, when it waits on this process, hears it now; on another replica, from the question's wake.
+      ctx.wakeups.wake(ctx.caller.runId, input.qid);
+      return answered;
     } catch (err) {
       if (err instanceof NotFound) throw new ToolError('unknown_qid', `No pending question ${input.qid}.`, { field: 'qid' });
       throw err;
