@@ -1,6 +1,21 @@
-import { ed25519 } from '@noble/curves/ed25519';
+import type * as Ed25519 from '@noble/curves/ed25519';
 import { bytesToHex, hexToBytes, utf8ToBytes } from '@noble/curves/utils';
-import { sha256 } from '@noble/hashes/sha2';
+import type * as Sha2 from '@noble/hashes/sha2';
+
+/**
+ * The curve and the hash, loaded at first use rather than with this module. Loading them builds their tables (the
+ * curve's constants, SHA-512's), and a workflow sandbox loads every module of the bundle each time it starts a
+ * workflow: a worker profiled over 50 spawns spent a quarter of its workflow threads' busy time building these
+ * tables for workflows that never check a proof (docs/performance.md). Loading is deterministic; when it happens
+ * changes nothing a workflow does.
+ */
+let noble: { ed25519: typeof Ed25519.ed25519; sha256: typeof Sha2.sha256 } | undefined;
+function primitives(): NonNullable<typeof noble> {
+  /* eslint-disable no-restricted-globals, @typescript-eslint/no-require-imports -- a lazy load, for the reason above */
+  noble ??= { ed25519: (require('@noble/curves/ed25519') as typeof Ed25519).ed25519, sha256: (require('@noble/hashes/sha2') as typeof Sha2).sha256 };
+  /* eslint-enable no-restricted-globals, @typescript-eslint/no-require-imports */
+  return noble;
+}
 
 /**
  * A person's decision as the gateway vouches for it. The gateway signs it
@@ -46,13 +61,13 @@ export function claimBytes(c: DecisionClaim): Uint8Array {
 
 /** The public key (hex) of a 32-byte private seed. */
 export function publicKeyOf(seed: Uint8Array): string {
-  return bytesToHex(ed25519.getPublicKey(seed));
+  return bytesToHex(primitives().ed25519.getPublicKey(seed));
 }
 
 /** Signs a claim with each seed. */
 export function prove(claim: DecisionClaim, seeds: readonly Uint8Array[]): DecisionProof {
   const bytes = claimBytes(claim);
-  return { at: claim.at, signatures: seeds.map((seed) => ({ key: publicKeyOf(seed), sig: bytesToHex(ed25519.sign(bytes, seed)) })) };
+  return { at: claim.at, signatures: seeds.map((seed) => ({ key: publicKeyOf(seed), sig: bytesToHex(primitives().ed25519.sign(bytes, seed)) })) };
 }
 
 /** Whether one of the trusted keys signed this very claim. Malformed input is simply not proof. */
@@ -63,7 +78,7 @@ export function proven(claim: DecisionClaim, proof: DecisionProof | undefined, t
   return proof.signatures.some((s) => {
     if (typeof s?.key !== 'string' || typeof s.sig !== 'string' || !trusted.includes(s.key)) return false;
     try {
-      return ed25519.verify(hexToBytes(s.sig), bytes, hexToBytes(s.key));
+      return primitives().ed25519.verify(hexToBytes(s.sig), bytes, hexToBytes(s.key));
     } catch {
       return false;
     }
@@ -72,7 +87,7 @@ export function proven(claim: DecisionClaim, proof: DecisionProof | undefined, t
 
 /** SHA-256 of a text, hex: the same in a workflow, an activity and the gateway. */
 export function sha256Hex(text: string): string {
-  return bytesToHex(sha256(utf8ToBytes(text)));
+  return bytesToHex(primitives().sha256(utf8ToBytes(text)));
 }
 
 /** What a person or a leader gives for one sub-question of an ask_user question (workflows/question/answers.ts). */
