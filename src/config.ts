@@ -590,9 +590,8 @@ function parseFaults(text: string | undefined): Record<string, Fault> {
 }
 
 /** The one fault workflow code acts on (its input carries it, since workflows read no environment); no probability. */
-function memberStartFault(env: Env): Pick<Limits, 'memberStartsRefusedAfter'> {
-  const fault = parseFaults(env.DIPPER_FAULTS).memberStart;
-  return fault ? { memberStartsRefusedAfter: fault.after } : {};
+function memberStartFault(faults: Record<string, Fault>): Pick<Limits, 'memberStartsRefusedAfter'> {
+  return faults.memberStart ? { memberStartsRefusedAfter: faults.memberStart.after } : {};
 }
 
 function loadGuards(env: Env): Guards {
@@ -620,6 +619,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): DipperC
   const host = env.DIPPER_HOST ?? '127.0.0.1';
   const port = int(env, 'DIPPER_PORT', 8710);
   const devPort = int(env, 'DIPPER_TEMPORAL_DEV_PORT', 7233);
+  const faults = parseFaults(env.DIPPER_FAULTS);
   return {
     dataDir,
     stackFile: path.resolve(cwd, env.DIPPER_STACK_FILE ?? '.dipper/stack.json'),
@@ -689,11 +689,11 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): DipperC
       maxOpenQuestions: Math.max(1, int(env, 'DIPPER_MAX_OPEN_QUESTIONS', defaultLimits.maxOpenQuestions!)),
       reviewWatchdogSeconds: Math.max(0, int(env, 'DIPPER_WATCHDOG_REVIEW_SECONDS', defaultLimits.reviewWatchdogSeconds!)),
       idleWatchdogSeconds: Math.max(0, int(env, 'DIPPER_WATCHDOG_IDLE_SECONDS', defaultLimits.idleWatchdogSeconds!)),
-      ...memberStartFault(env),
+      ...memberStartFault(faults),
     },
     maxRuntimeProcesses: Math.max(1, int(env, 'DIPPER_MAX_RUNTIME_PROCESSES', 200)),
     agentGroupIds: env.DIPPER_AGENT_GROUP_IDS ?? defaultGroupIds(dataDir),
-    faults: parseFaults(env.DIPPER_FAULTS),
+    faults,
     runtimes: parseRuntimes(env, cwd),
     guards: loadGuards(env),
     logLevel: env.DIPPER_LOG_LEVEL ?? 'info',

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { replayOptions } from '../../src/ops/replayAll';
 import { readTestEnv } from '../setup/env';
 import { projectRoot } from '../support/processes';
-import { countOf, patchIds, recordedSet, scheduledActivities, type HistoryEvent } from '../support/historyShape';
+import { countOf, patchIds, recordedSet, scheduledActivities, updateWindows, type HistoryEvent } from '../support/historyShape';
 
 /**
  * create_team before one pass: a root agent from the recorded set of
@@ -18,17 +18,8 @@ import { countOf, patchIds, recordedSet, scheduledActivities, type HistoryEvent 
  */
 const raw = JSON.parse(fs.readFileSync(path.join(projectRoot, 'test', 'fixtures', 'histories', 'create-team-before-one-pass.history.json'), 'utf8'));
 
-/** Each createTeam Update's events, from its acceptance to its completion. */
-function createTeams(events: HistoryEvent[]): HistoryEvent[][] {
-  const windows: HistoryEvent[][] = [];
-  let open: HistoryEvent[] | null = null;
-  for (const e of events) {
-    if (e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest.input.name === 'createTeam') windows.push((open = []));
-    open?.push(e);
-    if (open && e.workflowExecutionUpdateCompletedEventAttributes) open = null;
-  }
-  return windows;
-}
+/** Each createTeam Update's events, between its acceptance and its completion. */
+const createTeams = (events: HistoryEvent[]): HistoryEvent[][] => updateWindows(events).flatMap((u) => (u.name === 'createTeam' ? [u.window] : []));
 
 it('has the old shape: a skill check and a registration signal per member, and no one-pass marker', () => {
   const [team] = createTeams(raw.events);

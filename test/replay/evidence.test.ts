@@ -5,6 +5,7 @@ import { resetEventId } from '../../src/ops/doctor';
 import { QueryCannotAdvance } from '../../workflows/interceptors';
 import { QUERY_REFUSED } from '../../src/common/pure/queryGuard';
 import { projectRoot } from '../support/processes';
+import { recordedSet, updateWindows } from '../support/historyShape';
 
 /**
  * The history captured after the kill -9 of issue 5: one agentWorkflow of
@@ -102,18 +103,6 @@ describe('the Query guard on a real task with an unchanged history size (kill ma
   });
 });
 
-type HistoryEvent = { eventId: string; eventType: string; [k: string]: any };
-
-/** Each Update a history accepted, with the events between its acceptance and its completion (none if it never completed). */
-function updateWindows(events: HistoryEvent[]): { name: string; window: HistoryEvent[] }[] {
-  return events
-    .filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes)
-    .map((accepted) => {
-      const done = events.find((e) => e.workflowExecutionUpdateCompletedEventAttributes?.acceptedEventId === accepted.eventId);
-      const window = done ? events.filter((e) => Number(e.eventId) > Number(accepted.eventId) && Number(e.eventId) < Number(done.eventId)) : [];
-      return { name: accepted.workflowExecutionUpdateAcceptedEventAttributes.acceptedRequest.input.name as string, window };
-    });
-}
 
 /**
  * One more agent of the kill matrix (copied from shared/evidence/kill-matrix/hist-ag_80b0b3729fe9-run1.json), on a
@@ -141,11 +130,7 @@ describe('an Update that awaits a local activity (kill matrix, issue 20)', () =>
   });
 
   it('no longer happens: in every recorded history, plan and spawn Updates await a regular activity, and no Update a local one', () => {
-    const dir = path.join(projectRoot, 'test', 'replay', 'histories');
-    const windows = fs
-      .readdirSync(dir)
-      .filter((f) => f.endsWith('.json'))
-      .flatMap((f) => updateWindows(JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')).events));
+    const windows = [...recordedSet().values()].flatMap(updateWindows);
     const step: Record<string, string> = { declarePlan: 'writePlanFile', removePlan: 'retirePlanFile', spawnAgent: 'prepareSpawn', createTeam: 'prepareSpawn' };
     const stepped = windows.filter((u) => u.name in step);
     expect(new Set(stepped.map((u) => u.name))).toEqual(new Set(Object.keys(step)));

@@ -4,6 +4,17 @@ import path from 'node:path';
 /** A history event as JSON (historyToJSON), read for its shape. */
 export type HistoryEvent = Record<string, any>;
 
+/** Each Update's name and the events between its acceptance and its own completion (none if it never completed). */
+export function updateWindows(events: HistoryEvent[]): { name: string; window: HistoryEvent[] }[] {
+  return events
+    .filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes)
+    .map((accepted) => {
+      const done = events.find((e) => e.workflowExecutionUpdateCompletedEventAttributes?.acceptedEventId === accepted.eventId);
+      const window = done ? events.filter((e) => Number(e.eventId) > Number(accepted.eventId) && Number(e.eventId) < Number(done.eventId)) : [];
+      return { name: accepted.workflowExecutionUpdateAcceptedEventAttributes.acceptedRequest.input.name as string, window };
+    });
+}
+
 /** The events of one history file. */
 export function eventsOf(file: string): HistoryEvent[] {
   return JSON.parse(fs.readFileSync(file, 'utf8')).events;
