@@ -21,39 +21,49 @@ export class TooManyProcesses extends Error {
 }
 const WATCH_INTERVAL_MS = 1000;
 
-function alive(pid: number): boolean {
+/** The fields of /proc/<pid>/stat after the command name, or null for no such process. */
+function stat(pid: number): string[] | null {
   try {
-    process.kill(pid, 0);
-    return true;
+    const text = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return text.slice(text.lastIndexOf(')') + 2).split(' ');
   } catch {
-    return false;
+    return null;
   }
+}
+
+/** Running: a zombie has ended (a process whose worker died waits for init to reap it, which some containers never do). */
+function alive(pid: number): boolean {
+  const state = stat(pid)?.[0];
+  return state !== undefined && state !== 'Z' && state !== 'X';
 }
 
 /** Kernel start time of a process, so a recycled pid is never mistaken for our agent. */
 function startTime(pid: number): string | null {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
-  } catch {
-    return null;
-  }
+  return stat(pid)?.[19] ?? null;
 }
 
 function writePid(dir: string, pid: number): void {
   fs.writeFileSync(path.join(dir, 'runtime.pid'), `${pid} ${startTime(pid) ?? ''}`);
 }
 
-/** The agent's live process from its pid file, or null. */
-function readPid(dir: string): number | null {
+/** The process an agent's pid file names, live or not, or null without a (readable) file. */
+function recordedPid(dir: string): { pid: number; live: boolean } | null {
+  let text: string;
   try {
-    const [pidText, started] = fs.readFileSync(path.join(dir, 'runtime.pid'), 'utf8').trim().split(' ');
-    const pid = Number(pidText);
-    if (!Number.isInteger(pid) || pid <= 0 || !alive(pid)) return null;
-    return !started || startTime(pid) === started ? pid : null;
+    text = fs.readFileSync(path.join(dir, 'runtime.pid'), 'utf8');
   } catch {
     return null;
   }
+  const [pidText, started] = text.trim().split(' ');
+  const pid = Number(pidText);
+  if (!Number.isInteger(pid) || pid <= 0) return { pid: 0, live: false };
+  return { pid, live: alive(pid) && (!started || startTime(pid) === started) };
+}
+
+/** The agent's live process from its pid file, or null. */
+function readPid(dir: string): number | null {
+  const recorded = recordedPid(dir);
+  return recorded?.live ? recorded.pid : null;
 }
 
 function tail(file: string): string[] {
@@ -125,7 +135,10 @@ export class CommandRuntime {
   /**
    * At worker start: every agent process still running under the data folder
    * (started by an earlier worker) is watched, so its exit still reaches its
-   * workflow. Returns how many were adopted.
+   * workflow. A pid file whose process is gone names one that ended while no
+   * worker watched it (Dipper's own stops remove the file first): its exit is
+   * reported now, or its agent would wait forever on a process that is not
+   * there. Returns how many were adopted.
    */
   adoptAll(runsDir: string): number {
     let adopted = 0;
@@ -133,9 +146,15 @@ export class CommandRuntime {
       const agentsDir = path.join(runsDir, runId, 'agents');
       for (const agentId of list(agentsDir)) {
         const dir = path.join(agentsDir, agentId);
-        const pid = readPid(dir);
-        if (pid === null) continue;
-        this.watch(pid, { run_id: runId, agent_id: agentId }, dir);
+        const recorded = recordedPid(dir);
+        if (recorded === null) continue;
+        const who = { run_id: runId, agent_id: agentId };
+        if (!recorded.live) {
+          fs.rmSync(path.join(dir, 'runtime.pid'), { force: true });
+          this.onExit(who, { code: null, signal: null, stderr_tail: tail(path.join(dir, 'stderr.log')), pid: recorded.pid });
+          continue;
+        }
+        this.watch(recorded.pid, who, dir);
         adopted++;
       }
     }
@@ -159,8 +178,9 @@ export class CommandRuntime {
   /** Stops the agent's process group; a missing process is already stopped. */
   async stop(dir: string): Promise<void> {
     const pid = readPid(dir);
-    if (pid === null) return;
+    // Stopped by Dipper: no worker reports its end as a crash later, dead already or not.
     fs.rmSync(path.join(dir, 'runtime.pid'), { force: true });
+    if (pid === null) return;
     try {
       process.kill(-pid, 'SIGTERM');
     } catch {

@@ -38,10 +38,11 @@ const status = async (runId: string) => (await stack.operator.request('GET', `/r
 async function runTeam(duringWork?: (runId: string, rootId: string) => Promise<void>) {
   await sim.control('POST', '/reset', {});
   const run = (await stack.operator.request('POST', '/runs', { task: 'Research the topic and write a short piece about it.', root_skill: 'lead' })).json;
+  // Before the person comes: the run cannot end without them, so its lead is still at work.
+  await duringWork?.(run.run_id, run.root.agent_id);
   // The demo's person: answers, approves, lets the run end, and returns once it has completed.
   const said: string[] = [];
   const person = playThePerson(stack.operator, run.run_id, (line) => said.push(line));
-  await duringWork?.(run.run_id, run.root.agent_id);
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`the run did not complete; the person did: ${said.join('; ')}`)), 180_000)));
   await Promise.race([person, late]).finally(() => clearTimeout(timer));
@@ -86,6 +87,15 @@ async function checkTeamWork(runId: string, rootId: string) {
   expect(sends.filter((e) => e.data.to === rootId)).toHaveLength(2);
 }
 
+/** Gone, or a zombie: the kill took, whether or not anything has reaped it yet. */
+function ended(pid: number): boolean {
+  try {
+    return /^\S+ \(.*\) [ZX]/s.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return true;
+  }
+}
+
 /** The turns each agent's model heard, by the agent's plan task (the lead: "lead"). */
 function heard() {
   const last = new Map<string, string[]>();
@@ -116,23 +126,24 @@ describe('a team of Claude agents', () => {
   }, 300_000);
 
   it('still finishes when the worker and an agent process are killed mid-run', async () => {
+    let killed = '';
     const { runId, rootId } = await runTeam(async (id, rootId) => {
-      // Once the writer has handed in its first draft: the worker and the writer's process die. The writer's, not
-      // whoever reported first: its draft is sent back, so it cannot be approved (and its crash ignored) meanwhile.
-      const writer = await eventually(async () => {
-        const spawned = (await stack.operator.events(id, 'agent_spawned')).find((e) => e.data.plan_task_id === 'write');
-        const reported = spawned && (await stack.operator.events(id, 'completion.reported')).some((e) => e.agent_id === spawned.data.agent_id);
-        return reported ? (spawned.data.agent_id as string) : undefined;
-      }, 120_000, 250);
-      const agents = path.join(stack.env.DIPPER_DATA_DIR, 'runs', id, 'agents');
-      // The writer, unless its process already ended its turn and went: then the lead.
-      const victim = [writer, rootId].find((a) => fs.existsSync(path.join(agents, a, 'runtime.pid')))!;
-      const pid = Number(fs.readFileSync(path.join(agents, victim, 'runtime.pid'), 'utf8').split(' ')[0]);
-      await stack.restartWorker('SIGKILL');
-      process.kill(-pid, 'SIGKILL');
+      // Once the lead has its team at work: the worker and the lead's process die. The lead, not a member: a member can
+      // hand in, be approved and end before the kill lands (its crash then rightly ignored); the lead cannot end before
+      // the person, who comes only after the kill, lets the run end.
+      const members = async () => (await stack.operator.events(id, 'agent_spawned')).filter((e) => e.data.plan_task_id).length;
+      await eventually(async () => ((await members()) === 2 ? true : undefined), 120_000, 250);
+      const pidFile = path.join(stack.env.DIPPER_DATA_DIR, 'runs', id, 'agents', rootId, 'runtime.pid');
+      const pid = Number(fs.readFileSync(pidFile, 'utf8').split(' ')[0]);
+      // The process dies while no worker watches it: the next worker finds its pid file and reports the crash.
+      await stack.restartWorker('SIGKILL', async () => {
+        process.kill(-pid, 'SIGKILL');
+        await eventually(async () => ended(pid) || undefined, 30_000, 50);
+      });
+      killed = rootId;
     });
     await checkTeamWork(runId, rootId);
-    expect((await stack.operator.events(runId, 'agent_crashed')).length).toBeGreaterThanOrEqual(1);
+    expect((await stack.operator.events(runId, 'agent_crashed')).map((e) => e.agent_id)).toEqual([killed]);
     await untilNothingRunning(temporal.client, stack.env.DIPPER_DATA_DIR, runId, 60_000);
   }, 300_000);
 });

@@ -14,7 +14,8 @@ export interface Stack {
   /** Starts another gateway replica on the given port, sharing everything else but `extra`. */
   addGateway(port: number, extra?: Record<string, string>): Promise<string>;
   /** Kills the worker (SIGKILL by default, as a crash) and starts a fresh one. */
-  restartWorker(signal?: NodeJS.Signals): Promise<void>;
+  /** Stops the worker, awaits `meanwhile` (what happens while no worker runs), then starts a new one. */
+  restartWorker(signal?: NodeJS.Signals, meanwhile?: () => Promise<void>): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -49,8 +50,9 @@ export async function startStack(name: string, port: number, extra: Record<strin
       await waitForHttp(`${url}/healthz`);
       return url;
     },
-    async restartWorker(signal = 'SIGKILL') {
+    async restartWorker(signal = 'SIGKILL', meanwhile) {
       await worker.kill(signal);
+      await meanwhile?.();
       worker = startProcess('worker', env, log('worker'));
     },
     async stop() {

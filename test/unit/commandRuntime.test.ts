@@ -52,9 +52,38 @@ describe('the command runtime', () => {
     expect(fs.readFileSync(`/proc/${first.pid}/cmdline`, 'utf8')).not.toContain('dpa_secret');
     expect(fs.existsSync(path.join(agentDir, 'launch.json'))).toBe(false);
     await runtime.stop(agentDir);
-    await new Promise((r) => setTimeout(r, 300));
-    expect(exits).toHaveLength(1);
+    await eventually(async () => exits.length > 0 || undefined);
+    expect(exits).toEqual([expect.objectContaining({ pid: first.pid, signal: 'SIGTERM' })]);
     expect(fs.existsSync(path.join(agentDir, 'runtime.pid'))).toBe(false);
+  });
+
+  it('at a worker\'s start, watches the processes still running and reports those that ended while no worker watched', async () => {
+    const runs = path.join(dir, 'runs');
+    const agentDir = (agent: string) => path.join(runs, 'run_000000000000', 'agents', agent);
+    // An earlier worker started two agents, then died; one agent's process died too before the next worker came.
+    const earlier = new CommandRuntime(() => undefined);
+    const living = earlier.launch(['sleep', '30'], payload(dir), agentDir('ag_living'), 'first', { PATH: '/usr/bin:/bin' });
+    const dead = earlier.launch(['/bin/sh', '-c', 'echo last words >&2; exec sleep 30'], payload(dir), agentDir('ag_dead'), 'first', { PATH: '/usr/bin:/bin' });
+    await eventually(async () => fs.readFileSync(path.join(agentDir('ag_dead'), 'stderr.log'), 'utf8').includes('last words') || undefined);
+    const deadPidFile = fs.readFileSync(path.join(agentDir('ag_dead'), 'runtime.pid'), 'utf8');
+    process.kill(-dead.pid, 'SIGKILL');
+    // The earlier worker's own handler removes the file as it sees the exit; a dead worker would not have.
+    await eventually(async () => !fs.existsSync(path.join(agentDir('ag_dead'), 'runtime.pid')) || undefined);
+    fs.writeFileSync(path.join(agentDir('ag_dead'), 'runtime.pid'), deadPidFile);
+
+    const exits: Array<{ agent: string; pid: number; stderr_tail: string[] }> = [];
+    const next = new CommandRuntime((who, exit) => exits.push({ agent: who.agent_id, ...exit }));
+    expect(next.adoptAll(runs)).toBe(1);
+    expect(exits).toEqual([expect.objectContaining({ agent: 'ag_dead', pid: dead.pid, stderr_tail: ['last words'] })]);
+    expect(fs.existsSync(path.join(agentDir('ag_dead'), 'runtime.pid'))).toBe(false);
+    // A worker started after that one hears of it no more.
+    const later: string[] = [];
+    expect(new CommandRuntime((who) => later.push(who.agent_id)).adoptAll(runs)).toBe(1);
+    // The living one is watched: its end is reported when it comes.
+    process.kill(-living.pid, 'SIGKILL');
+    await eventually(async () => (exits.length > 1 && later.length > 0) || undefined);
+    expect(exits[1]).toEqual(expect.objectContaining({ agent: 'ag_living', pid: living.pid }));
+    expect(later).toEqual(['ag_living']);
   });
 });
 
