@@ -6,6 +6,8 @@ import { updateFailureOf } from '../src/temporal';
 import { runWorkflowId } from '../workflows/ids';
 import { reserveSpawnsUpdate, type ReserveRequest } from '../workflows/run/messages';
 import { onDisk } from './diskFailure';
+import { startMembers } from './memberStarts';
+import type { MembersStarted, MembersToStart } from '../workflows/types';
 import type { ActivityDeps } from './index';
 
 /** What a spawn asks for before its members start (workflows/agent/spawn.ts). */
@@ -19,11 +21,15 @@ export interface SpawnAsk extends ReserveRequest {
   workspacePath?: string;
   /** A plan task's id: its artifacts folder is made in the team's. */
   taskId?: string;
+  /** The members to register and start once the rest is done (spawns since `members-started-by-activity`). */
+  start?: MembersToStart;
 }
 
 export interface PreparedSpawn {
   workspacePath: string;
   artifactsPath?: string;
+  /** What became of `start`'s members. */
+  started?: MembersStarted;
 }
 
 const refused = (type: string, message: string, details: Record<string, unknown>) => ApplicationFailure.create({ type, message, details: [details], nonRetryable: true });
@@ -54,7 +60,10 @@ export function spawnPreparation(deps: Pick<ActivityDeps, 'config' | 'temporal' 
     const workspacePath = ask.newTeam ? await teamWorkspace(ask.runId, ask.newTeam) : ask.workspacePath;
     if (workspacePath === undefined) throw refused('invalid_input', 'A spawn names a new team or an existing team folder.', {});
     const artifactsPath = ask.taskId === undefined ? undefined : await artifacts(workspacePath, ask.taskId);
-    return { workspacePath, ...(artifactsPath ? { artifactsPath } : {}) };
+    const folders = { workspacePath, ...(artifactsPath ? { artifactsPath } : {}) };
+    if (!ask.start) return folders;
+    const started = await startMembers(deps, ask.runId, ask.start, folders, deps.config.limits.memberStartsRefusedAfter);
+    return { ...folders, started };
   };
 
   async function reserve({ runId, count, releases, reservation_id }: SpawnAsk): Promise<void> {

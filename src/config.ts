@@ -50,8 +50,9 @@ export interface Limits {
   /** Watchdog pass B: seconds without a tool call or inbox delivery before an idle agent is nudged (0: off; absent in older runs). */
   idleWatchdogSeconds?: number;
   /**
-   * A test setting (DIPPER_FAULTS=memberStart>N), absent everywhere else: a create_team's members past its first N are
-   * started under a workflow id already running, so the server refuses them for real and the team is taken back.
+   * A test setting (DIPPER_FAULTS=memberStart>N), absent everywhere else: a team's members past its first N are
+   * started under a workflow id already running, so the server refuses them for real and the team is taken back. The
+   * spawn step reads it (activities/memberStarts.ts); workflow code only for spawns from before that.
    */
   memberStartsRefusedAfter?: number;
 }

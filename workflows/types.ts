@@ -1,5 +1,6 @@
 import type { Limits } from '../src/config';
 import type { Rules, Text } from '../src/common/pure/content';
+import type { AgentIdentity } from '../src/common/launchPayload';
 
 export type { Limits };
 
@@ -78,4 +79,35 @@ export interface TeamRecord {
   task?: Text;
   rules: Rules;
   members: string[];
+}
+
+/** One member as its leader describes it; its folders are filled in here, once they are made. */
+export interface MemberToStart {
+  identity: Omit<AgentIdentity, 'workspacePath' | 'artifactsPath'>;
+  entry: PeerEntry;
+  /** The task it is given (absent: the run's own), its first message; after the [TASK ASSIGNMENT] block for a plan task. */
+  task?: Text;
+  roleDescription: Text;
+  rules: Rules;
+}
+
+/** A spawn's members, started by prepareSpawn (activities/memberStarts.ts) once room is reserved and folders made. */
+export interface MembersToStart {
+  members: MemberToStart[];
+  /** The leader's: members run on its task queue with its workflow task timeout, under its run's limits. */
+  taskQueue: string;
+  taskTimeoutMs: number;
+  limits: Limits;
+  runTask: Text;
+  /** Changes the run's directory hears with the members' entries, first (a leader's new team). */
+  before: Array<{ agent_id: string; patch: Partial<Omit<PeerEntry, 'agent_id'>> }>;
+  /** Members the team had before these: the memberStart fault counts from there. */
+  teamSizeBefore: number;
+}
+
+export interface MembersStarted {
+  /** Members the server refused to start: they left the directory again. */
+  refused: string[];
+  /** False when the run had closed: the members that started are to be told it ended. */
+  registered: boolean;
 }

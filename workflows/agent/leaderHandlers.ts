@@ -10,7 +10,7 @@ import { tell } from '../signals';
 import * as leader from './leader';
 import * as m from './messages';
 import { buildTasks, readyIds } from './plan';
-import { launchMember, launchMembers, leadsTeams, newTeam, prepareSpawn, releaseSpawns, undoTeam } from './spawn';
+import { describeMember, keepStarted, launchMember, launchMembers, leadsTeams, MEMBERS_STARTED_BY_ACTIVITY, newTeam, prepareSpawn, releaseSpawns, startsOf, undoTeam, type TeamRec } from './spawn';
 import { callKey, Receipts } from '../receipts';
 import { newId, type AgentState } from './state';
 import { statusToDirectory } from './statusReport';
@@ -126,12 +126,29 @@ export function installLeaderHandlers(s: AgentState, runTask: Text): void {
         const existing = s.data.teams.find((t) => t.team_id === s.data.spawn_team_id);
         const teamCreated = existing === undefined;
         const teamId = existing?.team_id ?? newId('tm');
-        const prepared = await prepareSpawn(s, { skills: [task.skill], field: 'task_id', team: existing ? { existing } : { newTeamId: teamId }, taskId: task.id });
-        reservation = prepared.reservation;
-        const team = existing ?? (await newTeam(s, teamId, prepared.workspacePath, `${s.id.name}-team`, []));
-        s.data.spawn_team_id = team.team_id;
         const spec = { role: task.role, skill: task.skill, model: task.model, description: task.description, rules: [] };
-        const agentId = await launchMember(s, team, { ...spec, planTaskId: task.id, artifactsPath: prepared.artifactsPath, task: task.task }, runTask);
+        const asked = { skills: [task.skill], field: 'task_id', team: existing ? { existing } : { newTeamId: teamId }, taskId: task.id };
+        let team: TeamRec;
+        let agentId: string;
+        if (patched(MEMBERS_STARTED_BY_ACTIVITY)) {
+          // One step reserves, makes the folders, registers and starts the member; the leader records it after.
+          const member = describeMember(s, teamId, { ...spec, planTaskId: task.id, task: task.task }, newId('ag'));
+          const before = teamCreated ? [leadsTeams(s, teamId)] : [];
+          const prepared = await prepareSpawn(s, { ...asked, start: startsOf(s, [member], runTask, before, existing?.members.length ?? 0) });
+          reservation = prepared.reservation;
+          team = existing ?? (await newTeam(s, teamId, prepared.workspacePath, `${s.id.name}-team`, [], undefined, false));
+          s.data.spawn_team_id = team.team_id;
+          if ((await keepStarted(s, team, [member], prepared.started!)).length > 0) {
+            throw refuse('unavailable', 'The agent could not be started. Retry shortly.', { retry_after_ms: 1000 });
+          }
+          agentId = member.agentId;
+        } else {
+          const prepared = await prepareSpawn(s, asked);
+          reservation = prepared.reservation;
+          team = existing ?? (await newTeam(s, teamId, prepared.workspacePath, `${s.id.name}-team`, []));
+          s.data.spawn_team_id = team.team_id;
+          agentId = await launchMember(s, team, { ...spec, planTaskId: task.id, artifactsPath: prepared.artifactsPath, task: task.task }, runTask);
+        }
         started = true;
         task.agent_id = agentId;
         s.events.emit('task_spawned', { plan_id: plan.plan_id, task_id, agent_id: agentId });
@@ -173,11 +190,33 @@ export function installLeaderHandlers(s: AgentState, runTask: Text): void {
       let spawned = 0;
       try {
         const teamId = newId('tm');
-        const prepared = await prepareSpawn(s, { skills: input.roles.map((r) => r.skill), field: 'roles', team: { newTeamId: teamId } });
+        const member = (r: m.CreateTeamInput['roles'][number]) => ({ ...r, rules: input.rules ?? [], task: runTask });
+        const asked = { skills: input.roles.map((r) => r.skill), field: 'roles', team: { newTeamId: teamId } };
+        if (patched(MEMBERS_STARTED_BY_ACTIVITY)) {
+          // One step reserves, makes the folder, registers and starts every member; the leader records them after.
+          const ids = input.roles.map(() => newId('ag'));
+          const members = input.roles.map((r, i) => describeMember(s, teamId, member(r), ids[i]));
+          const prepared = await prepareSpawn(s, { ...asked, start: startsOf(s, members, runTask, [leadsTeams(s, teamId)], 0) });
+          reservation = prepared.reservation;
+          const team = await newTeam(s, teamId, prepared.workspacePath, input.name, input.rules ?? [], input.task, false);
+          const refused = await keepStarted(s, team, members, prepared.started!);
+          if (refused.length > 0) {
+            // All or nothing, as below: the members that started are ended and the team taken back.
+            const why = `${refused.length} of ${ids.length} members could not be started`;
+            await undoTeam(s, team, ids.filter((id) => !refused.includes(id)), refuse('unavailable', why));
+            throw refuse('unavailable', 'Not every member could be started, so the team was taken back and nothing was created. Retry shortly.', {
+              retry_after_ms: 1000,
+            });
+          }
+          spawned = ids.length;
+          const answer = { team_id: team.team_id, members: ids.map((agent_id, i) => ({ agent_id, role: input.roles[i].role })) };
+          receipts.keep(key, answer, Date.now());
+          return answer;
+        }
+        const prepared = await prepareSpawn(s, asked);
         reservation = prepared.reservation;
         const onePass = patched(MEMBERS_IN_ONE_PASS);
         const team = await newTeam(s, teamId, prepared.workspacePath, input.name, input.rules ?? [], input.task, !onePass);
-        const member = (r: m.CreateTeamInput['roles'][number]) => ({ ...r, rules: input.rules ?? [], task: runTask });
         // All or nothing: if any member cannot start, the ones that did are ended and the team is taken back, so a
         // retry never finds half a team.
         const ids = input.roles.map(() => newId('ag'));

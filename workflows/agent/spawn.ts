@@ -1,4 +1,4 @@
-import { prefixed, type Rules, type Text } from '../../src/common/pure/content';
+import { assignmentMessage, type Rules, type Text } from '../../src/common/pure/content';
 import { ActivityFailure, ApplicationFailure, ParentClosePolicy, startChild, uuid4, workflowInfo } from '@temporalio/workflow';
 import { agentWorkflowId, runWorkflowId } from '../ids';
 import { tell } from '../signals';
@@ -6,7 +6,7 @@ import { peerChangedSignal, peersChangedSignal, releaseSpawnsSignal, type PeerCh
 import { failureText, refuse } from '../errors';
 import { leaderEndedSignal, runEndedSignal } from './messages';
 import { agentIdKey, leaderIdKey, roleKey, runIdKey, statusKey } from '../searchAttributes';
-import type { ChildRecord, PeerEntry } from '../types';
+import type { ChildRecord, MembersStarted, MembersToStart, PeerEntry } from '../types';
 import type { AgentIdentity } from '../../src/common/launchPayload';
 import { callSteps } from '../host';
 import { agentSummary } from '../summaries';
@@ -25,6 +25,8 @@ export interface SpawnPlan {
   team: { newTeamId: string } | { existing: TeamRec };
   /** A plan task, whose artifacts folder is made. */
   taskId?: string;
+  /** Members the step registers and starts too (memberStarts below). */
+  start?: MembersToStart;
 }
 
 export interface Prepared {
@@ -32,7 +34,17 @@ export interface Prepared {
   reservation: string;
   workspacePath: string;
   artifactsPath?: string;
+  /** What became of the plan's `start`. */
+  started?: MembersStarted;
 }
+
+/**
+ * Spawns since this marker: prepareSpawn registers and starts the members
+ * as well (activities/memberStarts.ts), and the leader records them when it
+ * returns. One activity instead of a child start per member: the call no
+ * longer waits a workflow task for the server's word that each child started.
+ */
+export const MEMBERS_STARTED_BY_ACTIVITY = 'members-started-by-activity';
 
 /** The step's refusals, all made before it reserved or made anything. */
 const REFUSALS = ['unknown_skill', 'invalid_input', 'quota_exceeded', 'run_ended'];
@@ -58,6 +70,7 @@ export async function prepareSpawn(s: AgentState, plan: SpawnPlan): Promise<Prep
       ...(releases.length > 0 ? { releases } : {}),
       ...('newTeamId' in plan.team ? { newTeam: { teamId: plan.team.newTeamId, leaderId: s.id.agentId } } : { workspacePath: plan.team.existing.workspace_path }),
       ...(plan.taskId !== undefined ? { taskId: plan.taskId } : {}),
+      ...(plan.start ? { start: plan.start } : {}),
     });
     // Only those it carried: one given back meanwhile (a spawn running beside this one) waits for the next.
     s.data.released = (s.data.released ?? []).filter((r) => !releases.includes(r));
@@ -71,8 +84,17 @@ export async function prepareSpawn(s: AgentState, plan: SpawnPlan): Promise<Prep
     }
     // Failed past its checks, perhaps holding room: given back (the run ignores a reservation it never made).
     await releaseSpawns(s, reservation, 0);
+    // And perhaps having started some of its members: no ghost is left (a member never started is not there to tell).
+    if (plan.start) await forgetStarts(s, plan.start);
     throw err;
   }
+}
+
+/** Ends the members a failed step may have started, and takes them (and a new team) out of the run's directory. */
+async function forgetStarts(s: AgentState, start: MembersToStart): Promise<void> {
+  const ids = start.members.map((m) => m.identity.agentId);
+  const changes: PeerChange[] = [...ids.map((agent_id) => ({ agent_id, remove: true as const })), ...(start.before.length > 0 ? [leadsTeams(s)] : [])];
+  await Promise.all([...ids.map((id) => tell(agentWorkflowId(s.id.runId, id), leaderEndedSignal)), tell(runWorkflowId(s.id.runId), peersChangedSignal, { changes })]);
 }
 
 /** Enough for every spawn a leader can have in flight between two reservations that succeed. */
@@ -104,9 +126,10 @@ export interface MemberSpec {
   rules: Rules;
 }
 
-/** The run's directory entry of this leader, told which teams it leads now. */
-export function leadsTeams(s: AgentState): PeerChange {
-  return { agent_id: s.id.agentId, patch: { is_leader_of: s.data.teams.map((t) => t.team_id) } };
+/** The run's directory entry of this leader, told which teams it leads now (and `newTeamId`, about to be made). */
+export function leadsTeams(s: AgentState, newTeamId?: string): PeerChange {
+  const teams = s.data.teams.map((t) => t.team_id);
+  return { agent_id: s.id.agentId, patch: { is_leader_of: newTeamId ? [...teams, newTeamId] : teams } };
 }
 
 /** Records a team whose folder prepareSpawn made; the run hears its leader now leads it (here, or, with `tellRun` false, from the caller). */
@@ -116,10 +139,6 @@ export async function newTeam(s: AgentState, teamId: string, workspacePath: stri
   s.events.emit('team_created', { team_id: teamId, name, leader_id: s.id.agentId, depth: s.id.depth + 1 });
   if (tellRun) await tell(runWorkflowId(s.id.runId), peerChangedSignal, leadsTeams(s));
   return team;
-}
-
-export function assignmentMessage(planTaskId: string, artifactsPath: string, task: Text): Text {
-  return prefixed(`[TASK ASSIGNMENT]\nplan_task_id: ${planTaskId}\nartifacts_path: ${artifactsPath}\n[/TASK ASSIGNMENT]\n\n`, task);
 }
 
 /** A member about to start: what the leader records, what the run's directory registers, what its workflow gets. */
@@ -132,24 +151,50 @@ interface Launch {
 
 /** Records the member in the leader's state (its child record, its team) and says what starting it takes. */
 function recordMember(s: AgentState, team: TeamRec, spec: MemberSpec, agentId: string): Launch {
+  const launch = describeMember(s, team.team_id, spec, agentId, { workspacePath: team.workspace_path, artifactsPath: spec.artifactsPath }) as Launch;
+  keepMember(s, team, launch);
+  return launch;
+}
+
+/** A member, before its folders are made when they are not given: who it is and its directory entry. */
+export interface Described extends Omit<Launch, 'identity'> {
+  identity: Omit<AgentIdentity, 'workspacePath'> & { workspacePath?: string };
+}
+
+export function describeMember(s: AgentState, teamId: string, spec: MemberSpec, agentId: string, folders?: { workspacePath: string; artifactsPath?: string }): Described {
   const depth = s.id.depth + 1;
-  const { artifactsPath } = spec;
-  const identity: AgentIdentity = {
+  const artifactsPath = folders?.artifactsPath;
+  const identity = {
     runId: s.id.runId,
     agentId,
     name: `${slug(spec.role)}-${agentId.slice(3, 7)}`,
     role: spec.role,
     skill: spec.skill,
     ...(spec.model ? { model: spec.model } : {}),
-    teamId: team.team_id,
+    teamId,
     leaderId: s.id.agentId,
     depth,
     ...(spec.planTaskId ? { planTaskId: spec.planTaskId } : {}),
-    workspacePath: team.workspace_path,
+    ...(folders ? { workspacePath: folders.workspacePath } : {}),
     ...(artifactsPath ? { artifactsPath } : {}),
     // Members live on their leader's host, with the team folder.
     ...(s.id.host ? { host: s.id.host } : {}),
   };
+  const entry: PeerEntry = {
+    agent_id: agentId,
+    name: identity.name,
+    role: spec.role,
+    team_id: teamId,
+    leader_id: s.id.agentId,
+    status: 'active',
+    is_leader_of: [],
+    depth,
+  };
+  return { agentId, identity, entry, spec };
+}
+
+/** The member's child record and its place in its team. */
+function keepMember(s: AgentState, team: TeamRec, { agentId, identity, spec }: Pick<Launch, 'agentId' | 'spec'> & { identity: { name: string } }): void {
   const child: ChildRecord = {
     agent_id: agentId,
     name: identity.name,
@@ -166,17 +211,39 @@ function recordMember(s: AgentState, team: TeamRec, spec: MemberSpec, agentId: s
   };
   s.data.children[agentId] = child;
   team.members.push(agentId);
-  const entry: PeerEntry = {
-    agent_id: agentId,
-    name: identity.name,
-    role: spec.role,
-    team_id: team.team_id,
-    leader_id: s.id.agentId,
-    status: 'active',
-    is_leader_of: [],
-    depth,
+}
+
+/** What prepareSpawn needs to register and start these members (activities/memberStarts.ts). */
+export function startsOf(s: AgentState, members: Described[], runTask: Text, before: PeerChange[], teamSizeBefore: number): MembersToStart {
+  return {
+    members: members.map(({ identity, entry, spec }) => ({
+      identity,
+      entry,
+      // The run's task, which every create_team member is given, goes once rather than once a member.
+      ...(spec.task === runTask ? {} : { task: spec.task }),
+      roleDescription: spec.description,
+      rules: spec.rules,
+    })),
+    taskQueue: workflowInfo().taskQueue,
+    taskTimeoutMs: workflowInfo().taskTimeoutMs,
+    limits: s.limits,
+    runTask,
+    before: before.map((c) => ({ agent_id: c.agent_id, patch: c.patch ?? {} })),
+    teamSizeBefore,
   };
-  return { agentId, identity, entry, spec };
+}
+
+/**
+ * After prepareSpawn started them: the members that started are recorded
+ * in the leader's state and its log; a run that closed meanwhile is told to
+ * them. Returns the members the server refused (they left the directory).
+ */
+export async function keepStarted(s: AgentState, team: TeamRec, members: Described[], started: MembersStarted): Promise<string[]> {
+  const kept = members.filter((d) => !started.refused.includes(d.agentId));
+  for (const d of kept) keepMember(s, team, d);
+  if (!started.registered) await Promise.all(kept.map((d) => tell(agentWorkflowId(s.id.runId, d.agentId), runEndedSignal)));
+  for (const d of kept) spawned(s, d);
+  return started.refused;
 }
 
 /** Starts the member's workflow (workflowId: the test fault's, when set, which the server refuses). */
@@ -201,7 +268,7 @@ function startMember(s: AgentState, { agentId, identity, spec }: Launch, runTask
 }
 
 /** The member started: its leader's log says so. */
-function spawned(s: AgentState, { agentId, identity, spec, entry }: Launch): void {
+function spawned(s: AgentState, { agentId, identity, spec, entry }: Pick<Launch, 'agentId' | 'spec' | 'entry'> & { identity: { name: string } }): void {
   s.events.emit('agent_spawned', {
     agent_id: agentId,
     name: identity.name,

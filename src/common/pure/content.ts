@@ -77,6 +77,11 @@ export function prefixed(prefix: string, text: Text): Text {
   return typeof text === 'string' ? `${prefix}${text}` : { ...text, prefix: `${prefix}${text.prefix ?? ''}` };
 }
 
+/** A plan task's member's first message: where its task comes from and where its artifacts go, then the task. */
+export function assignmentMessage(planTaskId: string, artifactsPath: string, task: Text): Text {
+  return prefixed(`[TASK ASSIGNMENT]\nplan_task_id: ${planTaskId}\nartifacts_path: ${artifactsPath}\n[/TASK ASSIGNMENT]\n\n`, task);
+}
+
 /** What a reader shows for a stored text, given the text the store holds. */
 export function readAs(stored: StoredText, text: string): string {
   const body = stored.chars !== undefined && text.length > stored.chars ? `${text.slice(0, stored.chars)}…` : text;
