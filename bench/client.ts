@@ -88,7 +88,23 @@ export class Agents {
       memberIds.push(...out.members.map((m) => m.agent_id));
     }
     await this.untilListed(runId, agents);
+    await this.untilStarted(runId, agents);
     return { runId, root, rootToken: res.json.root.agent_token, memberIds };
+  }
+
+  /**
+   * Members answer create_team before their own first workflow task has run: until every one has (its
+   * agent_started event), their start-up would load whatever the scenario measures next.
+   */
+  private async untilStarted(runId: string, agents: number): Promise<void> {
+    const deadline = Date.now() + 120_000;
+    for (;;) {
+      const res = await this.operator.request('GET', `/runs/${runId}/events?type=agent_started&limit=10000`);
+      const started = res.status === 200 ? (res.json.events as unknown[]).length : 0;
+      if (started >= agents) return;
+      if (Date.now() > deadline) throw new Error(`run ${runId} has ${started} agents started, not ${agents}, after 120 s`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
   }
 
   /** The directory hears of members by signal, a little after create_team returns. */
