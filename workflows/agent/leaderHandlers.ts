@@ -192,59 +192,56 @@ export function installLeaderHandlers(s: AgentState, runTask: Text): void {
         const teamId = newId('tm');
         const member = (r: m.CreateTeamInput['roles'][number]) => ({ ...r, rules: input.rules ?? [], task: runTask });
         const asked = { skills: input.roles.map((r) => r.skill), field: 'roles', team: { newTeamId: teamId } };
+        // All or nothing: if any member cannot start, the ones that did are ended and the team is taken back, so a
+        // retry never finds half a team.
+        let ids: string[];
+        let team: TeamRec;
+        let started: string[];
+        let failure: unknown;
         if (patched(MEMBERS_STARTED_BY_ACTIVITY)) {
           // One step reserves, makes the folder, registers and starts every member; the leader records them after.
-          const ids = input.roles.map(() => newId('ag'));
+          ids = input.roles.map(() => newId('ag'));
           const members = input.roles.map((r, i) => describeMember(s, teamId, member(r), ids[i]));
           const prepared = await prepareSpawn(s, { ...asked, start: startsOf(s, members, runTask, [leadsTeams(s, teamId)], 0) });
           reservation = prepared.reservation;
-          const team = await newTeam(s, teamId, prepared.workspacePath, input.name, input.rules ?? [], input.task, false);
+          team = await newTeam(s, teamId, prepared.workspacePath, input.name, input.rules ?? [], input.task, false);
           const refused = await keepStarted(s, team, members, prepared.started!);
-          if (refused.length > 0) {
-            // All or nothing, as below: the members that started are ended and the team taken back.
-            const why = `${refused.length} of ${ids.length} members could not be started`;
-            await undoTeam(s, team, ids.filter((id) => !refused.includes(id)), refuse('unavailable', why));
-            throw refuse('unavailable', 'Not every member could be started, so the team was taken back and nothing was created. Retry shortly.', {
-              retry_after_ms: 1000,
-            });
-          }
-          spawned = ids.length;
-          const answer = { team_id: team.team_id, members: ids.map((agent_id, i) => ({ agent_id, role: input.roles[i].role })) };
-          receipts.keep(key, answer, Date.now());
-          return answer;
-        }
-        const prepared = await prepareSpawn(s, asked);
-        reservation = prepared.reservation;
-        const onePass = patched(MEMBERS_IN_ONE_PASS);
-        const team = await newTeam(s, teamId, prepared.workspacePath, input.name, input.rules ?? [], input.task, !onePass);
-        // All or nothing: if any member cannot start, the ones that did are ended and the team is taken back, so a
-        // retry never finds half a team.
-        const ids = input.roles.map(() => newId('ag'));
-        const outcomes: PromiseSettledResult<unknown>[] = [];
-        if (onePass) {
-          // prepareSpawn checked every skill; each group's members are registered by one signal and started together.
-          for (let at = 0; at < input.roles.length && !outcomes.some((o) => o.status === 'rejected'); at += MEMBERS_PER_TASK) {
-            const group = input.roles.slice(at, at + MEMBERS_PER_TASK).map((r, k) => ({ spec: member(r), agentId: ids[at + k] }));
-            outcomes.push(...(await launchMembers(s, team, group, runTask, at === 0 ? [leadsTeams(s)] : [])));
-          }
+          started = ids.filter((id) => !refused.includes(id));
+          if (refused.length > 0) failure = new Error(`the server refused ${refused.length} of ${ids.length} members`);
         } else {
-          // Histories from before one pass: each member was checked again just before it started, 25 at a time.
-          for (let at = 0; at < input.roles.length && !outcomes.some((o) => o.status === 'rejected'); at += MEMBERS_AT_ONCE) {
-            const group = input.roles.slice(at, at + MEMBERS_AT_ONCE).map(async (r, k) => {
-              const i = at + k;
-              if (!(await memberCheck.skillExists({ skill: r.skill }))) {
-                throw refuse('unknown_skill', `Skill "${r.skill}" could not be loaded.`, { field: `roles[${i}].skill`, skill: r.skill });
-              }
-              await launchMember(s, team, member(r), runTask, ids[i]);
-            });
-            outcomes.push(...(await Promise.allSettled(group)));
+          const prepared = await prepareSpawn(s, asked);
+          reservation = prepared.reservation;
+          const onePass = patched(MEMBERS_IN_ONE_PASS);
+          team = await newTeam(s, teamId, prepared.workspacePath, input.name, input.rules ?? [], input.task, !onePass);
+          // Drawn after the reservation's id, as these runs drew them.
+          ids = input.roles.map(() => newId('ag'));
+          const outcomes: PromiseSettledResult<unknown>[] = [];
+          if (onePass) {
+            // prepareSpawn checked every skill; each group's members are registered by one signal and started together.
+            for (let at = 0; at < input.roles.length && !outcomes.some((o) => o.status === 'rejected'); at += MEMBERS_PER_TASK) {
+              const group = input.roles.slice(at, at + MEMBERS_PER_TASK).map((r, k) => ({ spec: member(r), agentId: ids[at + k] }));
+              outcomes.push(...(await launchMembers(s, team, group, runTask, at === 0 ? [leadsTeams(s)] : [])));
+            }
+          } else {
+            // Histories from before one pass: each member was checked again just before it started, 25 at a time.
+            for (let at = 0; at < input.roles.length && !outcomes.some((o) => o.status === 'rejected'); at += MEMBERS_AT_ONCE) {
+              const group = input.roles.slice(at, at + MEMBERS_AT_ONCE).map(async (r, k) => {
+                const i = at + k;
+                if (!(await memberCheck.skillExists({ skill: r.skill }))) {
+                  throw refuse('unknown_skill', `Skill "${r.skill}" could not be loaded.`, { field: `roles[${i}].skill`, skill: r.skill });
+                }
+                await launchMember(s, team, member(r), runTask, ids[i]);
+              });
+              outcomes.push(...(await Promise.allSettled(group)));
+            }
           }
+          started = ids.filter((_, i) => outcomes[i]?.status === 'fulfilled');
+          failure = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected')?.reason;
         }
-        const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
-        if (failed) {
-          await undoTeam(s, team, ids.filter((_, i) => outcomes[i]?.status === 'fulfilled'), failed.reason);
+        if (failure !== undefined) {
+          await undoTeam(s, team, started, failure);
           // A member's own refusal (unknown_skill) says why; anything else is a failure a retry may get past.
-          if (failed.reason instanceof ApplicationFailure && failed.reason.nonRetryable) throw failed.reason;
+          if (failure instanceof ApplicationFailure && failure.nonRetryable) throw failure;
           throw refuse('unavailable', 'Not every member could be started, so the team was taken back and nothing was created. Retry shortly.', {
             retry_after_ms: 1000,
           });

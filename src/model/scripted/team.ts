@@ -32,8 +32,16 @@ interface Peer {
   is_leader_of: string[];
 }
 
+/** The last list of peers that came back (a list asked while Dipper restarts may be refused, retryable). */
 function peers(c: Conversation): Peer[] {
-  return (resultJson(c.calls('list_peers').at(-1))?.peers ?? []) as Peer[];
+  return (resultJson(c.calls('list_peers').filter((x) => !x.isError).at(-1))?.peers ?? []) as Peer[];
+}
+
+/** Lists the peers until a list comes back, as a model told the refusal is retryable would; null once listed. */
+function listPeersUntilListed(c: Conversation): Step | null {
+  const calls = c.calls('list_peers');
+  if (calls.some((x) => !x.isError)) return null;
+  return calls.length < 60 ? call('list_peers', { scope: 'all' }) : { say: 'Dipper never listed my peers.' };
 }
 
 /** Questions in the inbox not yet answered or passed on, oldest first. */
@@ -93,7 +101,8 @@ export const teamMember: Script = (c) => {
 };
 
 function researcher(c: Conversation): Step {
-  if (c.calls('list_peers').length === 0) return call('list_peers', { scope: 'all' });
+  const listing = listPeersUntilListed(c);
+  if (listing) return listing;
   const writerId = peers(c).find((p) => p.role === 'writer')?.agent_id;
   const leadId = peers(c).find((p) => p.is_leader_of.length > 0)?.agent_id;
   // The writer may not be there yet: look again until it is.
@@ -120,7 +129,8 @@ function researcher(c: Conversation): Step {
 }
 
 function writer(c: Conversation): Step {
-  if (c.calls('list_peers').length === 0) return call('list_peers', { scope: 'all' });
+  const listing = listPeersUntilListed(c);
+  if (listing) return listing;
   const leadId = peers(c).find((p) => p.is_leader_of.length > 0)?.agent_id;
   const sent = c.calls('send_message').filter((x) => !x.isError).map((x) => String(x.input.to));
   if (leadId && !sent.includes(leadId)) return call('send_message', { to: leadId, content: 'Writing; I will ask you about the tone.', idempotency_key: 'status' });
