@@ -43,8 +43,9 @@ export async function startMembers(
     }
   })();
   const faulty = (i: number) => refusedAfter !== undefined && ask.teamSizeBefore + i >= refusedAfter;
-  const outcomes = await inBatches(ask.members, STARTS_AT_ONCE, (m, i) => start(deps.temporal, ask, m, folders, faulty(i) ? runWorkflowId(runId) : undefined));
-  const registered = await register;
+  const starts = inBatches(ask.members, STARTS_AT_ONCE, (m, i) => start(deps.temporal, ask, m, folders, faulty(i) ? runWorkflowId(runId) : undefined));
+  // Together: a registration that fails fails the attempt at once (and is never a rejection nobody awaits).
+  const [registered, outcomes] = await Promise.all([register, starts]);
   const refused = ask.members.filter((_, i) => !outcomes[i]).map((m) => m.identity.agentId);
   if (refused.length > 0 && registered) {
     await run.signal(peersChangedSignal, { changes: refused.map((agent_id) => ({ agent_id, remove: true as const })) });
