@@ -3,7 +3,7 @@ import type { AgentIdentity } from '../src/common/launchPayload';
 import { isAlreadyStarted, isNotFound, type Temporal } from '../src/temporal';
 import { agentWorkflowId, runWorkflowId } from '../workflows/ids';
 import { peersChangedSignal } from '../workflows/run/messages';
-import { agentIdKey, leaderIdKey, roleKey, runIdKey, statusKey } from '../workflows/searchAttributes';
+import { memberAttributes } from '../workflows/searchAttributes';
 import { agentSummary } from '../workflows/summaries';
 import type { MembersStarted, MembersToStart, MemberToStart } from '../workflows/types';
 import { agentWorkflow } from '../workflows/agent/workflow';
@@ -71,13 +71,7 @@ async function start(temporal: Temporal, ask: MembersToStart, m: MemberToStart, 
       args: [{ identity, limits: ask.limits, runTask: ask.runTask, launch: { firstMessage, roleDescription: m.roleDescription, rules: m.rules } }],
       // Read in the Temporal UI.
       ...agentSummary(identity, task),
-      typedSearchAttributes: [
-        { key: runIdKey, value: identity.runId },
-        { key: agentIdKey, value: identity.agentId },
-        { key: roleKey, value: identity.role },
-        { key: leaderIdKey, value: identity.leaderId! },
-        { key: statusKey, value: 'active' },
-      ],
+      typedSearchAttributes: memberAttributes({ ...identity, leaderId: identity.leaderId! }),
     });
     return true;
   } catch (err) {

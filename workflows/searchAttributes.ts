@@ -10,3 +10,14 @@ export const statusKey = defineSearchAttributeKey('DipperStatus', SearchAttribut
 export const attentionKey = defineSearchAttributeKey('DipperAttention', SearchAttributeType.KEYWORD);
 
 export const searchAttributeNames = [runIdKey, agentIdKey, roleKey, leaderIdKey, statusKey, attentionKey].map((k) => k.name);
+
+/** What a new member's workflow starts with: its run, id, role and leader, and `active` (both spawn paths). */
+export function memberAttributes(m: { runId: string; agentId: string; role: string; leaderId: string }) {
+  return [
+    { key: runIdKey, value: m.runId },
+    { key: agentIdKey, value: m.agentId },
+    { key: roleKey, value: m.role },
+    { key: leaderIdKey, value: m.leaderId },
+    { key: statusKey, value: 'active' },
+  ];
+}

@@ -5,7 +5,7 @@ import { tell } from '../signals';
 import { peerChangedSignal, peersChangedSignal, releaseSpawnsSignal, type PeerChange } from '../run/messages';
 import { failureText, refuse } from '../errors';
 import { leaderEndedSignal, runEndedSignal } from './messages';
-import { agentIdKey, leaderIdKey, roleKey, runIdKey, statusKey } from '../searchAttributes';
+import { memberAttributes } from '../searchAttributes';
 import type { ChildRecord, MembersStarted, MembersToStart, PeerEntry } from '../types';
 import type { AgentIdentity } from '../../src/common/launchPayload';
 import { callSteps } from '../host';
@@ -257,13 +257,7 @@ function startMember(s: AgentState, { agentId, identity, spec }: Launch, runTask
     args: [{ identity, limits: s.limits, runTask, launch: { firstMessage, roleDescription: spec.description, rules: spec.rules } }],
     // Read in the Temporal UI.
     ...agentSummary(identity, spec.task),
-    typedSearchAttributes: [
-      { key: runIdKey, value: s.id.runId },
-      { key: agentIdKey, value: agentId },
-      { key: roleKey, value: spec.role },
-      { key: leaderIdKey, value: s.id.agentId },
-      { key: statusKey, value: 'active' },
-    ],
+    typedSearchAttributes: memberAttributes({ runId: s.id.runId, agentId, role: spec.role, leaderId: s.id.agentId }),
   });
 }
 
