@@ -7,5 +7,7 @@ module.exports = {
   globalTeardown: '<rootDir>/test/setup/globalTeardown.ts',
   testTimeout: 60_000,
   maxWorkers: 1,
+  // `npm test` runs the suite as two lanes at once (--shard=1/2 and 2/2); this says which files each takes.
+  testSequencer: '<rootDir>/test/setup/lanes.js',
   reporters: ['default', '<rootDir>/test/setup/timingsReporter.js'],
 };

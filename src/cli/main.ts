@@ -35,7 +35,7 @@ program
 
 program
   .command('test')
-  .description('typecheck and lint (side by side), then jest (arguments go to jest)')
+  .description('typecheck and lint (side by side), then jest: the whole suite in two lanes at once, or in band with arguments (they go to jest)')
   .argument('[jestArgs...]')
   .allowUnknownOption()
   .passThroughOptions()
@@ -45,7 +45,9 @@ program
       [localBin('tsc'), ['--noEmit', '-p', '.']],
       [localBin('eslint'), ['.']],
     ]);
-    process.exitCode = checked !== 0 ? checked : await runSteps([[localBin('jest'), ['--runInBand', ...jestArgs]]]);
+    if (checked !== 0) process.exitCode = checked;
+    else if (jestArgs.length === 0) process.exitCode = await (await import('./testLanes')).runTestLanes(localBin('jest'), []);
+    else process.exitCode = await runSteps([[localBin('jest'), ['--runInBand', ...jestArgs]]]);
   });
 
 program

@@ -35,7 +35,9 @@ class TimingsReporter {
         tests.slice(0, 12).map((t) => line(t.seconds, `${t.file}: ${t.title.slice(0, 100)}`)).join('\n') +
         '\n',
     );
-    const out = path.join(this.root, '.test-data', 'timings.json');
+    // Each of `npm test`'s two lanes keeps its own (test/setup/lanes.js).
+    const lane = process.env.DIPPER_TEST_LANE ? `-lane${process.env.DIPPER_TEST_LANE}` : '';
+    const out = path.join(this.root, '.test-data', `timings${lane}.json`);
     fs.mkdirSync(path.dirname(out), { recursive: true });
     fs.writeFileSync(out, JSON.stringify(files, null, 1));
   }
