@@ -1,18 +1,30 @@
 import type * as Ed25519 from '@noble/curves/ed25519';
-import { bytesToHex, hexToBytes, utf8ToBytes } from '@noble/curves/utils';
+import type * as Utils from '@noble/curves/utils';
 import type * as Sha2 from '@noble/hashes/sha2';
 
 /**
- * The curve and the hash, loaded at first use rather than with this module. Loading them builds their tables (the
- * curve's constants, SHA-512's), and a workflow sandbox loads every module of the bundle each time it starts a
- * workflow: a worker profiled over 50 spawns spent a quarter of its workflow threads' busy time building these
- * tables for workflows that never check a proof (docs/performance.md). Loading is deterministic; when it happens
- * changes nothing a workflow does.
+ * The curve, the hash and their byte helpers, loaded at first use rather than with this module. Loading them builds
+ * their tables (the curve's constants, SHA-512's) and defines every export of their modules, and a workflow sandbox
+ * loads every module of the bundle each time it starts a workflow: a worker profiled over 50 spawns spent a quarter
+ * of its workflow threads' busy time building these tables for workflows that never check a proof, and with the
+ * tables lazy the helpers' module still took a fifth of loading the bundle (docs/performance.md). Loading is
+ * deterministic; when it happens changes nothing a workflow does.
  */
-let noble: { ed25519: typeof Ed25519.ed25519; sha256: typeof Sha2.sha256 } | undefined;
+let noble:
+  | { ed25519: typeof Ed25519.ed25519; sha256: typeof Sha2.sha256 } & Pick<typeof Utils, 'bytesToHex' | 'hexToBytes' | 'utf8ToBytes'>
+  | undefined;
 function primitives(): NonNullable<typeof noble> {
   /* eslint-disable no-restricted-globals, @typescript-eslint/no-require-imports -- a lazy load, for the reason above */
-  noble ??= { ed25519: (require('@noble/curves/ed25519') as typeof Ed25519).ed25519, sha256: (require('@noble/hashes/sha2') as typeof Sha2).sha256 };
+  if (!noble) {
+    const { bytesToHex, hexToBytes, utf8ToBytes } = require('@noble/curves/utils') as typeof Utils;
+    noble = {
+      ed25519: (require('@noble/curves/ed25519') as typeof Ed25519).ed25519,
+      sha256: (require('@noble/hashes/sha2') as typeof Sha2).sha256,
+      bytesToHex,
+      hexToBytes,
+      utf8ToBytes,
+    };
+  }
   /* eslint-enable no-restricted-globals, @typescript-eslint/no-require-imports */
   return noble;
 }
@@ -56,18 +68,19 @@ const MAX_SIGNATURES = 8;
 
 /** The bytes signed: a fixed order, so nothing depends on how an object's keys were laid out. */
 export function claimBytes(c: DecisionClaim): Uint8Array {
-  return utf8ToBytes(JSON.stringify(['dipper decision v1', c.kind, c.run_id, c.subject_id, c.content_sha256, c.file_sha256, c.decision, c.decider, c.via, c.reason, c.delivery_id, c.at]));
+  return primitives().utf8ToBytes(JSON.stringify(['dipper decision v1', c.kind, c.run_id, c.subject_id, c.content_sha256, c.file_sha256, c.decision, c.decider, c.via, c.reason, c.delivery_id, c.at]));
 }
 
 /** The public key (hex) of a 32-byte private seed. */
 export function publicKeyOf(seed: Uint8Array): string {
-  return bytesToHex(primitives().ed25519.getPublicKey(seed));
+  const { bytesToHex, ed25519 } = primitives();
+  return bytesToHex(ed25519.getPublicKey(seed));
 }
 
 /** Signs a claim with each seed. */
 export function prove(claim: DecisionClaim, seeds: readonly Uint8Array[]): DecisionProof {
   const bytes = claimBytes(claim);
-  return { at: claim.at, signatures: seeds.map((seed) => ({ key: publicKeyOf(seed), sig: bytesToHex(primitives().ed25519.sign(bytes, seed)) })) };
+  return { at: claim.at, signatures: seeds.map((seed) => ({ key: publicKeyOf(seed), sig: primitives().bytesToHex(primitives().ed25519.sign(bytes, seed)) })) };
 }
 
 /** Whether one of the trusted keys signed this very claim. Malformed input is simply not proof. */
@@ -78,7 +91,8 @@ export function proven(claim: DecisionClaim, proof: DecisionProof | undefined, t
   return proof.signatures.some((s) => {
     if (typeof s?.key !== 'string' || typeof s.sig !== 'string' || !trusted.includes(s.key)) return false;
     try {
-      return primitives().ed25519.verify(hexToBytes(s.sig), bytes, hexToBytes(s.key));
+      const { ed25519, hexToBytes } = primitives();
+      return ed25519.verify(hexToBytes(s.sig), bytes, hexToBytes(s.key));
     } catch {
       return false;
     }
@@ -87,7 +101,8 @@ export function proven(claim: DecisionClaim, proof: DecisionProof | undefined, t
 
 /** SHA-256 of a text, hex: the same in a workflow, an activity and the gateway. */
 export function sha256Hex(text: string): string {
-  return bytesToHex(primitives().sha256(utf8ToBytes(text)));
+  const { bytesToHex, sha256, utf8ToBytes } = primitives();
+  return bytesToHex(sha256(utf8ToBytes(text)));
 }
 
 /** What a person or a leader gives for one sub-question of an ask_user question (workflows/question/answers.ts). */
