@@ -161,7 +161,8 @@ describe('with a witness outside the data folder', () => {
     const head = JSON.parse(fs.readFileSync(witnessOf(forged), 'utf8'));
     fs.writeFileSync(witnessOf(forged), JSON.stringify({ ...head, seq: 2 }));
     expect((await verify(forged)).stdout).toMatch(/^the witness's head \(record 2\) does not carry the audit key's signature/);
-  });
+    // Eleven CLI starts one after another, each compiling the CLI through tsx: a few seconds apiece on a loaded machine.
+  }, 180_000);
 
   it('still reports a cut tail after the next sends, which the cut chain refuses (issue 39)', async () => {
     const dataDir = await folderWithRecords(true);

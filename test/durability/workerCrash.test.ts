@@ -4,7 +4,9 @@ import { startStack, type Stack } from '../support/stack';
 let stack: Stack;
 const clients: AgentClient[] = [];
 beforeAll(async () => {
-  stack = await startStack('crash', 28730);
+  // Calls made before the kill wait through the new worker's start: a loaded machine took longer than the default
+  // 15 s to bring one up and answer, and the first test's sends came back outcome_unknown (true, but not its question).
+  stack = await startStack('crash', 28730, { DIPPER_CALL_TIMEOUT_MS: '45000' });
 });
 afterAll(async () => {
   await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
