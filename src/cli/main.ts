@@ -46,7 +46,7 @@ program
       [localBin('eslint'), ['.']],
     ]);
     if (checked !== 0) process.exitCode = checked;
-    else if (jestArgs.length === 0) process.exitCode = await (await import('./testLanes')).runTestLanes(localBin('jest'), []);
+    else if (jestArgs.length === 0) process.exitCode = await (await import('./testLanes')).runTestLanes(localBin('jest'));
     else process.exitCode = await runSteps([[localBin('jest'), ['--runInBand', ...jestArgs]]]);
   });
 

@@ -14,14 +14,14 @@ const SECOND_LANE_SHIFT = -4000;
  * says which files go where). The first lane writes to the terminal as it goes; the second's lines come as they come,
  * each marked `lane 2 |`. Resolves with the first lane's non-zero exit code, else the second's.
  */
-export async function runTestLanes(jest: string, jestArgs: string[]): Promise<number> {
+export async function runTestLanes(jest: string): Promise<number> {
   const gateway = Number(process.env.DIPPER_TEST_GATEWAY_PORT ?? 28710);
   const temporal = Number(process.env.DIPPER_TEST_TEMPORAL_PORT ?? 27233);
   process.stderr.write(`\ndipper: jest in two lanes at once (test/setup/lanes.js), the second marked "lane 2 |"\n`);
-  const first = lane(jest, ['--runInBand', '--shard=1/2', ...jestArgs], {}, null);
+  const first = lane(jest, ['--runInBand', '--shard=1/2'], {}, null);
   const second = lane(
     jest,
-    ['--runInBand', '--shard=2/2', ...jestArgs],
+    ['--runInBand', '--shard=2/2'],
     { DIPPER_TEST_GATEWAY_PORT: String(gateway + SECOND_LANE_SHIFT), DIPPER_TEST_TEMPORAL_PORT: String(temporal + SECOND_LANE_SHIFT), DIPPER_TEST_LANE: '2' },
     'lane 2 | ',
   );
