@@ -80,7 +80,8 @@ export function publicKeyOf(seed: Uint8Array): string {
 /** Signs a claim with each seed. */
 export function prove(claim: DecisionClaim, seeds: readonly Uint8Array[]): DecisionProof {
   const bytes = claimBytes(claim);
-  return { at: claim.at, signatures: seeds.map((seed) => ({ key: publicKeyOf(seed), sig: primitives().bytesToHex(primitives().ed25519.sign(bytes, seed)) })) };
+  const { bytesToHex, ed25519 } = primitives();
+  return { at: claim.at, signatures: seeds.map((seed) => ({ key: publicKeyOf(seed), sig: bytesToHex(ed25519.sign(bytes, seed)) })) };
 }
 
 /** Whether one of the trusted keys signed this very claim. Malformed input is simply not proof. */
