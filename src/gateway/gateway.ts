@@ -56,6 +56,7 @@ export async function startGateway(config: DipperConfig): Promise<GatewayHandle>
     ...temporalTarget(config),
     namespace: config.temporal.namespace,
     workflowTaskTimeoutMs: config.temporal.workflowTaskTimeoutMs,
+    policy: { callTimeoutMs: config.guards.callTimeoutMs, stickyTimeoutMs: config.temporal.stickyTimeoutMs },
     metrics,
     // gRPC's default reconnect backoff grows to two minutes: after a long outage the gateway would answer
     // `unavailable` that long after Temporal is back. Five seconds at most keeps recovery prompt.
@@ -78,7 +79,7 @@ export async function startGateway(config: DipperConfig): Promise<GatewayHandle>
   const wakeups = new Wakeups(stores.wakes);
   await wakeups.start();
   const decisions = new DecisionKeys([secrets.tokenSecret, ...config.previousTokenSecrets]);
-  const team = new TeamClient(temporal, log, config.guards.callTimeoutMs, config.temporal.stickyTimeoutMs, metrics);
+  const team = new TeamClient(temporal, log, metrics);
   const drain = new Drain();
   const app = createApp({
     drain,

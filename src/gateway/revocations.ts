@@ -1,7 +1,7 @@
 import type { AgentClaims } from '../auth/tokens';
 import type { RevokedTokens } from '../common/stores/revokedTokens';
 import type { Logger } from '../log';
-import { beforeDeadline, isNotFound, type Temporal } from '../temporal';
+import { isNotFound, underDeadline, type Temporal } from '../temporal';
 import { safeMessage } from '../log';
 import { revocationKey, revocationsQuery, tokenRegistryId, type RevocationsView } from '../common/pure/revocations';
 
@@ -28,11 +28,7 @@ export class TemporalRevocationSource implements RevocationSource {
 
   async since(version: number): Promise<RevocationsView> {
     try {
-      const deadline = Date.now() + this.deadlineMs;
-      return await beforeDeadline(
-        this.temporal.withDeadline(deadline, () => this.temporal.handle(this.workflowId).query(revocationsQuery, version)),
-        deadline + 100,
-      );
+      return await underDeadline(Date.now() + this.deadlineMs, () => this.temporal.handle(this.workflowId).query(revocationsQuery, version));
     } catch (err) {
       // No registry yet: nothing has been revoked on this task queue.
       if (isNotFound(err)) return { version: 0, entries: [] };

@@ -42,14 +42,19 @@ export function counter(metrics: ProcessMetrics | undefined): Counted {
   return Object.assign(run, { failed });
 }
 
-/** An iteration counted as one call of `op`, failed if any page fails. */
-export async function* countedIteration<T>(counted: Counted, op: Operation, items: AsyncIterable<T>): AsyncGenerator<T> {
+/** An iteration counted as one call of `op`, failed if any page fails; `bound` wraps the fetch of each page. */
+export async function* countedIteration<T>(
+  counted: Counted,
+  op: Operation,
+  items: AsyncIterable<T>,
+  bound: (page: () => Promise<IteratorResult<T>>) => Promise<IteratorResult<T>> = (page) => page(),
+): AsyncGenerator<T> {
   const it = items[Symbol.asyncIterator]();
   let first = true;
   for (;;) {
     const next = first
-      ? await counted(op, () => it.next())
-      : await it.next().catch((err: unknown) => {
+      ? await counted(op, () => bound(() => it.next()))
+      : await bound(() => it.next()).catch((err: unknown) => {
           counted.failed(op);
           throw err;
         });

@@ -4,12 +4,13 @@ import { AsyncLocalStorage } from 'node:async_hooks';
  * The one deadline policy, by kind of call:
  * - a tool call (MCP) or an HTTP request (runtime inbox, operator API, webhook): the moment its caller must be
  *   answered by, carried implicitly (`callDeadline`), else `callTimeoutMs` from now; the RPC gets that less a
- *   reserve, kept for asking whether a silent workflow is broken (`budget`);
+ *   reserve, kept for asking whether a silent workflow is broken (`callTime`, policy.ts);
  * - a Query: also never past the workers' sticky queue timeout less a second (`queryCapMs`);
  * - a wait no Temporal deadline covers: our own clock (`beforeDeadline`), since gRPC's deadline has been seen to let
  *   a Query to a dead worker hang past it under load;
  * - everything else (workers, the doctor, the mender, the CLI, activities): no deadline of Dipper's; the SDK's own
- *   and the caller's process lifetime bound them, as before this module.
+ *   and the caller's process lifetime bound them. Their Queries are still capped and their Updates still retried.
+ * policy.ts applies all of it to every call made through this module.
  */
 const current = new AsyncLocalStorage<number>();
 
@@ -21,18 +22,6 @@ export function callDeadline(): number | undefined {
 /** Runs fn under its own deadline, e.g. a delivery batch that outlives the call that started it. */
 export function underDeadline<T>(deadline: number, fn: () => Promise<T>): Promise<T> {
   return current.run(deadline, fn);
-}
-
-/**
- * A call's time: the RPC gets the caller's deadline less a reserve, so that
- * when it fails there is still time to ask whether the workflow is broken;
- * the diagnosis ends just before the deadline, which the tool call's own
- * timer holds.
- */
-export function budget(callTimeoutMs: number, capMs = Number.POSITIVE_INFINITY): { rpc: number; diagnosis: number } {
-  const deadline = callDeadline() ?? Date.now() + callTimeoutMs;
-  const reserve = Math.min(1000, callTimeoutMs / 4);
-  return { rpc: Math.min(deadline - reserve, Date.now() + capMs), diagnosis: deadline - reserve / 5 };
 }
 
 /** A Query's deadline: a second short of the sticky timeout, and never under half a second. */

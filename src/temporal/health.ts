@@ -36,7 +36,7 @@ const LOOK_BACK = 100;
 export async function keepsFailing(client: Temporal, workflowId: string, deadline: number): Promise<boolean> {
   if (deadline - Date.now() < 20) return false;
   try {
-    const page = await client.withDeadline(deadline, () => client.historyReverse(workflowId, LOOK_BACK));
+    const page = await client.historyReverse(workflowId, LOOK_BACK, deadline);
     for (const event of page.history?.events ?? []) {
       switch (event.eventType) {
         case EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:

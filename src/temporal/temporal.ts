@@ -11,8 +11,9 @@ import type { Duration, SignalDefinition, UpdateDefinition, Workflow, WorkflowRe
 import { sdkTls, type TemporalTls } from './tls';
 import type { temporal } from '@temporalio/proto';
 import type { ProcessMetrics } from '../metrics/temporalCalls';
-import { counter, countedIteration, type Counted } from './counted';
+import { counter } from './counted';
 import { WorkflowRef } from './handle';
+import { Calls, type CallPolicy } from './policy';
 import { WORKFLOW_TASK_TIMEOUT_MS } from '../common/pure/limits';
 
 export type WorkflowSummary = WorkflowExecutionInfo;
@@ -34,6 +35,8 @@ export interface ConnectOptions {
   connectTimeout?: Duration;
   /** The workflow task timeout of every workflow started here (DIPPER_WORKFLOW_TASK_TIMEOUT_MS; src/common/pure/limits.ts says why). */
   workflowTaskTimeoutMs?: number;
+  /** Deadlines and the Query cap of every call made over this connection (policy.ts). */
+  policy?: CallPolicy;
 }
 
 /**
@@ -41,21 +44,29 @@ export interface ConnectOptions {
  * SDK client, and offers typed operations only. A workflow is started by
  * its function (imported from workflows/, so the type name is the
  * function's own and its arguments are checked), and Queries, Updates and
- * Signals by their definitions (WorkflowRef). Each operation is counted
- * (ProcessMetrics.operations). The deadline, retry and error policies that
- * callers apply are in deadlines.ts, retry.ts and errors.ts beside it.
+ * Signals by their definitions (WorkflowRef). Every operation is made
+ * under the connection's call policy (policy.ts: the caller's deadline, the
+ * Query cap, the one retry layer), so no caller reaches Temporal without
+ * it, and each attempt is counted (ProcessMetrics.operations). The error
+ * map that names failures for each surface is errors.ts.
  */
 export class Temporal {
-  private readonly counted: Counted;
+  private readonly calls: Calls;
 
   private constructor(
     private readonly client: Client,
     readonly namespace: string,
     metrics: ProcessMetrics | undefined,
+    policy: CallPolicy,
     private readonly connection?: Connection,
     private readonly taskTimeoutMs = WORKFLOW_TASK_TIMEOUT_MS,
   ) {
-    this.counted = counter(metrics);
+    this.calls = new Calls(policy, counter(metrics), (deadline, fn) => client.withDeadline(deadline, fn));
+  }
+
+  /** The policy every call here is made under. */
+  get policy(): CallPolicy {
+    return this.calls.policy;
   }
 
   /** Every workflow Dipper starts gets Dipper's workflow task timeout, unless the caller names one; children inherit it. */
@@ -72,12 +83,12 @@ export class Temporal {
       ...(o.channelArgs ? { channelArgs: o.channelArgs } : {}),
       ...(o.connectTimeout !== undefined ? { connectTimeout: o.connectTimeout } : {}),
     });
-    return new Temporal(new Client({ connection, namespace: o.namespace }), o.namespace, o.metrics, connection, o.workflowTaskTimeoutMs);
+    return new Temporal(new Client({ connection, namespace: o.namespace }), o.namespace, o.metrics, o.policy ?? {}, connection, o.workflowTaskTimeoutMs);
   }
 
   /** Operations over a client someone else opened and closes (tests hold their own). */
-  static over(client: Client, metrics?: ProcessMetrics): Temporal {
-    return new Temporal(client, client.options.namespace, metrics);
+  static over(client: Client, metrics?: ProcessMetrics, policy: CallPolicy = {}): Temporal {
+    return new Temporal(client, client.options.namespace, metrics, policy);
   }
 
   /** Closes the connection this module opened (one passed to `over` is its owner's to close). */
@@ -85,30 +96,25 @@ export class Temporal {
     await this.connection?.close();
   }
 
-  /** Every call fn makes gets this gRPC deadline (ms since the epoch); deadlines.ts says which deadline a call gets. */
-  withDeadline<T>(deadline: number, fn: () => Promise<T>): Promise<T> {
-    return this.client.withDeadline(deadline, fn);
-  }
-
   handle<W extends Workflow = Workflow>(workflowId: string, runId?: string): WorkflowRef<W> {
-    return new WorkflowRef(this.client.workflow.getHandle<W>(workflowId, runId), this.counted);
+    return new WorkflowRef(this.client.workflow.getHandle<W>(workflowId, runId), this.calls);
   }
 
   async start<W extends Workflow>(workflow: W, options: StartOptions<W>): Promise<WorkflowRef<W>> {
-    const started = await this.counted('start', () => this.client.workflow.start(workflow, this.withTaskTimeout(options)));
-    return new WorkflowRef(started, this.counted);
+    const started = await this.calls.once('start', () => this.client.workflow.start(workflow, this.withTaskTimeout(options)));
+    return new WorkflowRef(started, this.calls);
   }
 
   /** Start (or attach, by the options' conflict policy) and wait for the result. */
   execute<W extends Workflow>(workflow: W, options: StartOptions<W>): Promise<WorkflowResultType<W>> {
-    return this.counted('execute', () => this.client.workflow.execute(workflow, this.withTaskTimeout(options)));
+    return this.calls.once('execute', () => this.client.workflow.execute(workflow, this.withTaskTimeout(options)));
   }
 
   /** One round trip: the Signal, and the workflow started first if it is not running. */
   async signalWithStart<W extends Workflow, SA extends unknown[]>(workflow: W, signal: SignalDefinition<SA>, signalArgs: SA, options: StartOptions<W>): Promise<WorkflowRef<W>> {
     const call = this.client.workflow.signalWithStart as (w: W, o: unknown) => ReturnType<Client['workflow']['signalWithStart']>;
-    const handle = await this.counted('signalWithStart', () => call.call(this.client.workflow, workflow, { ...this.withTaskTimeout(options), signal, signalArgs }));
-    return new WorkflowRef(handle as never, this.counted);
+    const handle = await this.calls.once('signalWithStart', () => call.call(this.client.workflow, workflow, { ...this.withTaskTimeout(options), signal, signalArgs }));
+    return new WorkflowRef(handle as never, this.calls);
   }
 
   /**
@@ -124,35 +130,38 @@ export class Temporal {
     updateId?: string,
   ): Promise<Ret> {
     const startWorkflowOperation = new WithStartWorkflowOperation(workflow, this.withTaskTimeout(options));
-    return this.counted('updateWithStart', () =>
+    // Not sent again: a start operation is used once (a retry would need a new one; none has been needed).
+    return this.calls.once('updateWithStart', () =>
       this.client.workflow.executeUpdateWithStart(update, { args, startWorkflowOperation, ...(updateId === undefined ? {} : { updateId }) }),
     );
   }
 
   /** Visibility: every execution the query matches, paged by the SDK. */
   list(query?: string, pageSize?: number): AsyncGenerator<WorkflowSummary> {
-    return countedIteration(this.counted, 'list', this.client.workflow.list({ ...(query ? { query } : {}), ...(pageSize ? { pageSize } : {}) }));
+    return this.calls.pages('list', this.client.workflow.list({ ...(query ? { query } : {}), ...(pageSize ? { pageSize } : {}) }));
   }
 
   /** Visibility, one page at a time, with the server's own page token (the operator API's run list). */
   listPage(request: Omit<ListRequest, 'namespace'>): Promise<ListResponse> {
-    return this.counted('listPage', () => this.client.workflowService.listWorkflowExecutions({ ...request, namespace: this.namespace }));
+    return this.calls.once('listPage', () => this.client.workflowService.listWorkflowExecutions({ ...request, namespace: this.namespace }));
   }
 
   async count(query: string): Promise<number> {
-    return this.counted('count', async () => (await this.client.workflow.count(query)).count);
+    return this.calls.once('count', async () => (await this.client.workflow.count(query)).count);
   }
 
-  /** The newest events of a workflow's history, newest first. */
-  historyReverse(workflowId: string, maximumPageSize: number): Promise<HistoryPage> {
-    return this.counted('historyReverse', () =>
-      this.client.workflowService.getWorkflowExecutionHistoryReverse({ namespace: this.namespace, execution: { workflowId }, maximumPageSize }),
+  /** The newest events of a workflow's history, newest first; by `deadline` when given (a failure's diagnosis), else the call's. */
+  historyReverse(workflowId: string, maximumPageSize: number, deadline?: number): Promise<HistoryPage> {
+    return this.calls.once(
+      'historyReverse',
+      () => this.client.workflowService.getWorkflowExecutionHistoryReverse({ namespace: this.namespace, execution: { workflowId }, maximumPageSize }),
+      deadline === undefined ? undefined : { end: deadline, rpc: deadline, diagnosis: deadline },
     );
   }
 
   /** Resets a workflow to a workflow task (the doctor's and the mender's repair); answers the new run's id. */
   async reset(request: Omit<ResetRequest, 'namespace'>): Promise<string> {
-    const res = await this.counted('reset', () => this.client.workflowService.resetWorkflowExecution({ ...request, namespace: this.namespace }));
+    const res = await this.calls.once('reset', () => this.client.workflowService.resetWorkflowExecution({ ...request, namespace: this.namespace }));
     return res.runId ?? '';
   }
 }

@@ -66,7 +66,13 @@ export async function createDipperWorker(
   metrics.timeAppends('events', events);
   metrics.timeAppends('audit', audit);
   const runtimeExits = metrics.counter('dipper_runtime_exits_total', 'Agent processes of this worker that ended, stopped by Dipper or not (a crash is also an agent_crashed event): with dipper_runtime_processes, the churn of agent processes.');
-  const temporal = await Temporal.connect({ ...target, namespace: config.temporal.namespace, workflowTaskTimeoutMs: config.temporal.workflowTaskTimeoutMs });
+  // Activities run under their own timeouts, so no call deadline here; their Queries are capped and Updates retried.
+  const temporal = await Temporal.connect({
+    ...target,
+    namespace: config.temporal.namespace,
+    workflowTaskTimeoutMs: config.temporal.workflowTaskTimeoutMs,
+    policy: { stickyTimeoutMs: config.temporal.stickyTimeoutMs },
+  });
   const commands = new CommandRuntime((who, exit) => {
     runtimeExits.inc();
     temporal
