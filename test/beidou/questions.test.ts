@@ -1,7 +1,11 @@
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import type { AgentClient } from '../support/clients';
+import path from 'node:path';
+import { AgentClient, eventually } from '../support/clients';
+import { startProcess, waitForHttp } from '../support/processes';
+import { stackPort } from '../support/stack';
+import { readTestEnv, testDataRoot } from '../setup/env';
 import { inboxQuery } from '../../workflows/agent/messages';
-import { agentWorkflowId } from '../../workflows/ids';
+import { agentWorkflowId, questionWorkflowId } from '../../workflows/ids';
 import { connectTemporal } from '../support/temporal';
 import { closeAll, eventsOf, operator, spawn, startRun, task, waitForInbox, type Member } from '../support/team';
 
@@ -125,6 +129,40 @@ describe('ask_user', () => {
     // Over: nothing pending under that id any more.
     expect((await a.client.fail('answer_question', { qid, answers: [{ selected_labels: ['Search'], text: null }], reason: 'again' })).code).toBe('unknown_qid');
     expect((await a.client.fail('escalate_question', { qid, reason: 'late' })).code).toBe('stale');
+  });
+
+  it('asked again in the same words once the first asking has closed, reaches its holder again', async () => {
+    // A replica that keeps an answered question open for a second only (it names that time in each question it starts).
+    const port = stackPort(28745);
+    const url = `http://127.0.0.1:${port}`;
+    const env = readTestEnv();
+    const replica = startProcess('gateway', { ...env.processEnv, DIPPER_PORT: String(port), DIPPER_QUESTION_REATTACH_SECONDS: '1' }, path.join(testDataRoot, 'questions-reattach-gateway.log'));
+    const { client: temporal, close } = await connectTemporal();
+    try {
+      await waitForHttp(`${url}/healthz`);
+      const { runId, root } = await startRun();
+      await root.ok('declare_plan', { tasks: [task('a')] });
+      const a = await spawn(root, runId, 'a');
+      const asker = await AgentClient.connect(url, a.launch.token, 'beidou');
+      try {
+        for (const round of [1, 2]) {
+          const asked = ask(asker, { questions: [why] });
+          // Each asking is a new item in the holder's inbox; the first round's was acknowledged below.
+          const item = await waitForInbox(root, (m) => m.kind === 'system' && m.content.startsWith('[INBOX QUESTION]'));
+          const qid = qidIn(item)!;
+          await root.ack(item.seq);
+          await root.ok('answer_question', { qid, answers: [{ selected_labels: [], text: `Round ${round}.` }], reason: 'I know this.' });
+          expect((await asked).structuredContent.answer_text).toBe(`Round ${round}.`);
+          // The asking is over once its workflow has closed: only then is the same call a new asking.
+          await eventually(async () => ((await temporal.workflow.getHandle(questionWorkflowId(runId, qid)).describe()).status.name === 'COMPLETED' ? true : undefined), 30_000);
+        }
+      } finally {
+        await asker.close().catch(() => undefined);
+      }
+    } finally {
+      await close();
+      await replica.kill();
+    }
   });
 
   it("is answered two hops up by the asker's leader's leader, once passed on", async () => {

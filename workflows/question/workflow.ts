@@ -18,6 +18,13 @@ import type { Notice } from '../../src/notify/send';
 /** Runs from before it told the first holder only once the run had heard of the question: one round trip later. */
 const ROUTED_AT_ONCE = 'question-routed-at-once';
 
+/**
+ * Runs from before it named each asking's inbox items by the qid alone: the same words asked again once the first
+ * asking had closed made the same ids, and the holder's inbox, which drops an id it has seen, never showed the
+ * question again (the asker waited for good).
+ */
+const ITEMS_PER_ASKING = 'question-items-per-asking';
+
 /** Retried until the content store takes it: the question must reach its holder. */
 const store = proxyActivities<Activities>({ startToCloseTimeout: '30s', retry: { initialInterval: '500ms', maximumInterval: '10s' } });
 
@@ -38,7 +45,10 @@ export async function questionWorkflow(input: m.QuestionInput): Promise<void> {
   void events.flushForever(false);
   // The asker's ask_user call is waiting on this key.
   q.onOver = () => events.wake(`${runId}/${qid}`);
-  const ctx = { q, events };
+  // An asking of the same words later is a new execution under the same qid: its items get names of their own.
+  // (The run id's random end: Temporal's run ids are UUIDv7, whose first half is the time.)
+  const itemPrefix = patched(ITEMS_PER_ASKING) ? `${qid}-${workflowInfo().runId.slice(-12)}` : qid;
+  const ctx = { q, events, itemPrefix };
 
   setHandler(m.questionQuery, () => q.view(), { description: 'The question: its sub-questions, who holds it, the chain so far, and its answer once there is one.' });
   setHandler(m.answerQuestionUpdate, (a) => answer(ctx, a), {
@@ -96,6 +106,8 @@ export async function questionWorkflow(input: m.QuestionInput): Promise<void> {
 interface Ctx {
   q: QuestionState;
   events: EventBuffer;
+  /** What the question's inbox items are named after (ITEMS_PER_ASKING). */
+  itemPrefix: string;
 }
 
 const label = (who: m.Actor) => who.agent_id ?? (who.operator ? `operator ${who.operator}` : 'unknown');
@@ -121,7 +133,7 @@ function decline({ q, events }: Ctx, { operator, reason }: { operator: string; r
 }
 
 /** Gives the question to its next holder: an agent's inbox, or the human gateway past the root. */
-async function route({ q, events }: Ctx, to: string, reason: string | null): Promise<void> {
+async function route({ q, events, itemPrefix }: Ctx, to: string, reason: string | null): Promise<void> {
   const { runId, qid, askerId } = q.input;
   q.passTo(to);
   setCurrentDetails(to === m.USER ? 'Waiting for a person at the human gateway.' : `Waiting for ${to} to answer or escalate it.`);
@@ -134,7 +146,7 @@ async function route({ q, events }: Ctx, to: string, reason: string | null): Pro
   // long questions would otherwise carry them all in its workflow state, past Temporal's payload limits.
   let content: Text = words;
   if (textBytes(words) > INLINE_TEXT_BYTES) [content] = await store.keepTexts({ runId, texts: [words] });
-  await tell(agentWorkflowId(runId, to), systemMessageSignal, { message_id: `${qid}-${q.chain.length}`, content });
+  await tell(agentWorkflowId(runId, to), systemMessageSignal, { message_id: `${itemPrefix}-${q.chain.length}`, content });
   // The holder's long poll hears of it from this write, not after the holder's own gathering window.
   events.wake(`${runId}/${to}`);
 }
