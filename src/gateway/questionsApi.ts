@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { questionWorkflow } from '../../workflows';
 import { isQid, questionWorkflowId } from '../../workflows/ids';
 import { typeIs } from '../temporal';
-import { answerQuestionUpdate, declineQuestionUpdate, questionQuery, type QuestionView } from '../../workflows/question/messages';
+import { answerQuestionUpdate, declineQuestionUpdate, questionQuery, type QuestionOver, type QuestionView } from '../../workflows/question/messages';
 import { toAnswer, type GivenAnswer } from '../../workflows/question/answers';
 import type { DecisionKeys } from '../auth/decisionKeys';
 import type { OperatorIdentity } from '../auth/operators';
@@ -47,6 +47,8 @@ export function questionRoutes(
     if (!RUN_ID.test(runId) || !isQid(qid)) throw new HttpError(404, 'unknown_qid', 'No such question.');
     return team.handle(questionWorkflowId(runId, qid));
   };
+  // The asker's ask_user, when it waits on this process, is handed the outcome; elsewhere it hears the question's wake.
+  const tellAsker = <T extends { over?: QuestionOver }>(asked: QuestionView, call: () => Promise<T>) => wakeups.bring(asked.run_id, asked.qid, call, (done) => done.over);
   const missing = (err: unknown): never => {
     if (err instanceof NotFound) throw new HttpError(404, 'unknown_qid', 'No such question.');
     throw err;
@@ -92,8 +94,10 @@ export function questionRoutes(
     const asked = await team.query(handle, questionQuery).catch(missing);
     const proof = keys.prove(questionClaim(asked.run_id, asked, who.name, { answers: body.answers }, Date.now()));
     try {
-      res.json(await team.update(handle, answerQuestionUpdate, [{ by: { operator: who.name }, answers: body.answers, reason: null, proof, asked_at: asked.asked_at }]));
-      wakeups.wake(asked.run_id, asked.qid);
+      const { over: _over, ...answered } = await tellAsker(asked, () =>
+        team.update(handle, answerQuestionUpdate, [{ by: { operator: who.name }, answers: body.answers, reason: null, proof, asked_at: asked.asked_at }]),
+      );
+      res.json(answered);
     } catch (err) {
       const view = await settled(handle);
       if (view && answeredSo(view, who.name, body.answers)) return void res.json({ ok: true, qid: view.qid, already: true });
@@ -108,8 +112,10 @@ export function questionRoutes(
     const asked = await team.query(handle, questionQuery).catch(missing);
     const proof = keys.prove(questionClaim(asked.run_id, asked, who.name, { decline: body.reason }, Date.now()));
     try {
-      res.json(await team.update(handle, declineQuestionUpdate, [{ operator: who.name, reason: body.reason, proof, asked_at: asked.asked_at }]));
-      wakeups.wake(asked.run_id, asked.qid);
+      const { over: _over, ...declined } = await tellAsker(asked, () =>
+        team.update(handle, declineQuestionUpdate, [{ operator: who.name, reason: body.reason, proof, asked_at: asked.asked_at }]),
+      );
+      res.json(declined);
     } catch (err) {
       const view = await settled(handle);
       if (view?.status === 'declined' && view.declined?.operator === who.name && view.declined.reason === body.reason) {

@@ -3,6 +3,9 @@ import { EventEmitter } from 'node:events';
 import type { InboxWakes } from '../common/stores/inboxWakes';
 import type { InboxWakeups, Watch } from '../registry/capabilities';
 
+/** How long handed news is kept: its waiters read it within moments of the wake. */
+const NEWS_MS = 60_000;
+
 
 /**
  * Word, inside one gateway process, that an agent's inbox may have
@@ -17,6 +20,10 @@ export class Wakeups implements InboxWakeups {
   /** This process, so the feed's echo of its own wakes is skipped. */
   private readonly origin = `gateway-${randomUUID()}`;
   private stopFeed: (() => Promise<void>) | undefined;
+  /** What hand() carried, by key. */
+  private readonly news = new Map<string, unknown>();
+  /** Calls under way that will hand news, by key (bringing). */
+  private readonly bringers = new Map<string, Set<Promise<void>>>();
 
   constructor(private readonly feed?: InboxWakes) {
     // One listener per waiting poll; thousands of idle agents are normal.
@@ -38,6 +45,46 @@ export class Wakeups implements InboxWakeups {
     // Across hosts (PostgreSQL's NOTIFY) a replica's own delivery reaches the others at once; on one host the
     // workflow's own wake follows within its event window, and a write to the shared file would hold this thread.
     if (this.feed?.nonBlocking) void this.feed.publish(this.origin, [key]).catch(() => undefined);
+  }
+
+  hand(runId: string, key: string, news: unknown): void {
+    const at = `${runId}/${key}`;
+    this.news.set(at, news);
+    // Read by the waiters woken now; forgotten after a minute, and a later hand for the key replaces it.
+    setTimeout(() => this.news.get(at) === news && this.news.delete(at), NEWS_MS).unref();
+    this.wake(runId, key);
+  }
+
+  handed(runId: string, key: string): unknown {
+    return this.news.get(`${runId}/${key}`);
+  }
+
+  bring<T>(runId: string, key: string, call: () => Promise<T>, newsOf: (result: T) => unknown): Promise<T> {
+    const at = `${runId}/${key}`;
+    // Handed before the call counts as settled, so a waiter that saw it coming finds the news.
+    const made = call().then((result) => {
+      const news = newsOf(result);
+      if (news === undefined) this.wake(runId, key);
+      else this.hand(runId, key, news);
+      return result;
+    });
+    const settled = made.then(
+      () => undefined,
+      () => undefined,
+    );
+    const all = this.bringers.get(at) ?? new Set<Promise<void>>();
+    all.add(settled);
+    this.bringers.set(at, all);
+    void settled.then(() => {
+      all.delete(settled);
+      if (all.size === 0 && this.bringers.get(at) === all) this.bringers.delete(at);
+    });
+    return made;
+  }
+
+  async coming(runId: string, key: string): Promise<void> {
+    const all = this.bringers.get(`${runId}/${key}`);
+    if (all) await Promise.all([...all]);
   }
 
   /** Starts counting wakes for one agent, before the caller looks at its inbox, so none slips between look and wait. */

@@ -64,6 +64,14 @@ export interface Watch {
 /** Word to the long polls of this process that an agent's inbox changed. */
 export interface InboxWakeups {
   wake(runId: string, agentId: string): void;
+  /** A wake that carries what happened (a question's end), for waiters of this process to read instead of asking Temporal. */
+  hand(runId: string, key: string, news: unknown): void;
+  /** What was last handed for this key in the past minute, if anything. */
+  handed(runId: string, key: string): unknown;
+  /** Runs call and hands what newsOf makes of its result (or, given nothing, wakes); until then, coming() waits for it. */
+  bring<T>(runId: string, key: string, call: () => Promise<T>, newsOf: (result: T) => unknown): Promise<T>;
+  /** Settles once every call bringing news for this key has (at once when none is). */
+  coming(runId: string, key: string): Promise<void>;
   /** Starts counting wakes for one agent, before the caller looks, so none slips between look and wait. */
   watch(runId: string, agentId: string): Watch;
 }

@@ -29,6 +29,11 @@ export class WorkflowRef<W extends Workflow = Workflow> {
     return this.sdk.workflowId;
   }
 
+  /** The first run of the execution a start began or attached to; unknown for a handle made by id. */
+  get firstRunId(): string | undefined {
+    return (this.sdk as { firstExecutionRunId?: string }).firstExecutionRunId;
+  }
+
   /** A Query, asked again while a later attempt may be answered (policy.ts says when). */
   query<Ret, Args extends unknown[]>(def: QueryDefinition<Ret, Args>, ...args: Args): Promise<Ret> {
     return this.calls.query(

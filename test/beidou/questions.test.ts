@@ -110,7 +110,7 @@ describe('ask_user', () => {
   });
 
   it('is answered by the leader who holds it, and only by that leader', async () => {
-    const { root, a, b } = await threeLevels();
+    const { runId, root, a, b } = await threeLevels();
     const asked = ask(b.client, { questions: [features] });
     const qid = qidIn(await waitForInbox(a.client, (m) => m.content.startsWith('[INBOX QUESTION]')))!;
 
@@ -128,6 +128,18 @@ describe('ask_user', () => {
     });
     // Over: nothing pending under that id any more.
     expect((await a.client.fail('answer_question', { qid, answers: [{ selected_labels: ['Search'], text: null }], reason: 'again' })).code).toBe('unknown_qid');
+    // The gateway told the holder at once and the question's workflow told it too: once the workflow's word has
+    // arrived, the holder's inbox still holds the question once.
+    const { client: temporal, close } = await connectTemporal();
+    try {
+      await eventually(async () => {
+        const history = await temporal.workflow.getHandle(questionWorkflowId(runId, qid)).fetchHistory();
+        return history.events?.some((e) => e.externalWorkflowExecutionSignaledEventAttributes?.workflowExecution?.workflowId === agentWorkflowId(runId, a.agentId)) || undefined;
+      });
+    } finally {
+      await close();
+    }
+    expect((await a.client.inbox(0, 0)).messages.filter((m: { content: string }) => m.content.includes(qid))).toHaveLength(1);
     expect((await a.client.fail('escalate_question', { qid, reason: 'late' })).code).toBe('stale');
   });
 
@@ -143,7 +155,10 @@ describe('ask_user', () => {
       const { runId, root } = await startRun();
       await root.ok('declare_plan', { tasks: [task('a')] });
       const a = await spawn(root, runId, 'a');
+      // Asker and holder on the replica: the first answer is handed to the waiting call in the process, and the second
+      // asking must not take it for its own.
       const asker = await AgentClient.connect(url, a.launch.token, 'beidou');
+      const holder = await AgentClient.connect(url, root.token, 'beidou');
       try {
         for (const round of [1, 2]) {
           const asked = ask(asker, { questions: [why] });
@@ -151,13 +166,13 @@ describe('ask_user', () => {
           const item = await waitForInbox(root, (m) => m.kind === 'system' && m.content.startsWith('[INBOX QUESTION]'));
           const qid = qidIn(item)!;
           await root.ack(item.seq);
-          await root.ok('answer_question', { qid, answers: [{ selected_labels: [], text: `Round ${round}.` }], reason: 'I know this.' });
+          await holder.ok('answer_question', { qid, answers: [{ selected_labels: [], text: `Round ${round}.` }], reason: 'I know this.' });
           expect((await asked).structuredContent.answer_text).toBe(`Round ${round}.`);
           // The asking is over once its workflow has closed: only then is the same call a new asking.
           await eventually(async () => ((await temporal.workflow.getHandle(questionWorkflowId(runId, qid)).describe()).status.name === 'COMPLETED' ? true : undefined), 30_000);
         }
       } finally {
-        await asker.close().catch(() => undefined);
+        await Promise.all([asker.close(), holder.close()].map((closed) => closed.catch(() => undefined)));
       }
     } finally {
       await close();

@@ -34,4 +34,24 @@ describe('inbox wakeups', () => {
     const emitter = (wakeups as unknown as { emitter: import('node:events').EventEmitter }).emitter;
     expect(emitter.eventNames()).toEqual([]);
   });
+
+  it('hand news to a waiter that saw it coming: once a call bringing it settles, its news is there, and a failed one brings none', async () => {
+    const wakeups = new Wakeups();
+    let answer!: (value: { over: string }) => void;
+    const answered = wakeups.bring('run_1', 'q_1', () => new Promise<{ over: string }>((r) => (answer = r)), (done) => done.over);
+    // A waiter woken meanwhile (the question's own wake overtook the answer) waits for the call, not for a clock.
+    let seen: unknown = 'not yet';
+    const waiter = wakeups.coming('run_1', 'q_1').then(() => (seen = wakeups.handed('run_1', 'q_1')));
+    await new Promise((r) => setImmediate(r));
+    expect(seen).toBe('not yet');
+    answer({ over: 'Yes' });
+    await waiter;
+    expect(seen).toBe('Yes');
+    await answered;
+
+    const failed = wakeups.bring('run_1', 'q_2', () => Promise.reject(new Error('refused')), () => 'never');
+    await expect(failed).rejects.toThrow('refused');
+    await wakeups.coming('run_1', 'q_2');
+    expect(wakeups.handed('run_1', 'q_2')).toBeUndefined();
+  });
 });

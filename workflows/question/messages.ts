@@ -83,9 +83,16 @@ export interface AnswerInput {
   /** When the question the person answered was asked (the gateway read it before signing). */
   asked_at?: number;
 }
-export const answerQuestionUpdate = defineUpdate<{ ok: true; qid: string }, [AnswerInput]>('answerQuestion');
+/**
+ * What a question's answer or refusal ends it with, handed by the gateway that took it to the asker's ask_user
+ * waiting in the same process (no Query behind the question's next workflow task). `asking` is the question's first
+ * run id: a later asking of the same words is another. Absent from older workers.
+ */
+export type QuestionOver = Pick<QuestionView, 'qid' | 'status' | 'answers' | 'answer_text' | 'declined'> & { asking: string };
+
+export const answerQuestionUpdate = defineUpdate<{ ok: true; qid: string; over?: QuestionOver }, [AnswerInput]>('answerQuestion');
 export const escalateQuestionUpdate = defineUpdate<{ ok: true; qid: string; new_holder: string | null }, [{ by: Actor; reason: string }]>('escalateQuestion');
-export const declineQuestionUpdate = defineUpdate<{ ok: true; qid: string }, [{ operator: string; reason: string; proof?: DecisionProof; asked_at?: number }]>('declineQuestion');
+export const declineQuestionUpdate = defineUpdate<{ ok: true; qid: string; over?: QuestionOver }, [{ operator: string; reason: string; proof?: DecisionProof; asked_at?: number }]>('declineQuestion');
 /** The run ended: a question still open is over. */
 export const questionRunEndedSignal = defineSignal('questionRunEnded');
 /** What a system question asked was settled another way (a root decision through the operator API, a newer report): it is over. */

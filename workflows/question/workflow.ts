@@ -9,6 +9,7 @@ import { questionClosedSignal, questionOpenedSignal } from '../run/messages';
 import { statusKey } from '../searchAttributes';
 import { tell } from '../signals';
 import { inboxQuestion } from './answers';
+import { questionItemId } from './items';
 import * as m from './messages';
 import { QuestionState } from './state';
 import { deliverSystemAnswer } from './system';
@@ -46,9 +47,9 @@ export async function questionWorkflow(input: m.QuestionInput): Promise<void> {
   // The asker's ask_user call is waiting on this key.
   q.onOver = () => events.wake(`${runId}/${qid}`);
   // An asking of the same words later is a new execution under the same qid: its items get names of their own.
-  // (The run id's random end: Temporal's run ids are UUIDv7, whose first half is the time.)
-  const itemPrefix = patched(ITEMS_PER_ASKING) ? `${qid}-${workflowInfo().runId.slice(-12)}` : qid;
-  const ctx = { q, events, itemPrefix };
+  const perAsking = patched(ITEMS_PER_ASKING);
+  const itemId = (hop: number) => (perAsking ? questionItemId(qid, workflowInfo().firstExecutionRunId, hop) : `${qid}-${hop}`);
+  const ctx = { q, events, itemId };
 
   setHandler(m.questionQuery, () => q.view(), { description: 'The question: its sub-questions, who holds it, the chain so far, and its answer once there is one.' });
   setHandler(m.answerQuestionUpdate, (a) => answer(ctx, a), {
@@ -106,16 +107,21 @@ export async function questionWorkflow(input: m.QuestionInput): Promise<void> {
 interface Ctx {
   q: QuestionState;
   events: EventBuffer;
-  /** What the question's inbox items are named after (ITEMS_PER_ASKING). */
-  itemPrefix: string;
+  /** The name of the question's inbox item at a hop (ITEMS_PER_ASKING). */
+  itemId: (hop: number) => string;
 }
 
 const label = (who: m.Actor) => who.agent_id ?? (who.operator ? `operator ${who.operator}` : 'unknown');
 
-function answer({ q, events }: Ctx, { by, answers, reason, proof }: m.AnswerInput): { ok: true; qid: string } {
+function answer({ q, events }: Ctx, { by, answers, reason, proof }: m.AnswerInput): { ok: true; qid: string; over: m.QuestionOver } {
   q.answer(by, answers, reason, proof);
   events.emit('question_answered', { qid: q.input.qid, by: label(by), reason, hops: q.chain.length }, q.input.askerId);
-  return { ok: true, qid: q.input.qid };
+  return { ok: true, qid: q.input.qid, over: overOf(q) };
+}
+
+function overOf(q: QuestionState): m.QuestionOver {
+  const { qid, status, answers, answer_text, declined } = q.view();
+  return { qid, status, answers, answer_text, declined, asking: workflowInfo().firstExecutionRunId };
 }
 
 async function escalate(ctx: Ctx, { by, reason }: { by: m.Actor; reason: string }): Promise<{ ok: true; qid: string; new_holder: string | null }> {
@@ -126,14 +132,14 @@ async function escalate(ctx: Ctx, { by, reason }: { by: m.Actor; reason: string 
   return { ok: true, qid: q.input.qid, new_holder: next === m.USER ? null : next };
 }
 
-function decline({ q, events }: Ctx, { operator, reason }: { operator: string; reason: string }): { ok: true; qid: string } {
+function decline({ q, events }: Ctx, { operator, reason }: { operator: string; reason: string }): { ok: true; qid: string; over: m.QuestionOver } {
   events.emit('question_declined', { qid: q.input.qid, by: `operator ${operator}`, reason }, q.input.askerId);
   q.decline(operator, reason);
-  return { ok: true, qid: q.input.qid };
+  return { ok: true, qid: q.input.qid, over: overOf(q) };
 }
 
 /** Gives the question to its next holder: an agent's inbox, or the human gateway past the root. */
-async function route({ q, events, itemPrefix }: Ctx, to: string, reason: string | null): Promise<void> {
+async function route({ q, events, itemId }: Ctx, to: string, reason: string | null): Promise<void> {
   const { runId, qid, askerId } = q.input;
   q.passTo(to);
   setCurrentDetails(to === m.USER ? 'Waiting for a person at the human gateway.' : `Waiting for ${to} to answer or escalate it.`);
@@ -146,7 +152,7 @@ async function route({ q, events, itemPrefix }: Ctx, to: string, reason: string 
   // long questions would otherwise carry them all in its workflow state, past Temporal's payload limits.
   let content: Text = words;
   if (textBytes(words) > INLINE_TEXT_BYTES) [content] = await store.keepTexts({ runId, texts: [words] });
-  await tell(agentWorkflowId(runId, to), systemMessageSignal, { message_id: `${itemPrefix}-${q.chain.length}`, content });
+  await tell(agentWorkflowId(runId, to), systemMessageSignal, { message_id: itemId(q.chain.length), content });
   // The holder's long poll hears of it from this write, not after the holder's own gathering window.
   events.wake(`${runId}/${to}`);
 }

@@ -88,7 +88,11 @@ export const openQuestionsQuery = defineQuery<{ open: number; includes: boolean;
  * count), `unknown_agent` when the asker is not in the directory. Answers the asker's role and its chain of leaders
  * up to the root, which the question climbs.
  */
-export const openQuestionUpdate = defineUpdate<{ open: number; role: string; ancestors: string[] }, [{ qid: string; agent_id: string }]>('openQuestion');
+export const openQuestionUpdate = defineUpdate<
+  /** fresh: the run had no open question of this id, so this call asks it anew (absent from older workers: read as not fresh). */
+  { open: number; fresh?: boolean; role: string; ancestors: string[] },
+  [{ qid: string; agent_id: string }]
+>('openQuestion');
 /** Every agent's whole directory entry (leader, depth): the operator API's agent tree. */
 export const agentsQuery = defineQuery<PeerEntry[], []>('agents');
 

@@ -128,11 +128,12 @@ export class RunState {
     }
   }
 
-  openQuestion({ qid, agent_id }: { qid: string; agent_id: string }): { open: number; role: string; ancestors: string[] } {
+  openQuestion({ qid, agent_id }: { qid: string; agent_id: string }): { open: number; fresh: boolean; role: string; ancestors: string[] } {
     const open = (this.data.questions = this.liveQuestions(Date.now()));
     const holds = (this.data.question_holds ??= {});
     for (const q of Object.keys(holds)) if (!open.includes(q)) delete holds[q];
-    if (!open.includes(qid)) {
+    const fresh = !open.includes(qid);
+    if (fresh) {
       open.push(qid);
       holds[qid] = Date.now();
     }
@@ -140,7 +141,7 @@ export class RunState {
     const me = this.dir.get(agent_id)!;
     const ancestors: string[] = [];
     for (let next = me.leader_id; next && !ancestors.includes(next); next = this.dir.get(next)?.leader_id ?? null) ancestors.push(next);
-    return { open: open.length, role: me.role, ancestors };
+    return { open: open.length, fresh, role: me.role, ancestors };
   }
 
   openQuestions(args?: { qid?: string }): { open: number; includes: boolean; limit: number | null } {

@@ -2,8 +2,12 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { isQid, questionWorkflowId } from '../../../workflows/ids';
 import { questionWorkflow } from '../../../workflows/question/workflow';
-import { answerQuestionUpdate, escalateQuestionUpdate, questionQuery, type QuestionInput, type QuestionView } from '../../../workflows/question/messages';
+import { answerQuestionUpdate, escalateQuestionUpdate, questionQuery, type QuestionInput, type QuestionOver, type QuestionView } from '../../../workflows/question/messages';
 import { openQuestionUpdate } from '../../../workflows/run/messages';
+import { systemMessageSignal } from '../../../workflows/agent/messages';
+import { inboxQuestion } from '../../../workflows/question/answers';
+import { questionItemId } from '../../../workflows/question/items';
+import { INLINE_TEXT_BYTES, textBytes } from '../../common/pure/content';
 import { agentIdKey, runIdKey, statusKey } from '../../../workflows/searchAttributes';
 import { NotFound, underDeadline, type WorkflowRef } from '../../temporal';
 import { ToolError } from '../../common/toolErrors';
@@ -52,8 +56,25 @@ function questionHandle(ctx: ToolContext, id: string): WorkflowRef {
  * open attaches to it whatever the count), and answers the asker's role and
  * chain of leaders in the same round trip.
  */
-function openQuestion(ctx: ToolContext, id: string): Promise<{ role: string; ancestors: string[] }> {
+function openQuestion(ctx: ToolContext, id: string): Promise<{ fresh?: boolean; role: string; ancestors: string[] }> {
   return ctx.team.update(ctx.team.run(ctx.caller.runId), openQuestionUpdate, [{ qid: id, agent_id: ctx.caller.agentId }]);
+}
+
+/**
+ * A new question's first holder hears of it from here at once, as a message
+ * sent to it would: the question's workflow tells it too, but only after
+ * its first workflow task, and its long poll then after the wake row that
+ * task's event write carries. Both name the item alike (the question's run
+ * id, workflows/question/workflow.ts), so the holder's inbox keeps one, and
+ * should this fail the workflow's own is the one that arrives.
+ */
+async function tellFirstHolder(ctx: ToolContext, args: QuestionInput, questionRunId: string | undefined): Promise<void> {
+  if (!questionRunId) return;
+  const holder = args.ancestors[0];
+  const words = inboxQuestion({ qid: args.qid, askerId: args.askerId, askerRole: args.askerRole, questions: args.questions, context: typeof args.context === 'string' ? args.context : null, via: [] });
+  const content = textBytes(words) > INLINE_TEXT_BYTES ? await ctx.content.keep(args.runId, words) : words;
+  await ctx.team.bounded('ask_user', () => ctx.team.agent(args.runId, holder).signal(systemMessageSignal, { message_id: questionItemId(args.qid, questionRunId, 1), content }));
+  ctx.wakeups.wake(args.runId, holder);
 }
 
 /**
@@ -88,7 +109,7 @@ export const askUser = beidouTool({
     const step = <T>(fn: () => Promise<T>) => underDeadline(Date.now() + ctx.team.callTimeoutMs, fn);
     const watch = ctx.wakeups.watch(ctx.caller.runId, id);
     try {
-      const { role, ancestors } = await step(() => openQuestion(ctx, id));
+      const { fresh, role, ancestors } = await step(() => openQuestion(ctx, id));
       const args: QuestionInput = {
         runId: ctx.caller.runId,
         qid: id,
@@ -101,7 +122,7 @@ export const askUser = beidouTool({
         reattachMs: ctx.questions.reattachMs,
         decisionKeys: ctx.questions.decisionKeys,
       };
-      await step(() =>
+      const started = await step(() =>
         ctx.team.bounded('ask_user', () =>
           ctx.team.start(questionWorkflow, {
             workflowId: handle.workflowId,
@@ -120,15 +141,27 @@ export const askUser = beidouTool({
           }),
         ),
       );
+      if (fresh === true && ancestors.length > 0) await step(() => tellFirstHolder(ctx, args, started.firstRunId)).catch(() => undefined);
+      // A question this call asked anew is pending: its first look waits for a wake (or progressMs), where a look
+      // now would only queue behind the question's first workflow tasks.
       for (let waited = 0; ; waited++) {
-        // A look that fails for a while (a worker restarting) is only a look: the wait goes on.
-        const view = await step(() => ctx.team.query(handle, questionQuery)).catch((err: unknown) => {
-          if (err instanceof ToolError && err.retryable) return undefined;
-          throw err;
-        });
-        const over = view && outcome(view);
-        if (over) return over;
-        if (waited > 0) await ctx.progress?.(`waiting for an answer to ${id}${view ? `, held by ${view.holder ?? 'nobody'}` : ''}`);
+        if (waited > 0 || fresh !== true) {
+          // An answer this process took is handed over with its wake (this asking's, not an earlier one's of the same
+          // words); otherwise a look. A look that fails for a while (a worker restarting) is only a look: the wait
+          // goes on.
+          // (The question's own wake can overtake the answer on its way back to the call that gave it here.)
+          await ctx.wakeups.coming(ctx.caller.runId, id);
+          const told = ctx.wakeups.handed(ctx.caller.runId, id) as QuestionOver | undefined;
+          const handedOver = told && told.asking === started.firstRunId ? outcome(told) : undefined;
+          if (handedOver) return handedOver;
+          const view = await step(() => ctx.team.query(handle, questionQuery)).catch((err: unknown) => {
+            if (err instanceof ToolError && err.retryable) return undefined;
+            throw err;
+          });
+          const over = view && outcome(view);
+          if (over) return over;
+          if (waited > 0) await ctx.progress?.(`waiting for an answer to ${id}${view ? `, held by ${view.holder ?? 'nobody'}` : ''}`);
+        }
         // Woken when the question is over; between wakes, a look and a progress notification every progressMs.
         await watch.next(ctx.questions.progressMs, ctx.signal);
         if (ctx.signal?.aborted) throw new ToolError('cancelled', 'The client stopped waiting; ask again to attach to the same question.');
@@ -140,7 +173,7 @@ export const askUser = beidouTool({
 });
 
 /** What ask_user answers once its question is over; undefined while it is pending. */
-function outcome(view: QuestionView): { answers: z.infer<typeof answer>[]; answer_text: string } | undefined {
+function outcome(view: Pick<QuestionView, 'qid' | 'status' | 'answers' | 'answer_text' | 'declined'>): { answers: z.infer<typeof answer>[]; answer_text: string } | undefined {
   switch (view.status) {
     case 'pending':
       return undefined;
@@ -175,11 +208,14 @@ export const answerQuestion = beidouTool({
   output: z.object({ ok: z.literal(true), qid: z.string() }),
   async handler(input, ctx) {
     try {
-      const answered = await ctx.team.update(questionHandle(ctx, input.qid), answerQuestionUpdate, [
-        { by: { agent_id: ctx.caller.agentId }, answers: input.answers, reason: input.reason },
-      ]);
-      // The asker's ask_user, when it waits on this process, hears it now; on another replica, from the question's wake.
-      ctx.wakeups.wake(ctx.caller.runId, input.qid);
+      // The asker's ask_user, when it waits on this process, is handed the answer; on another replica, it hears of it
+      // from the question's wake and reads it.
+      const { over: _over, ...answered } = await ctx.wakeups.bring(
+        ctx.caller.runId,
+        input.qid,
+        () => ctx.team.update(questionHandle(ctx, input.qid), answerQuestionUpdate, [{ by: { agent_id: ctx.caller.agentId }, answers: input.answers, reason: input.reason }]),
+        (done) => done.over,
+      );
       return answered;
     } catch (err) {
       if (err instanceof NotFound) throw new ToolError('unknown_qid', `No pending question ${input.qid}.`, { field: 'qid' });
