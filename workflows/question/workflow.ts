@@ -50,6 +50,10 @@ export async function questionWorkflow(input: m.QuestionInput): Promise<void> {
   const perAsking = patched(ITEMS_PER_ASKING);
   const itemId = (hop: number) => (perAsking ? questionItemId(qid, workflowInfo().firstExecutionRunId, hop) : `${qid}-${hop}`);
   const ctx = { q, events, itemId };
+  const first = input.toUser || input.ancestors.length === 0 ? m.USER : input.ancestors[0];
+  // The first holder, whom the asking gateway told at once, may answer or escalate before this first task has run:
+  // its Update then waits among this task's jobs for its handler, and must find the question already in its hands.
+  if (perAsking) q.passTo(first);
 
   setHandler(m.questionQuery, () => q.view(), { description: 'The question: its sub-questions, who holds it, the chain so far, and its answer once there is one.' });
   setHandler(m.answerQuestionUpdate, (a) => answer(ctx, a), {
@@ -70,19 +74,19 @@ export async function questionWorkflow(input: m.QuestionInput): Promise<void> {
   events.emit('question_asked', { qid, questions: input.questions.length, to_user: input.toUser === true }, input.askerId);
   // The run ends its open questions with it; a question whose run has already ended is over at once.
   const runTold = tell(runWorkflowId(runId), questionOpenedSignal, { qid });
-  const first = input.toUser || input.ancestors.length === 0 ? m.USER : input.ancestors[0];
+  const routeFirst = () => (perAsking ? tellHolder(ctx, first, null) : route(ctx, first, null));
   if (patched(ROUTED_AT_ONCE)) {
     // The run counted this question open before it started (openQuestion, or the run's own watchdog started it), so
     // its first holder is told in the first workflow task, beside the asker and the run. A run that ended in between
     // still ends it at once; the holder's copy then only meets a closed question.
-    const routed = route(ctx, first, null);
+    const routed = routeFirst();
     await askerTold;
     if (!(await runTold)) q.cancel();
     await routed;
   } else {
     await askerTold;
     if (!(await runTold)) q.cancel();
-    else await route(ctx, first, null);
+    else await routeFirst();
   }
 
   await condition(() => q.status !== 'pending');
@@ -139,9 +143,16 @@ function decline({ q, events }: Ctx, { operator, reason }: { operator: string; r
 }
 
 /** Gives the question to its next holder: an agent's inbox, or the human gateway past the root. */
-async function route({ q, events, itemId }: Ctx, to: string, reason: string | null): Promise<void> {
+async function route(ctx: Ctx, to: string, reason: string | null): Promise<void> {
+  ctx.q.passTo(to);
+  await tellHolder(ctx, to, reason);
+}
+
+/** Tells the holder it was given to, unless it has already passed it on (in the same workflow task). */
+async function tellHolder({ q, events, itemId }: Ctx, to: string, reason: string | null): Promise<void> {
   const { runId, qid, askerId } = q.input;
-  q.passTo(to);
+  // (The chain's end, not the holder: a question the gateway's absence has already ended is still routed as before.)
+  if (q.chain.at(-1) !== to) return;
   setCurrentDetails(to === m.USER ? 'Waiting for a person at the human gateway.' : `Waiting for ${to} to answer or escalate it.`);
   upsertSearchAttributes([{ key: statusKey, value: to === m.USER ? 'awaiting_user' : 'awaiting_agent' }]);
   events.emit('question_routed', { qid, holder: to, reason }, askerId);

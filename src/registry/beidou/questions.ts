@@ -64,9 +64,10 @@ function openQuestion(ctx: ToolContext, id: string): Promise<{ fresh?: boolean; 
  * A new question's first holder hears of it from here at once, as a message
  * sent to it would: the question's workflow tells it too, but only after
  * its first workflow task, and its long poll then after the wake row that
- * task's event write carries. Both name the item alike (the question's run
- * id, workflows/question/workflow.ts), so the holder's inbox keeps one, and
- * should this fail the workflow's own is the one that arrives.
+ * task's event write carries. Both name the item alike (its qid and the
+ * question's run id, workflows/question/items.ts), so the holder's inbox
+ * keeps one, and should this fail the workflow's own is the one that
+ * arrives.
  */
 async function tellFirstHolder(ctx: ToolContext, args: QuestionInput, questionRunId: string | undefined): Promise<void> {
   if (!questionRunId) return;
