@@ -46,4 +46,11 @@ export async function childStartsScenario(ctx: BenchContext): Promise<void> {
     if (started.length !== CHILDREN) row.fail(new Error(`${started.length} of ${CHILDREN} children started`));
     else last.samples.push(Math.max(...started.map(eventMs)) - sentAt);
   }
+  // The children end 10 s after they start, a workflow task each: the next scenario (send_message) was timed while
+  // the last thousand of them ended, on the same worker. It starts once they all have.
+  for (;;) {
+    const running = await ctx.temporal.count(`WorkflowId STARTS_WITH "bench-children-" AND ExecutionStatus = "Running"`);
+    if (running === 0) return;
+    await new Promise((r) => setTimeout(r, 500));
+  }
 }
