@@ -241,7 +241,11 @@ export const escalateQuestion = beidouTool({
   output: z.object({ ok: z.literal(true), qid: z.string(), new_holder: z.string().nullable() }),
   async handler(input, ctx) {
     try {
-      return await ctx.team.update(questionHandle(ctx, input.qid), escalateQuestionUpdate, [{ by: { agent_id: ctx.caller.agentId }, reason: input.reason }]);
+      const passed = await ctx.team.update(questionHandle(ctx, input.qid), escalateQuestionUpdate, [{ by: { agent_id: ctx.caller.agentId }, reason: input.reason }]);
+      // The question's Update ends once its signal reached the new holder's inbox: that holder's long polls on this
+      // process look now, not after the question's event write carries the wake.
+      if (passed.new_holder !== null) ctx.wakeups.wake(ctx.caller.runId, passed.new_holder);
+      return passed;
     } catch (err) {
       if (err instanceof NotFound) throw new ToolError('unknown_qid', `No pending question ${input.qid}.`, { field: 'qid' });
       throw err;
