@@ -2,42 +2,17 @@ import { callSteps } from '../host';
 import { setUpdateOnce } from '../appliedUpdates';
 import type { Text } from '../../src/common/pure/content';
 import type { PlanTaskSpec } from '../types';
-import { ApplicationFailure, condition, patched, proxyActivities, setHandler } from '@temporalio/workflow';
-import type { Activities } from '../../activities';
+import { condition, setHandler } from '@temporalio/workflow';
 import { refuse } from '../errors';
 import { agentWorkflowId } from '../ids';
 import { tell } from '../signals';
 import * as leader from './leader';
 import * as m from './messages';
 import { buildTasks, readyIds } from './plan';
-import { describeMember, keepStarted, launchMember, launchMembers, leadsTeams, MEMBERS_STARTED_BY_ACTIVITY, newTeam, prepareSpawn, releaseSpawns, startsOf, undoTeam, type TeamRec } from './spawn';
+import { describeMember, keepStarted, leadsTeams, newTeam, prepareSpawn, releaseSpawns, startsOf, undoTeam } from './spawn';
 import { callKey, Receipts } from '../receipts';
 import { newId, type AgentState } from './state';
 import { statusToDirectory } from './statusReport';
-
-/**
- * Members started together before one pass. Each start brought two events back (the child started, its registration
- * signalled), and the server fails a workflow task that more than 100 events arrive during
- * (history.maximumBufferedEventsBatch, FORCE_CLOSE_COMMAND): a team of 100 started at once lost a task to that on a
- * loaded machine.
- */
-const MEMBERS_AT_ONCE = 25;
-
-/**
- * create_team without a second skill check per member, its members registered by one signal per group
- * (docs/decisions.md, "create_team in one pass").
- */
-const MEMBERS_IN_ONE_PASS = 'members-in-one-pass';
-
-/**
- * Members started in one workflow task: each brings one event back (the child started), the group's registration
- * one more, so a group stays well under the 100 events the server lets arrive during one task, with room for the
- * signals and Updates other agents send meanwhile.
- */
-const MEMBERS_PER_TASK = 60;
-
-/** A member's own check just before it started (histories from before one pass). */
-const memberCheck = proxyActivities<Activities>({ startToCloseTimeout: '5s', retry: { maximumAttempts: 2, initialInterval: '200ms' } });
 
 /** Receipts of this agent's creating calls. */
 function receiptsOf(s: AgentState): Receipts {
@@ -128,27 +103,17 @@ export function installLeaderHandlers(s: AgentState, runTask: Text): void {
         const teamId = existing?.team_id ?? newId('tm');
         const spec = { role: task.role, skill: task.skill, model: task.model, description: task.description, rules: [] };
         const asked = { skills: [task.skill], field: 'task_id', team: existing ? { existing } : { newTeamId: teamId }, taskId: task.id };
-        let team: TeamRec;
-        let agentId: string;
-        if (patched(MEMBERS_STARTED_BY_ACTIVITY)) {
-          // One step reserves, makes the folders, registers and starts the member; the leader records it after.
-          const member = describeMember(s, teamId, { ...spec, planTaskId: task.id, task: task.task }, newId('ag'));
-          const before = teamCreated ? [leadsTeams(s, teamId)] : [];
-          const prepared = await prepareSpawn(s, { ...asked, start: startsOf(s, [member], runTask, before, existing?.members.length ?? 0) });
-          reservation = prepared.reservation;
-          team = existing ?? (await newTeam(s, teamId, prepared.workspacePath, `${s.id.name}-team`, [], undefined, false));
-          s.data.spawn_team_id = team.team_id;
-          if ((await keepStarted(s, team, [member], prepared.started!)).length > 0) {
-            throw refuse('unavailable', 'The agent could not be started. Retry shortly.', { retry_after_ms: 1000 });
-          }
-          agentId = member.agentId;
-        } else {
-          const prepared = await prepareSpawn(s, asked);
-          reservation = prepared.reservation;
-          team = existing ?? (await newTeam(s, teamId, prepared.workspacePath, `${s.id.name}-team`, []));
-          s.data.spawn_team_id = team.team_id;
-          agentId = await launchMember(s, team, { ...spec, planTaskId: task.id, artifactsPath: prepared.artifactsPath, task: task.task }, runTask);
+        // One step reserves, makes the folders, registers and starts the member; the leader records it after.
+        const member = describeMember(s, teamId, { ...spec, planTaskId: task.id, task: task.task }, newId('ag'));
+        const before = teamCreated ? [leadsTeams(s, teamId)] : [];
+        const prepared = await prepareSpawn(s, { ...asked, start: startsOf(s, [member], runTask, before, existing?.members.length ?? 0) });
+        reservation = prepared.reservation;
+        const team = existing ?? newTeam(s, teamId, prepared.workspacePath, `${s.id.name}-team`, []);
+        s.data.spawn_team_id = team.team_id;
+        if ((await keepStarted(s, team, [member], prepared.started!)).length > 0) {
+          throw refuse('unavailable', 'The agent could not be started. Retry shortly.', { retry_after_ms: 1000 });
         }
+        const agentId = member.agentId;
         started = true;
         task.agent_id = agentId;
         s.events.emit('task_spawned', { plan_id: plan.plan_id, task_id, agent_id: agentId });
@@ -193,55 +158,17 @@ export function installLeaderHandlers(s: AgentState, runTask: Text): void {
         const member = (r: m.CreateTeamInput['roles'][number]) => ({ ...r, rules: input.rules ?? [], task: runTask });
         const asked = { skills: input.roles.map((r) => r.skill), field: 'roles', team: { newTeamId: teamId } };
         // All or nothing: if any member cannot start, the ones that did are ended and the team is taken back, so a
-        // retry never finds half a team.
-        let ids: string[];
-        let team: TeamRec;
-        let started: string[];
-        let failure: unknown;
-        if (patched(MEMBERS_STARTED_BY_ACTIVITY)) {
-          // One step reserves, makes the folder, registers and starts every member; the leader records them after.
-          ids = input.roles.map(() => newId('ag'));
-          const members = input.roles.map((r, i) => describeMember(s, teamId, member(r), ids[i]));
-          const prepared = await prepareSpawn(s, { ...asked, start: startsOf(s, members, runTask, [leadsTeams(s, teamId)], 0) });
-          reservation = prepared.reservation;
-          team = await newTeam(s, teamId, prepared.workspacePath, input.name, input.rules ?? [], input.task, false);
-          const refused = await keepStarted(s, team, members, prepared.started!);
-          started = ids.filter((id) => !refused.includes(id));
-          if (refused.length > 0) failure = new Error(`the server refused ${refused.length} of ${ids.length} members`);
-        } else {
-          const prepared = await prepareSpawn(s, asked);
-          reservation = prepared.reservation;
-          const onePass = patched(MEMBERS_IN_ONE_PASS);
-          team = await newTeam(s, teamId, prepared.workspacePath, input.name, input.rules ?? [], input.task, !onePass);
-          // Drawn after the reservation's id, as these runs drew them.
-          ids = input.roles.map(() => newId('ag'));
-          const outcomes: PromiseSettledResult<unknown>[] = [];
-          if (onePass) {
-            // prepareSpawn checked every skill; each group's members are registered by one signal and started together.
-            for (let at = 0; at < input.roles.length && !outcomes.some((o) => o.status === 'rejected'); at += MEMBERS_PER_TASK) {
-              const group = input.roles.slice(at, at + MEMBERS_PER_TASK).map((r, k) => ({ spec: member(r), agentId: ids[at + k] }));
-              outcomes.push(...(await launchMembers(s, team, group, runTask, at === 0 ? [leadsTeams(s)] : [])));
-            }
-          } else {
-            // Histories from before one pass: each member was checked again just before it started, 25 at a time.
-            for (let at = 0; at < input.roles.length && !outcomes.some((o) => o.status === 'rejected'); at += MEMBERS_AT_ONCE) {
-              const group = input.roles.slice(at, at + MEMBERS_AT_ONCE).map(async (r, k) => {
-                const i = at + k;
-                if (!(await memberCheck.skillExists({ skill: r.skill }))) {
-                  throw refuse('unknown_skill', `Skill "${r.skill}" could not be loaded.`, { field: `roles[${i}].skill`, skill: r.skill });
-                }
-                await launchMember(s, team, member(r), runTask, ids[i]);
-              });
-              outcomes.push(...(await Promise.allSettled(group)));
-            }
-          }
-          started = ids.filter((_, i) => outcomes[i]?.status === 'fulfilled');
-          failure = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected')?.reason;
-        }
-        if (failure !== undefined) {
-          await undoTeam(s, team, started, failure);
-          // A member's own refusal (unknown_skill) says why; anything else is a failure a retry may get past.
-          if (failure instanceof ApplicationFailure && failure.nonRetryable) throw failure;
+        // retry never finds half a team. One step reserves, makes the folder, registers and starts every member; the
+        // leader records them after.
+        const ids = input.roles.map(() => newId('ag'));
+        const members = input.roles.map((r, i) => describeMember(s, teamId, member(r), ids[i]));
+        const prepared = await prepareSpawn(s, { ...asked, start: startsOf(s, members, runTask, [leadsTeams(s, teamId)], 0) });
+        reservation = prepared.reservation;
+        const team = newTeam(s, teamId, prepared.workspacePath, input.name, input.rules ?? [], input.task);
+        const refused = await keepStarted(s, team, members, prepared.started!);
+        if (refused.length > 0) {
+          // A member's own refusal (unknown_skill) came from the step, before anything was made; this is the server's.
+          await undoTeam(s, team, ids.filter((id) => !refused.includes(id)), `the server refused ${refused.length} of ${ids.length} members`);
           throw refuse('unavailable', 'Not every member could be started, so the team was taken back and nothing was created. Retry shortly.', {
             retry_after_ms: 1000,
           });

@@ -1,18 +1,15 @@
-import { assignmentMessage, type Rules, type Text } from '../../src/common/pure/content';
-import { ActivityFailure, ApplicationFailure, ParentClosePolicy, startChild, uuid4, workflowInfo } from '@temporalio/workflow';
+import type { Rules, Text } from '../../src/common/pure/content';
+import { ActivityFailure, ApplicationFailure, uuid4, workflowInfo } from '@temporalio/workflow';
 import { agentWorkflowId, runWorkflowId } from '../ids';
 import { tell } from '../signals';
-import { peerChangedSignal, peersChangedSignal, releaseSpawnsSignal, type PeerChange } from '../run/messages';
-import { failureText, refuse } from '../errors';
+import { peersChangedSignal, releaseSpawnsSignal, type PeerChange } from '../run/messages';
+import { refuse } from '../errors';
 import { leaderEndedSignal, runEndedSignal } from './messages';
-import { memberAttributes } from '../searchAttributes';
 import type { ChildRecord, MembersStarted, MembersToStart, PeerEntry } from '../types';
 import type { AgentIdentity } from '../../src/common/launchPayload';
 import { callSteps } from '../host';
-import { agentSummary } from '../summaries';
 import { slug } from './leader';
-import { newId, type AgentData, type AgentState } from './state';
-import { memberWorkflow } from './memberWorkflow';
+import type { AgentData, AgentState } from './state';
 
 export type TeamRec = AgentData['teams'][number];
 
@@ -37,14 +34,6 @@ export interface Prepared {
   /** What became of the plan's `start`. */
   started?: MembersStarted;
 }
-
-/**
- * Spawns since this marker: prepareSpawn registers and starts the members
- * as well (activities/memberStarts.ts), and the leader records them when it
- * returns. One activity instead of a child start per member: the call no
- * longer waits a workflow task for the server's word that each child started.
- */
-export const MEMBERS_STARTED_BY_ACTIVITY = 'members-started-by-activity';
 
 /** The step's refusals, all made before it reserved or made anything. */
 const REFUSALS = ['unknown_skill', 'invalid_input', 'quota_exceeded', 'run_ended'];
@@ -132,12 +121,11 @@ export function leadsTeams(s: AgentState, newTeamId?: string): PeerChange {
   return { agent_id: s.id.agentId, patch: { is_leader_of: newTeamId ? [...teams, newTeamId] : teams } };
 }
 
-/** Records a team whose folder prepareSpawn made; the run hears its leader now leads it (here, or, with `tellRun` false, from the caller). */
-export async function newTeam(s: AgentState, teamId: string, workspacePath: string, name: string, rules: Rules, task?: Text, tellRun = true): Promise<TeamRec> {
+/** Records a team whose folder prepareSpawn made; the run hears its leader leads it from the step (leadsTeams in `before`). */
+export function newTeam(s: AgentState, teamId: string, workspacePath: string, name: string, rules: Rules, task?: Text): TeamRec {
   const team: TeamRec = { team_id: teamId, name, rules, members: [], workspace_path: workspacePath, ...(task ? { task } : {}) };
   s.data.teams.push(team);
   s.events.emit('team_created', { team_id: teamId, name, leader_id: s.id.agentId, depth: s.id.depth + 1 });
-  if (tellRun) await tell(runWorkflowId(s.id.runId), peerChangedSignal, leadsTeams(s));
   return team;
 }
 
@@ -147,13 +135,6 @@ interface Launch {
   identity: AgentIdentity;
   entry: PeerEntry;
   spec: MemberSpec;
-}
-
-/** Records the member in the leader's state (its child record, its team) and says what starting it takes. */
-function recordMember(s: AgentState, team: TeamRec, spec: MemberSpec, agentId: string): Launch {
-  const launch = describeMember(s, team.team_id, spec, agentId, { workspacePath: team.workspace_path, artifactsPath: spec.artifactsPath }) as Launch;
-  keepMember(s, team, launch);
-  return launch;
 }
 
 /** A member, before its folders are made when they are not given: who it is and its directory entry. */
@@ -246,21 +227,6 @@ export async function keepStarted(s: AgentState, team: TeamRec, members: Describ
   return started.refused;
 }
 
-/** Starts the member's workflow (workflowId: the test fault's, when set, which the server refuses). */
-function startMember(s: AgentState, { agentId, identity, spec }: Launch, runTask: Text, workflowId = agentWorkflowId(s.id.runId, agentId)) {
-  const firstMessage = spec.planTaskId && spec.artifactsPath ? assignmentMessage(spec.planTaskId, spec.artifactsPath, spec.task) : spec.task;
-  return startChild(memberWorkflow(), {
-    workflowId,
-    parentClosePolicy: ParentClosePolicy.ABANDON,
-    // The task timeout Dipper gave the root, handed down (src/common/pure/limits.ts).
-    workflowTaskTimeout: workflowInfo().taskTimeoutMs,
-    args: [{ identity, limits: s.limits, runTask, launch: { firstMessage, roleDescription: spec.description, rules: spec.rules } }],
-    // Read in the Temporal UI.
-    ...agentSummary(identity, spec.task),
-    typedSearchAttributes: memberAttributes({ runId: s.id.runId, agentId, role: spec.role, leaderId: s.id.agentId }),
-  });
-}
-
 /** The member started: its leader's log says so. */
 function spawned(s: AgentState, { agentId, identity, spec, entry }: Pick<Launch, 'agentId' | 'spec' | 'entry'> & { identity: { name: string } }): void {
   s.events.emit('agent_spawned', {
@@ -276,67 +242,6 @@ function spawned(s: AgentState, { agentId, identity, spec, entry }: Pick<Launch,
   if (entry.depth > s.limits.depthWarningAbove) s.events.emit('depth_warning', { agent_id: agentId, depth: entry.depth });
 }
 
-/**
- * Starts one member's lifecycle: registers it with the run's directory and
- * starts its workflow. The member reports status changes only after tool
- * calls, which need the spawn result first, so the directory always hears
- * of the registration before any report.
- */
-export async function launchMember(s: AgentState, team: TeamRec, spec: MemberSpec, runTask: Text, presetId?: string): Promise<string> {
-  const launch = recordMember(s, team, spec, presetId ?? newId('ag'));
-  const { agentId } = launch;
-  const register = tell(runWorkflowId(s.id.runId), peerChangedSignal, { agent_id: agentId, entry: launch.entry });
-  const start = startMember(s, launch, runTask);
-  // Both in one round trip: the member cannot report anything before its spawn call has returned.
-  const [reg, started] = await Promise.allSettled([register, start]);
-  if (started.status === 'rejected') {
-    // No ghost: a member that never started leaves neither a record nor a directory entry.
-    forget(s, team, [agentId]);
-    await tell(runWorkflowId(s.id.runId), peerChangedSignal, { agent_id: agentId, remove: true });
-    throw started.reason;
-  }
-  const registered = reg.status === 'fulfilled' && reg.value;
-  // The run ended while this member was being spawned: it ends with it.
-  if (!registered) await tell(agentWorkflowId(s.id.runId, agentId), runEndedSignal);
-  spawned(s, launch);
-  return agentId;
-}
-
-/**
- * Starts many members in one workflow task: one signal registers them all
- * (with `before`, changes the run must hear first, such as the leader's new
- * team), and every start goes out beside it, so the answers come back
- * together. A member the server refused leaves no record or entry, as in
- * launchMember; the outcomes say which those were.
- */
-export async function launchMembers(
-  s: AgentState,
-  team: TeamRec,
-  members: { spec: MemberSpec; agentId: string }[],
-  runTask: Text,
-  before: PeerChange[] = [],
-): Promise<PromiseSettledResult<unknown>[]> {
-  const launches = members.map(({ spec, agentId }) => recordMember(s, team, spec, agentId));
-  const run = runWorkflowId(s.id.runId);
-  const register = tell(run, peersChangedSignal, { changes: [...before, ...launches.map((l) => ({ agent_id: l.agentId, entry: l.entry }))] });
-  const refusedAfter = s.limits.memberStartsRefusedAfter;
-  const starts = launches.map((l, i) =>
-    startMember(s, l, runTask, refusedAfter !== undefined && team.members.length - launches.length + i >= refusedAfter ? workflowInfo().workflowId : undefined),
-  );
-  const [reg, ...outcomes] = await Promise.allSettled([register, ...starts]);
-  const refused = launches.filter((_, i) => outcomes[i].status === 'rejected').map((l) => l.agentId);
-  const registered = reg.status === 'fulfilled' && reg.value;
-  if (refused.length > 0) {
-    forget(s, team, refused);
-    if (registered) await tell(run, peersChangedSignal, { changes: refused.map((agent_id) => ({ agent_id, remove: true as const })) });
-  }
-  const started = launches.filter((l) => !refused.includes(l.agentId));
-  // The run ended while these members were being spawned: they end with it.
-  if (!registered) await Promise.all(started.map((l) => tell(agentWorkflowId(s.id.runId, l.agentId), runEndedSignal)));
-  for (const l of started) spawned(s, l);
-  return outcomes;
-}
-
 /** Drops members from the leader's records (children, their team). */
 function forget(s: AgentState, team: TeamRec, agentIds: string[]): void {
   for (const id of agentIds) delete s.data.children[id];
@@ -349,14 +254,10 @@ function forget(s: AgentState, team: TeamRec, agentIds: string[]): void {
  * whose leader ended), leave the run's directory and the leader's records,
  * and the team is dropped. `team_rolled_back` records it.
  */
-export async function undoTeam(s: AgentState, team: TeamRec, started: string[], reason: unknown): Promise<void> {
+export async function undoTeam(s: AgentState, team: TeamRec, started: string[], reason: string): Promise<void> {
   forget(s, team, started);
   s.data.teams = s.data.teams.filter((t) => t.team_id !== team.team_id);
-  s.events.emit('team_rolled_back', { team_id: team.team_id, agent_ids: started, message: failureText(reason) });
-  const run = runWorkflowId(s.id.runId);
-  await Promise.all([
-    ...started.map((id) => tell(agentWorkflowId(s.id.runId, id), leaderEndedSignal)),
-    ...started.map((id) => tell(run, peerChangedSignal, { agent_id: id, remove: true })),
-    tell(run, peerChangedSignal, leadsTeams(s)),
-  ]);
+  s.events.emit('team_rolled_back', { team_id: team.team_id, agent_ids: started, message: reason });
+  const changes: PeerChange[] = [...started.map((agent_id) => ({ agent_id, remove: true as const })), leadsTeams(s)];
+  await Promise.all([...started.map((id) => tell(agentWorkflowId(s.id.runId, id), leaderEndedSignal)), tell(runWorkflowId(s.id.runId), peersChangedSignal, { changes })]);
 }

@@ -21,7 +21,6 @@ import { tell } from '../signals';
 import { runtimeGone } from './crash';
 import { leaderEndedSignal } from './messages';
 import { installHandlers, notifyStatus } from './handlers';
-import { setMemberWorkflow } from './memberWorkflow';
 import { AgentState, freshData, type AgentData } from './state';
 import { attentionOf, healthOf } from './health';
 import { watchWorkspaces } from './workspaceWatch';
@@ -196,9 +195,6 @@ export async function agentWorkflow(input: AgentInput): Promise<void> {
     }
   }
 }
-
-// spawn.ts starts members as this workflow (memberWorkflow.ts).
-setMemberWorkflow(agentWorkflow);
 
 /** What a person sees as this agent's current details in the Temporal UI: its health's line. Always false. */
 function showDetails(s: AgentState): false {

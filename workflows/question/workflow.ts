@@ -1,4 +1,4 @@
-import { condition, patched, proxyActivities, setCurrentDetails, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { condition, proxyActivities, setCurrentDetails, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import { INLINE_TEXT_BYTES, textBytes, type Text } from '../../src/common/pure/content';
 import { askingSignal, systemMessageSignal } from '../agent/messages';
@@ -15,16 +15,6 @@ import { QuestionState } from './state';
 import { deliverSystemAnswer } from './system';
 import { gist, tellPeople } from '../notify';
 import type { Notice } from '../../src/notify/send';
-
-/** Runs from before it told the first holder only once the run had heard of the question: one round trip later. */
-const ROUTED_AT_ONCE = 'question-routed-at-once';
-
-/**
- * Runs from before it named each asking's inbox items by the qid alone: the same words asked again once the first
- * asking had closed made the same ids, and the holder's inbox, which drops an id it has seen, never showed the
- * question again (the asker waited for good).
- */
-const ITEMS_PER_ASKING = 'question-items-per-asking';
 
 /** Retried until the content store takes it: the question must reach its holder. */
 const store = proxyActivities<Activities>({ startToCloseTimeout: '30s', retry: { initialInterval: '500ms', maximumInterval: '10s' } });
@@ -47,13 +37,12 @@ export async function questionWorkflow(input: m.QuestionInput): Promise<void> {
   // The asker's ask_user call is waiting on this key.
   q.onOver = () => events.wake(`${runId}/${qid}`);
   // An asking of the same words later is a new execution under the same qid: its items get names of their own.
-  const perAsking = patched(ITEMS_PER_ASKING);
-  const itemId = (hop: number) => (perAsking ? questionItemId(qid, workflowInfo().firstExecutionRunId, hop) : `${qid}-${hop}`);
+  const itemId = (hop: number) => questionItemId(qid, workflowInfo().firstExecutionRunId, hop);
   const ctx = { q, events, itemId };
   const first = input.toUser || input.ancestors.length === 0 ? m.USER : input.ancestors[0];
   // The first holder, whom the asking gateway told at once, may answer or escalate before this first task has run:
   // its Update then waits among this task's jobs for its handler, and must find the question already in its hands.
-  if (perAsking) q.passTo(first);
+  q.passTo(first);
 
   setHandler(m.questionQuery, () => q.view(), { description: 'The question: its sub-questions, who holds it, the chain so far, and its answer once there is one.' });
   setHandler(m.answerQuestionUpdate, (a) => answer(ctx, a), {
@@ -74,20 +63,13 @@ export async function questionWorkflow(input: m.QuestionInput): Promise<void> {
   events.emit('question_asked', { qid, questions: input.questions.length, to_user: input.toUser === true }, input.askerId);
   // The run ends its open questions with it; a question whose run has already ended is over at once.
   const runTold = tell(runWorkflowId(runId), questionOpenedSignal, { qid });
-  const routeFirst = () => (perAsking ? tellHolder(ctx, first, null) : route(ctx, first, null));
-  if (patched(ROUTED_AT_ONCE)) {
-    // The run counted this question open before it started (openQuestion, or the run's own watchdog started it), so
-    // its first holder is told in the first workflow task, beside the asker and the run. A run that ended in between
-    // still ends it at once; the holder's copy then only meets a closed question.
-    const routed = routeFirst();
-    await askerTold;
-    if (!(await runTold)) q.cancel();
-    await routed;
-  } else {
-    await askerTold;
-    if (!(await runTold)) q.cancel();
-    else await routeFirst();
-  }
+  // The run counted this question open before it started (openQuestion, or the run's own watchdog started it), so
+  // its first holder is told in the first workflow task, beside the asker and the run. A run that ended in between
+  // still ends it at once; the holder's copy then only meets a closed question.
+  const routed = tellHolder(ctx, first, null);
+  await askerTold;
+  if (!(await runTold)) q.cancel();
+  await routed;
 
   await condition(() => q.status !== 'pending');
   const over = q.status;
@@ -111,7 +93,7 @@ export async function questionWorkflow(input: m.QuestionInput): Promise<void> {
 interface Ctx {
   q: QuestionState;
   events: EventBuffer;
-  /** The name of the question's inbox item at a hop (ITEMS_PER_ASKING). */
+  /** The name of the question's inbox item at a hop (items.ts). */
   itemId: (hop: number) => string;
 }
 
