@@ -29,3 +29,17 @@ export function isQid(qid: string): boolean {
 export function approvalWorkflowId(runId: string, approvalId: string): string {
   return `run/${runId}/approval/${approvalId}`;
 }
+
+/** An agent's name: its role, made safe for a path and a process title, and a piece of its id. */
+export function agentName(role: string, agentId: string): string {
+  return `${slug(role)}-${agentId.slice(3, 7)}`;
+}
+
+function slug(text: string): string {
+  const s = text
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 40);
+  return s || 'agent';
+}

@@ -1,45 +1,109 @@
+import { currentUpdateInfo, setHandler } from '@temporalio/workflow';
+import type { UpdateDefinition } from '@temporalio/common';
+
 /**
- * Receipts: what a completed call answered, kept for a while, so the same
- * call sent again (a runtime retrying after its answer was lost) gets the
- * same answer instead of doing the work twice. One mechanism for every
- * tool that creates something: beidou's create_team (a repeated spawn_agent
- * is refused instead, with task_not_pending naming the agent it started),
- * and iSphere's idempotency keys later (their key is the caller's; here it
- * is derived from the call itself). The task board keeps its receipts in
- * the Task service and uses callKey only to name a keyed create's workflow.
- *
- * Kept in the owning workflow's state, bounded in count and age, and only
- * for calls that succeeded: a refused call did nothing, so sending it again
- * is asked again.
+ * Receipts: what a call that changed a workflow answered, kept a while, so
+ * the same call sent again gets the same answer instead of doing the work
+ * twice. The one idempotency mechanism of workflow state, with two kinds of
+ * key:
+ * - an Update's id (`setUpdateOnce`). Temporal drops a repeated Update id
+ *   within one run of a workflow, but a new run (after continue-as-new)
+ *   applies it again: a gateway that lost an answer and sent the same
+ *   Update again would find the plan declared twice, a spawn refused as
+ *   task_not_pending, a child terminated twice. Kept for a minute: a
+ *   gateway's retries stop at the call's deadline (15 s by default).
+ * - a call's own key (`callKey`), for a tool with no rule of its own that
+ *   makes a repeat harmless: create_team (a repeated spawn_agent is refused
+ *   with task_not_pending, naming the agent it started). A runtime that
+ *   retries after a lost answer sends a new Update; kept five minutes, far
+ *   past any client's timeout.
+ * Only calls that succeeded leave one: a refused call did nothing, so
+ * sending it again is asked again. The receipts live in the workflow's
+ * state and travel through continue-as-new with it, bounded in count and
+ * size. The task board keeps its receipts in the Task service, and uses
+ * callKey only to name a keyed create's workflow.
  */
 export interface ReceiptData {
-  entries: { key: string; at: number; answer: unknown }[];
+  entries: Receipt[];
 }
 
-/** A retry after a lost answer comes within a client's timeout; five minutes is far past any. */
-export const RECEIPT_TTL_MS = 5 * 60_000;
-/** A create_team answer is at most 100 members (about 7 KB): 20 receipts keep this under 150 KB of state. */
-const MAX_RECEIPTS = 20;
+interface Receipt {
+  key: string;
+  /** Workflow time it was kept, and how long it is good for. */
+  at: number;
+  ttl: number;
+  answer: unknown;
+  /** The answer's JSON length: what it adds to the state carried. */
+  chars: number;
+}
+
+export const UPDATE_RECEIPT_MS = 60_000;
+export const CALL_RECEIPT_MS = 5 * 60_000;
+/** More than this many changing calls to one agent in five minutes is rare; the oldest go first. */
+const MAX_RECEIPTS = 256;
+/** What the answers may add to the continue-as-new input (a create_team of 100 answers in about 7 KB). */
+const MAX_CHARS = 192 * 1024;
 
 export class Receipts {
   constructor(private readonly data: ReceiptData) {}
 
-  /** Reads only (validators call it too): what `key` answered within the last RECEIPT_TTL_MS, or undefined. */
-  find(key: string, now: number): unknown {
-    return this.data.entries.find((e) => e.key === key && e.at >= now - RECEIPT_TTL_MS)?.answer;
+  /** Reads only (validators call it too): what `key` answered while its receipt is good, or undefined. */
+  find(key: string, now: number): { answer: unknown } | undefined {
+    const kept = this.data.entries.find((e) => e.key === key && e.at + e.ttl >= now);
+    return kept && { answer: kept.answer };
   }
 
-  keep(key: string, answer: unknown, now: number): void {
-    this.prune(now);
-    this.data.entries.push({ key, at: now, answer });
-    if (this.data.entries.length > MAX_RECEIPTS) this.data.entries.splice(0, this.data.entries.length - MAX_RECEIPTS);
+  keep(key: string, answer: unknown, now: number, ttl: number): void {
+    const chars = JSON.stringify(answer ?? null).length;
+    // An answer too large to keep is left out: its retry is judged anew.
+    if (chars > MAX_CHARS) return;
+    const entries = this.data.entries.filter((e) => e.at + e.ttl >= now && e.key !== key);
+    entries.push({ key, at: now, ttl, answer, chars });
+    let total = entries.reduce((sum, e) => sum + e.chars, 0);
+    while (entries.length > MAX_RECEIPTS || total > MAX_CHARS) total -= entries.shift()!.chars;
+    this.data.entries.splice(0, this.data.entries.length, ...entries);
   }
 
-  private prune(now: number): void {
-    const keepAfter = now - RECEIPT_TTL_MS;
-    const first = this.data.entries.findIndex((e) => e.at >= keepAfter);
-    this.data.entries.splice(0, first === -1 ? this.data.entries.length : first);
+  /** The receipt of the Update being handled, if a run of this workflow applied it. */
+  ofUpdate(now: number): { answer: unknown } | undefined {
+    const id = currentUpdateInfo()?.id;
+    return id === undefined ? undefined : this.find(updateKey(id), now);
   }
+
+  keepUpdate(answer: unknown, now: number): void {
+    const id = currentUpdateInfo()?.id;
+    if (id !== undefined) this.keep(updateKey(id), answer, now, UPDATE_RECEIPT_MS);
+  }
+}
+
+const updateKey = (id: string) => `update:${id}`;
+
+/**
+ * setHandler for an Update that must not be applied twice across runs: an
+ * id a run of this workflow applied skips the validator and gets its
+ * answer. A handler that answers at once still answers at once: the
+ * receipt is kept on the side, so the Update completes at the same point
+ * of the workflow task as it always did.
+ */
+export function setUpdateOnce<Ret, Args extends unknown[]>(
+  receipts: Receipts,
+  def: UpdateDefinition<Ret, Args>,
+  handler: (...args: Args) => Ret | Promise<Ret>,
+  options: { validator?: (...args: Args) => void } = {},
+): void {
+  const validator = options.validator;
+  setHandler(
+    def,
+    (...args: Args): Ret | Promise<Ret> => {
+      const earlier = receipts.ofUpdate(Date.now());
+      if (earlier) return earlier.answer as Ret;
+      const answer = handler(...args);
+      if (answer instanceof Promise) return answer.then((a) => (receipts.keepUpdate(a, Date.now()), a));
+      receipts.keepUpdate(answer, Date.now());
+      return answer;
+    },
+    validator ? { validator: (...args: Args) => void (receipts.ofUpdate(Date.now()) ?? validator(...args)) } : {},
+  );
 }
 
 /**

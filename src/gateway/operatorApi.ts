@@ -10,8 +10,7 @@ import { z } from 'zod';
 import { buildPayload, type ReadLaunch } from '../common/launchPayload';
 import type { EventStore } from '../common/stores/eventStore';
 import { launchQuery } from '../../workflows/agent/messages';
-import { slug } from '../../workflows/agent/leader';
-import { runWorkflowId } from '../../workflows/ids';
+import { agentName, runWorkflowId } from '../../workflows/ids';
 import { cancelRunUpdate, rootDecisionUpdate, runQuery } from '../../workflows/run/messages';
 import { agentRows } from './agentTree';
 import { agentIdKey, roleKey, runIdKey, statusKey } from '../../workflows/searchAttributes';
@@ -179,7 +178,7 @@ export function operatorRouter(deps: OperatorDeps): Router {
       runId,
       // Every agent of the run carries the task: a long one is stored once and referred to.
       task: await deps.content.keep(runId, body.task),
-      root: { agentId, name: `${slug(role)}-${agentId.slice(3, 7)}`, role, skill },
+      root: { agentId, name: agentName(role, agentId), role, skill },
       limits: runLimits(config.limits, body.limits),
       humanGateway: config.questions.humanGateway,
       decisionKeys: deps.decisions.publicKeys,

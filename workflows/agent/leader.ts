@@ -1,220 +1,420 @@
-import { reviewGateRefusal } from './reviewGate';
-import { sameText } from '../../src/common/pure/content';
+import { callSteps } from '../host';
 import { refuse } from '../errors';
+import { agentWorkflowId } from '../ids';
+import { CALL_RECEIPT_MS, callKey } from '../receipts';
+import { tell } from '../signals';
+import { condition } from '@temporalio/workflow';
+import { sameText, type Text } from '../../src/common/pure/content';
 import type { ChildRecord, PlanTask, PlanTaskSpec } from '../types';
-import type { CreateTeamInput, UpdatePlanTaskInput } from './messages';
-import { readyIds, refreshReadiness, unmetDeps, validatePlan } from './plan';
-import type { AgentState } from './state';
+import * as m from './messages';
+import { buildTasks, readyIds, refreshReadiness, unmetDeps, validatePlan } from './plan';
+import { reviewGateRefusal } from './reviewGate';
+import { describeMember, keepStarted, leadsTeams, newTeam, prepareSpawn, releaseSpawns, startsOf, undoTeam } from './spawn';
+import { newId, type AgentState } from './state';
+import { statusToDirectory } from './reports';
 
 /**
- * The rules an agent follows as a leader: its plan, the teams it leads and
- * their members. check* functions only refuse; the rest apply accepted calls.
+ * An agent as a leader: its plan, the teams it leads and their members. It
+ * validates and applies its own changes: check* methods only refuse (they
+ * run in Update validators, which replay does not run), the others apply
+ * an accepted call. Its records live in the agent's state (s.data), which
+ * continue-as-new carries; what is only in flight lives here.
  */
+export class Leader {
+  /** A spawn_agent, declare_plan or remove_plan, create_team under way: each kind runs one at a time. */
+  private spawning = false;
+  private planning = false;
+  /** The call key of the create_team in flight: the same call repeated waits for its answer. */
+  private teamBuilding: string | null = null;
 
-export function checkDeclarePlan(s: AgentState, tasks: PlanTaskSpec[]): void {
-  s.checkAlive();
-  if (s.data.plan || s.planBusy) {
-    throw refuse('plan_already_declared', 'You already have an active plan; call remove_plan first to replan.', {
-      plan_id: s.data.plan?.plan_id ?? null,
-    });
+  constructor(
+    private readonly s: AgentState,
+    /** The run's task: every create_team member gets it as its first message. */
+    private readonly runTask: Text,
+  ) {}
+
+  // A child's reports
+
+  /**
+   * A child's new report or request supersedes the one its leader has not read yet (the spec: call again to
+   * supersede), so a child that reports in a loop holds at most one of each in its leader's inbox.
+   */
+  childChanged(change: m.ChildChange): void {
+    const child = this.childRecord(change.agent_id);
+    if (!child) return;
+    // A numbered change older than one already applied arrived late: its mirror is stale (the inbox item still counts).
+    if (change.seq !== undefined && change.seq > (child.seq ?? 0)) Object.assign(child, change.patch, { seq: change.seq });
+    const item = change.inbox;
+    if (item && !this.s.inbox.has(item.message_id)) {
+      if (item.kind !== 'system') this.s.inbox.drop(change.agent_id, item.kind);
+      this.s.inbox.push(item.kind, change.agent_id, item.content, item.message_id, Date.now());
+    }
   }
-  if (tasks.length > s.limits.maxPlanTasks) {
-    throw refuse('invalid_input', `A plan holds at most ${s.limits.maxPlanTasks} tasks.`, { field: 'tasks' });
+
+  // declare_plan, remove_plan, update_plan_task
+
+  checkDeclarePlan(tasks: PlanTaskSpec[]): void {
+    this.checkReviewGate('declare_plan');
+    this.s.checkAlive();
+    if (this.s.data.plan || this.planning) {
+      throw refuse('plan_already_declared', 'You already have an active plan; call remove_plan first to replan.', {
+        plan_id: this.s.data.plan?.plan_id ?? null,
+      });
+    }
+    if (tasks.length > this.s.limits.maxPlanTasks) {
+      throw refuse('invalid_input', `A plan holds at most ${this.s.limits.maxPlanTasks} tasks.`, { field: 'tasks' });
+    }
+    validatePlan(tasks);
+    this.s.checkEventsWritable();
   }
-  validatePlan(tasks);
-}
 
-export function checkRemovePlan(s: AgentState): void {
-  s.checkAlive();
-  const plan = s.data.plan;
-  if (!plan || s.planBusy) throw refuse('no_active_plan', 'You have no active plan.');
-  const inFlight = plan.tasks.filter((t) => t.status === 'in_flight');
-  if (inFlight.length > 0) {
-    throw refuse('plan_in_use', 'Tasks are in flight; approve or force-terminate their agents before replanning.', {
-      in_flight: inFlight.map((t) => ({ task_id: t.id, agent_id: t.agent_id ?? null })),
-    });
+  async declarePlan(tasks: PlanTaskSpec[]): Promise<m.DeclarePlanResult> {
+    const s = this.s;
+    this.planning = true;
+    try {
+      const planId = newId('pl');
+      const built = buildTasks(tasks);
+      // The file is written first; only then does the plan become active.
+      const planPath = await callSteps(s.id.host).writePlanFile({ runId: s.id.runId, agentId: s.id.agentId, planId, tasks: built });
+      s.data.plan = { plan_id: planId, plan_path: planPath, tasks: built };
+      s.events.emit('plan_declared', { plan_id: planId, plan_path: planPath, tasks: built.length, ready: readyIds(built) });
+      return {
+        plan_id: planId,
+        plan_path: planPath,
+        tasks: built.map((t) => ({ id: t.id, role: t.role, skill: t.skill, depends_on: t.depends_on, status: t.status })),
+      };
+    } finally {
+      this.planning = false;
+    }
   }
-}
 
-function activeTask(s: AgentState, taskId: string): PlanTask {
-  const plan = s.data.plan;
-  // A plan being removed (or declared) is not active for anything else.
-  if (!plan || s.planBusy) throw refuse('no_active_plan', 'You have no active plan; declare_plan first.');
-  const task = plan.tasks.find((t) => t.id === taskId);
-  if (!task) throw refuse('unknown_task', `Task "${taskId}" is not in plan ${plan.plan_id}.`, { field: 'task_id' });
-  return task;
-}
-
-export function checkDepth(s: AgentState): void {
-  const next = s.id.depth + 1;
-  if (next > s.limits.maxDepth) {
-    throw refuse('depth_exceeded', `A team here would sit at depth ${next}; the limit is ${s.limits.maxDepth}.`, {
-      depth: next,
-      max_depth: s.limits.maxDepth,
-    });
+  checkRemovePlan(): void {
+    this.checkReviewGate('remove_plan');
+    this.s.checkAlive();
+    const plan = this.s.data.plan;
+    if (!plan || this.planning) throw refuse('no_active_plan', 'You have no active plan.');
+    const inFlight = plan.tasks.filter((t) => t.status === 'in_flight');
+    if (inFlight.length > 0) {
+      throw refuse('plan_in_use', 'Tasks are in flight; approve or force-terminate their agents before replanning.', {
+        in_flight: inFlight.map((t) => ({ task_id: t.id, agent_id: t.agent_id ?? null })),
+      });
+    }
+    this.s.checkEventsWritable();
   }
-}
 
-export function checkSpawn(s: AgentState, taskId: string): PlanTask {
-  s.checkAlive();
-  if (s.spawnBusy) throw refuse('concurrent_spawn', 'Another spawn_agent of yours is still in flight; retry when it returns.');
-  const task = activeTask(s, taskId);
-  if (task.status === 'blocked') {
-    const unmet = unmetDeps(s.data.plan!.tasks, task);
-    throw refuse('task_not_ready', `Task "${taskId}" waits on ${unmet.join(', ')}.`, { field: 'task_id', unmet_deps: unmet });
+  async removePlan(): Promise<{ removed_plan_id: string }> {
+    const s = this.s;
+    const plan = s.data.plan!;
+    this.planning = true;
+    try {
+      const removedPath = await callSteps(s.id.host).retirePlanFile({ planPath: plan.plan_path });
+      s.data.plan = null;
+      s.events.emit('plan_removed', { plan_id: plan.plan_id, plan_path: removedPath });
+      return { removed_plan_id: plan.plan_id };
+    } finally {
+      this.planning = false;
+    }
   }
-  if (task.status !== 'ready') {
-    // A spawn sent again after its answer was lost learns here which agent it made.
-    const by = task.agent_id ? { agent_id: task.agent_id } : {};
-    throw refuse('task_not_pending', `Task "${taskId}" is ${task.status}${task.agent_id ? ` (agent ${task.agent_id})` : ''}.`, { field: 'task_id', status: task.status, ...by });
+
+  /** list_ready: plan tasks ready to spawn (null without a plan). */
+  ready(): { ready: string[] } | null {
+    return this.s.data.plan ? { ready: readyIds(this.s.data.plan.tasks) } : null;
   }
-  checkDepth(s);
-  return task;
-}
 
-/**
- * Room for `count` more direct children. Each child's record is part of the
- * leader's state, carried through continue-as-new; with this cap the
- * records stay a few hundred kilobytes at most. Checked in validators only
- * (replay does not run them), so older histories are not judged by it.
- */
-export function checkChildrenRoom(s: AgentState, count: number): void {
-  const limit = s.limits.maxChildrenPerLeader;
-  if (limit === undefined) return;
-  const current = Object.keys(s.data.children).length;
-  if (current + count > limit) {
-    throw refuse('quota_exceeded', `You lead ${current} agents and may lead ${limit}; ${count} more would pass it.`, {
-      quota: 'children_per_leader',
-      limit,
-      current,
-    });
+  checkUpdatePlanTask(input: m.UpdatePlanTaskInput): PlanTask {
+    this.checkReviewGate('update_plan_task');
+    this.s.checkAlive();
+    const task = this.activeTask(input.task_id);
+    if (task.status === 'done' || task.status === 'failed') {
+      throw refuse('invalid_transition', `Task "${task.id}" is already ${task.status}; task status is set once.`, {
+        field: 'task_id',
+        status: task.status,
+      });
+    }
+    const child = task.agent_id ? this.childRecord(task.agent_id) : undefined;
+    // In flight without an agent yet means a spawn is under way.
+    if (task.status === 'in_flight' && (!child || child.status !== 'terminated')) {
+      throw refuse(
+        'invalid_transition',
+        `Task "${task.id}" is in flight under live agent "${task.agent_id}"; approve it with terminate_child instead.`,
+        { field: 'task_id', status: task.status, agent_id: task.agent_id },
+      );
+    }
+    this.s.checkEventsWritable();
+    return task;
   }
-}
 
-export function checkCreateTeam(s: AgentState, input: CreateTeamInput): void {
-  s.checkAlive();
-  if (s.createTeamBusy) throw refuse('concurrent_create_team', 'Another create_team of yours is still in flight.');
-  checkDepth(s);
-  const roles = input.roles;
-  const first = roles[0];
-  const allSame = roles.length > 1 && roles.every((r) => r.skill === first.skill && sameText(r.description, first.description));
-  if (allSame && !input.consensus) {
-    throw refuse(
-      'duplicate_member_descriptions',
-      'Every member has the same skill and description, so they would all do the same work. Write distinct descriptions, or pass consensus=true for deliberate parallel attempts.',
-      { field: 'roles' },
-    );
+  updatePlanTask(input: m.UpdatePlanTaskInput): { task_id: string; status: 'done' | 'failed'; newly_ready: string[] } {
+    const task = this.activeTask(input.task_id);
+    return { task_id: input.task_id, status: input.status, newly_ready: this.settleTask(task, input.status, input.note) };
   }
-}
 
-/** Finds a direct child; the caller distinguishes unknown_agent from not_leader with the run directory. */
-/** A direct child by id; own properties only, so "__proto__" is no child. */
-export function childRecord(s: AgentState, agentId: string): ChildRecord | undefined {
-  return Object.hasOwn(s.data.children, agentId) ? s.data.children[agentId] : undefined;
-}
+  // spawn_agent
 
-export function childOf(s: AgentState, agentId: string): ChildRecord {
-  const child = childRecord(s, agentId);
-  if (!child) throw refuse('not_member', `Agent "${agentId}" is not a member of a team you lead.`, { field: 'agent_id' });
-  return child;
-}
-
-export function checkTerminateChild(s: AgentState, agentId: string, force: boolean): void {
-  s.checkAlive();
-  const child = childOf(s, agentId);
-  if (child.terminate_posted) {
-    throw refuse('already_terminating', `A terminate sentinel for "${agentId}" is already posted; nothing to do.`, {
-      field: 'agent_id',
-    });
+  checkSpawn(taskId: string): PlanTask {
+    this.s.checkAlive();
+    if (this.spawning) throw refuse('concurrent_spawn', 'Another spawn_agent of yours is still in flight; retry when it returns.');
+    const task = this.activeTask(taskId);
+    if (task.status === 'blocked') {
+      const unmet = unmetDeps(this.s.data.plan!.tasks, task);
+      throw refuse('task_not_ready', `Task "${taskId}" waits on ${unmet.join(', ')}.`, { field: 'task_id', unmet_deps: unmet });
+    }
+    if (task.status !== 'ready') {
+      // A spawn sent again after its answer was lost learns here which agent it made.
+      const by = task.agent_id ? { agent_id: task.agent_id } : {};
+      throw refuse('task_not_pending', `Task "${taskId}" is ${task.status}${task.agent_id ? ` (agent ${task.agent_id})` : ''}.`, { field: 'task_id', status: task.status, ...by });
+    }
+    this.checkDepth();
+    return task;
   }
-  if (!force && !child.review_pending && !child.termination_requested && child.status !== 'terminated') {
-    throw refuse(
-      'child_not_pending_review',
-      `"${agentId}" has not signalled a review. Wait for signal_review, send rework with send_message, or pass force=true.`,
-      { field: 'agent_id' },
-    );
+
+  /** The validator's whole check: the review gate, the task, room for one more child, the event log. */
+  checkSpawnCall(taskId: string): void {
+    this.checkReviewGate('spawn_agent');
+    this.checkSpawn(taskId);
+    this.checkChildrenRoom(1);
+    this.s.checkEventsWritable();
   }
-}
 
-/** Marks the child's plan task done (approval) or failed (force); returns the task ids it made ready. */
-export function settleChildTask(s: AgentState, agentId: string, force: boolean): string[] {
-  const task = s.data.plan?.tasks.find((t) => t.agent_id === agentId && t.status === 'in_flight');
-  if (!task) return [];
-  return settleTask(s, task, force ? 'failed' : 'done', undefined);
-}
-
-function settleTask(s: AgentState, task: PlanTask, status: 'done' | 'failed', note: string | undefined): string[] {
-  task.status = status;
-  s.events.emit(status === 'done' ? 'task_done' : 'task_failed', {
-    plan_id: s.data.plan!.plan_id,
-    task_id: task.id,
-    agent_id: task.agent_id ?? null,
-    ...(note ? { note } : {}),
-  });
-  const ready = status === 'done' ? refreshReadiness(s.data.plan!.tasks) : [];
-  for (const id of ready) s.events.emit('task_ready', { plan_id: s.data.plan!.plan_id, task_id: id });
-  return ready;
-}
-
-export function checkUpdatePlanTask(s: AgentState, input: UpdatePlanTaskInput): PlanTask {
-  s.checkAlive();
-  const task = activeTask(s, input.task_id);
-  if (task.status === 'done' || task.status === 'failed') {
-    throw refuse('invalid_transition', `Task "${task.id}" is already ${task.status}; task status is set once.`, {
-      field: 'task_id',
-      status: task.status,
-    });
+  async spawn(taskId: string): Promise<m.SpawnResult> {
+    const s = this.s;
+    // Sent again after a lost answer, a spawn meets the spec's own rule: the task is no longer ready (task_not_pending).
+    const task = this.checkSpawn(taskId);
+    const plan = s.data.plan!;
+    // Marked before the first await so a concurrent remove_plan sees the task in flight.
+    this.spawning = true;
+    task.status = 'in_flight';
+    let started = false;
+    let reservation: string | null = null;
+    try {
+      const existing = s.data.teams.find((t) => t.team_id === s.data.spawn_team_id);
+      const teamCreated = existing === undefined;
+      const teamId = existing?.team_id ?? newId('tm');
+      const spec = { role: task.role, skill: task.skill, model: task.model, description: task.description, rules: [] };
+      // One step reserves, makes the folders, registers and starts the member; the leader records it after.
+      const member = describeMember(s, teamId, { ...spec, planTaskId: task.id, task: task.task }, newId('ag'));
+      const prepared = await prepareSpawn(s, {
+        skills: [task.skill],
+        field: 'task_id',
+        team: existing ? { existing } : { newTeamId: teamId },
+        taskId: task.id,
+        start: startsOf(s, [member], this.runTask, teamCreated ? [leadsTeams(s, teamId)] : [], existing?.members.length ?? 0),
+      });
+      reservation = prepared.reservation;
+      const team = existing ?? newTeam(s, teamId, prepared.workspacePath, `${s.id.name}-team`, []);
+      s.data.spawn_team_id = team.team_id;
+      if ((await keepStarted(s, team, [member], prepared.started!)).length > 0) {
+        throw refuse('unavailable', 'The agent could not be started. Retry shortly.', { retry_after_ms: 1000 });
+      }
+      started = true;
+      task.agent_id = member.agentId;
+      s.events.emit('task_spawned', { plan_id: plan.plan_id, task_id: taskId, agent_id: member.agentId });
+      return { agent_id: member.agentId, team_id: team.team_id, task_id: taskId, remaining_ready: this.ready()?.ready ?? [], team_created: teamCreated };
+    } finally {
+      if (!started) task.status = 'ready';
+      await releaseSpawns(s, reservation, started ? 1 : 0);
+      this.spawning = false;
+    }
   }
-  const child = task.agent_id ? childRecord(s, task.agent_id) : undefined;
-  // In flight without an agent yet means a spawn is under way.
-  if (task.status === 'in_flight' && (!child || child.status !== 'terminated')) {
-    throw refuse(
-      'invalid_transition',
-      `Task "${task.id}" is in flight under live agent "${task.agent_id}"; approve it with terminate_child instead.`,
-      { field: 'task_id', status: task.status, agent_id: task.agent_id },
-    );
+
+  // create_team
+
+  /** The key a create_team call is known by: the gateway's, worked out from the words sent, or its input's own. */
+  private static teamKey(input: m.CreateTeamInput): string {
+    return input.call_key ?? callKey('create_team', input);
   }
-  return task;
-}
 
-export function updatePlanTask(s: AgentState, input: UpdatePlanTaskInput): string[] {
-  return settleTask(s, checkUpdatePlanTask(s, input), input.status, input.note);
-}
+  checkCreateTeam(input: m.CreateTeamInput): void {
+    const key = Leader.teamKey(input);
+    // Its repeat, answered or still under way, gets the first call's answer: nothing to refuse.
+    if (this.s.receipts.find(key, Date.now()) !== undefined || this.teamBuilding === key) return;
+    this.checkReviewGate('create_team');
+    this.s.checkAlive();
+    if (this.teamBuilding !== null) throw refuse('concurrent_create_team', 'Another create_team of yours is still in flight.');
+    this.checkDepth();
+    const roles = input.roles;
+    const first = roles[0];
+    const allSame = roles.length > 1 && roles.every((r) => r.skill === first.skill && sameText(r.description, first.description));
+    if (allSame && !input.consensus) {
+      throw refuse(
+        'duplicate_member_descriptions',
+        'Every member has the same skill and description, so they would all do the same work. Write distinct descriptions, or pass consensus=true for deliberate parallel attempts.',
+        { field: 'roles' },
+      );
+    }
+    this.checkChildrenRoom(roles.length);
+    this.s.checkEventsWritable();
+  }
 
-export function remainingReady(s: AgentState): string[] {
-  return s.data.plan ? readyIds(s.data.plan.tasks) : [];
-}
+  async createTeam(input: m.CreateTeamInput): Promise<m.CreateTeamResult> {
+    const s = this.s;
+    // The same call sent again (its answer was lost) gets the same team, not a second one.
+    const key = Leader.teamKey(input);
+    // The same call while the first is still starting members (its answer ran late, and the caller repeated it as
+    // told): it gets the first call's answer when there is one.
+    if (this.teamBuilding === key) {
+      await condition(() => this.teamBuilding !== key);
+      const first = s.receipts.find(key, Date.now());
+      if (first !== undefined) return first.answer as m.CreateTeamResult;
+      throw refuse('unavailable', 'The same create_team, sent before, created nothing. Retry shortly.', { retry_after_ms: 1000 });
+    }
+    const kept = s.receipts.find(key, Date.now());
+    if (kept !== undefined) return kept.answer as m.CreateTeamResult;
+    this.teamBuilding = key;
+    let reservation: string | null = null;
+    let spawned = 0;
+    try {
+      const teamId = newId('tm');
+      const ids = input.roles.map(() => newId('ag'));
+      const members = input.roles.map((r, i) => describeMember(s, teamId, { ...r, rules: input.rules ?? [], task: this.runTask }, ids[i]));
+      // All or nothing: if any member cannot start, the ones that did are ended and the team is taken back, so a
+      // retry never finds half a team. One step reserves, makes the folder, registers and starts every member; the
+      // leader records them after.
+      const prepared = await prepareSpawn(s, {
+        skills: input.roles.map((r) => r.skill),
+        field: 'roles',
+        team: { newTeamId: teamId },
+        start: startsOf(s, members, this.runTask, [leadsTeams(s, teamId)], 0),
+      });
+      reservation = prepared.reservation;
+      const team = newTeam(s, teamId, prepared.workspacePath, input.name, input.rules ?? [], input.task);
+      const refused = await keepStarted(s, team, members, prepared.started!);
+      if (refused.length > 0) {
+        // A member's own refusal (unknown_skill) came from the step, before anything was made; this is the server's.
+        await undoTeam(s, team, ids.filter((id) => !refused.includes(id)), `the server refused ${refused.length} of ${ids.length} members`);
+        throw refuse('unavailable', 'Not every member could be started, so the team was taken back and nothing was created. Retry shortly.', {
+          retry_after_ms: 1000,
+        });
+      }
+      spawned = ids.length;
+      const answer = { team_id: team.team_id, members: ids.map((agent_id, i) => ({ agent_id, role: input.roles[i].role })) };
+      s.receipts.keep(key, answer, Date.now(), CALL_RECEIPT_MS);
+      return answer;
+    } finally {
+      this.teamBuilding = null;
+      await releaseSpawns(s, reservation, spawned);
+    }
+  }
 
-/** list_pending_reviews: direct children with a review pending, oldest first, untimed last. */
-export function pendingReviews(s: AgentState, now: number) {
-  return Object.values(s.data.children)
-    .filter((c) => c.review_pending && !c.terminate_posted && c.agent_id !== s.id.agentId)
-    .sort((a, b) => (a.review_pending_ts ?? Infinity) - (b.review_pending_ts ?? Infinity))
-    .map((c) => ({
-      agent_id: c.agent_id,
-      role: c.skill,
-      review_pending_ts: c.review_pending_ts === null ? null : c.review_pending_ts / 1000,
-      age_s: c.review_pending_ts === null ? null : Math.max(0, (now - c.review_pending_ts) / 1000),
-      summary: c.summary,
-      name: c.name,
-    }));
-}
+  // terminate_child
 
-/**
- * The review gate, for the validators of the leader's own calls outside the
- * allowlist: checked where the call is applied, atomically with it and with
- * no round trip of its own. Validators do not run on replay.
- */
-export function checkReviewGate(s: AgentState, tool: string): void {
-  const pending = pendingReviews(s, Date.now());
-  if (pending.length > 0) throw reviewGateRefusal(tool, pending);
-}
+  checkTerminateChild(agentId: string, force: boolean): void {
+    this.s.checkAlive();
+    const child = this.childOf(agentId);
+    if (child.terminate_posted) {
+      throw refuse('already_terminating', `A terminate sentinel for "${agentId}" is already posted; nothing to do.`, {
+        field: 'agent_id',
+      });
+    }
+    if (!force && !child.review_pending && !child.termination_requested && child.status !== 'terminated') {
+      throw refuse(
+        'child_not_pending_review',
+        `"${agentId}" has not signalled a review. Wait for signal_review, send rework with send_message, or pass force=true.`,
+        { field: 'agent_id' },
+      );
+    }
+    this.s.checkEventsWritable();
+  }
 
-export function slug(text: string): string {
-  const s = text
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-+|-+$/g, '')
-    .slice(0, 40);
-  return s || 'agent';
+  async terminateChild(agentId: string, force: boolean): Promise<{ sentinel_posted: true }> {
+    const s = this.s;
+    const child = this.childOf(agentId);
+    // Terminating answers the child's review or request: it is no longer pending.
+    Object.assign(child, { terminate_posted: true, review_pending: false, review_pending_ts: null, termination_requested: false });
+    if (force) s.events.emit('terminate.forced', { reason: 'leader_force', target: agentId });
+    else s.events.emit('completion.approved', { target: agentId });
+    const task = s.data.plan?.tasks.find((t) => t.agent_id === agentId && t.status === 'in_flight');
+    if (task) this.settleTask(task, force ? 'failed' : 'done', undefined);
+    // The child reports `terminating` once it has the signal; the directory hears it from here first, before the answer.
+    await Promise.all([tell(agentWorkflowId(s.id.runId, agentId), m.terminateSignal, { force }), statusToDirectory(s, agentId, 'terminating')]);
+    return { sentinel_posted: true };
+  }
+
+  // list_pending_reviews and the review gate
+
+  /** Direct children with a review pending, oldest first, untimed last. */
+  pendingReviews(now: number): m.PendingReview[] {
+    return Object.values(this.s.data.children)
+      .filter((c) => c.review_pending && !c.terminate_posted && c.agent_id !== this.s.id.agentId)
+      .sort((a, b) => (a.review_pending_ts ?? Infinity) - (b.review_pending_ts ?? Infinity))
+      .map((c) => ({
+        agent_id: c.agent_id,
+        role: c.skill,
+        review_pending_ts: c.review_pending_ts === null ? null : c.review_pending_ts / 1000,
+        age_s: c.review_pending_ts === null ? null : Math.max(0, (now - c.review_pending_ts) / 1000),
+        summary: c.summary,
+        name: c.name,
+      }));
+  }
+
+  /**
+   * The review gate, for the validators of the leader's own calls outside the
+   * allowlist: checked where the call is applied, atomically with it and with
+   * no round trip of its own.
+   */
+  private checkReviewGate(tool: string): void {
+    const pending = this.pendingReviews(Date.now());
+    if (pending.length > 0) throw reviewGateRefusal(tool, pending);
+  }
+
+  // Its children and its plan, underneath
+
+  /** A direct child by id; own properties only, so "__proto__" is no child. */
+  childRecord(agentId: string): ChildRecord | undefined {
+    return Object.hasOwn(this.s.data.children, agentId) ? this.s.data.children[agentId] : undefined;
+  }
+
+  private childOf(agentId: string): ChildRecord {
+    const child = this.childRecord(agentId);
+    if (!child) throw refuse('not_member', `Agent "${agentId}" is not a member of a team you lead.`, { field: 'agent_id' });
+    return child;
+  }
+
+  private activeTask(taskId: string): PlanTask {
+    const plan = this.s.data.plan;
+    // A plan being removed (or declared) is not active for anything else.
+    if (!plan || this.planning) throw refuse('no_active_plan', 'You have no active plan; declare_plan first.');
+    const task = plan.tasks.find((t) => t.id === taskId);
+    if (!task) throw refuse('unknown_task', `Task "${taskId}" is not in plan ${plan.plan_id}.`, { field: 'task_id' });
+    return task;
+  }
+
+  private checkDepth(): void {
+    const next = this.s.id.depth + 1;
+    if (next > this.s.limits.maxDepth) {
+      throw refuse('depth_exceeded', `A team here would sit at depth ${next}; the limit is ${this.s.limits.maxDepth}.`, {
+        depth: next,
+        max_depth: this.s.limits.maxDepth,
+      });
+    }
+  }
+
+  /**
+   * Room for `count` more direct children. Each child's record is part of the
+   * leader's state, carried through continue-as-new; with this cap the
+   * records stay a few hundred kilobytes at most.
+   */
+  private checkChildrenRoom(count: number): void {
+    const limit = this.s.limits.maxChildrenPerLeader;
+    if (limit === undefined) return;
+    const current = Object.keys(this.s.data.children).length;
+    if (current + count > limit) {
+      throw refuse('quota_exceeded', `You lead ${current} agents and may lead ${limit}; ${count} more would pass it.`, {
+        quota: 'children_per_leader',
+        limit,
+        current,
+      });
+    }
+  }
+
+  /** Marks a task done or failed; returns the task ids it made ready. */
+  private settleTask(task: PlanTask, status: 'done' | 'failed', note: string | undefined): string[] {
+    const s = this.s;
+    const planId = s.data.plan!.plan_id;
+    task.status = status;
+    s.events.emit(status === 'done' ? 'task_done' : 'task_failed', { plan_id: planId, task_id: task.id, agent_id: task.agent_id ?? null, ...(note ? { note } : {}) });
+    const ready = status === 'done' ? refreshReadiness(s.data.plan!.tasks) : [];
+    for (const id of ready) s.events.emit('task_ready', { plan_id: planId, task_id: id });
+    return ready;
+  }
 }

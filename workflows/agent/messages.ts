@@ -39,17 +39,19 @@ export interface AckInput {
 export const ackInboxUpdate = defineUpdate<{ acked_through: number; terminated?: true }, [AckInput]>('ackInbox');
 
 /** leader_id tells the gateway whose inbox just changed (null for the root); it is not part of the tool result. */
-export const signalReviewUpdate = defineUpdate<
-  { recorded: true; review_pending: true; leader_id?: string | null },
-  [{ detail: Text }]
->('signalReview');
+export interface SignalReviewResult {
+  recorded: true;
+  review_pending: true;
+  leader_id?: string | null;
+}
+export const signalReviewUpdate = defineUpdate<SignalReviewResult, [{ detail: Text }]>('signalReview');
 
-export const requestTerminationUpdate = defineUpdate<
-  { recorded: true; termination_requested: true; leader_id?: string | null },
-  [{ detail?: Text }]
->(
-  'requestTermination',
-);
+export interface RequestTerminationResult {
+  recorded: true;
+  termination_requested: true;
+  leader_id?: string | null;
+}
+export const requestTerminationUpdate = defineUpdate<RequestTerminationResult, [{ detail?: Text }]>('requestTermination');
 
 export interface DeclarePlanResult {
   plan_id: string;

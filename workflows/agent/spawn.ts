@@ -1,6 +1,6 @@
 import type { Rules, Text } from '../../src/common/pure/content';
 import { ActivityFailure, ApplicationFailure, uuid4, workflowInfo } from '@temporalio/workflow';
-import { agentWorkflowId, runWorkflowId } from '../ids';
+import { agentName, agentWorkflowId, runWorkflowId } from '../ids';
 import { tell } from '../signals';
 import { peersChangedSignal, releaseSpawnsSignal, type PeerChange } from '../run/messages';
 import { refuse } from '../errors';
@@ -8,7 +8,6 @@ import { leaderEndedSignal, runEndedSignal } from './messages';
 import type { ChildRecord, MembersStarted, MembersToStart, PeerEntry } from '../types';
 import type { AgentIdentity } from '../../src/common/launchPayload';
 import { callSteps } from '../host';
-import { slug } from './leader';
 import type { AgentData, AgentState } from './state';
 
 export type TeamRec = AgentData['teams'][number];
@@ -148,7 +147,7 @@ export function describeMember(s: AgentState, teamId: string, spec: MemberSpec, 
   const identity = {
     runId: s.id.runId,
     agentId,
-    name: `${slug(spec.role)}-${agentId.slice(3, 7)}`,
+    name: agentName(spec.role, agentId),
     role: spec.role,
     skill: spec.skill,
     ...(spec.model ? { model: spec.model } : {}),

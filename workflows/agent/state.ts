@@ -1,15 +1,20 @@
-import { AppliedUpdates, type AppliedUpdate } from '../appliedUpdates';
-import type { ReceiptData } from '../receipts';
-import { uuid4 } from '@temporalio/workflow';
+import { Receipts, type ReceiptData } from '../receipts';
+import { type ApplicationFailure, uuid4, workflowInfo } from '@temporalio/workflow';
 import { refuse } from '../errors';
 import { EventBuffer } from '../events';
 import type { AgentStatus, ChildRecord, Limits, Plan, TeamRecord } from '../types';
 import type { AgentIdentity, LaunchSpec } from '../../src/common/launchPayload';
 import type { DipperEvent } from '../../src/common/stores/eventStore';
-import { stateBytes, textBytes, type Text } from '../../src/common/pure/content';
+import { prefixed, stateBytes, textBytes, type Text } from '../../src/common/pure/content';
+import { runWorkflowId } from '../ids';
+import { rootReportSignal } from '../run/messages';
+import { tell } from '../signals';
+import { healthOf } from './health';
+import { statusToDirectory, tellLeader } from './reports';
 import { emptyInbox, Inbox, type InboxData } from './inbox';
 import { reviewDetailProblem } from './reviewDetail';
-import type { DeliverInput } from './messages';
+import * as m from './messages';
+import { MAX_DELIVERY_BATCH, type DeliverInput, type DeliveryOutcome, type InboxView, type LaunchView } from './messages';
 import { isFinished } from './plan';
 import type { WatchData } from './watchdog';
 
@@ -32,10 +37,8 @@ export interface AgentData {
   released?: { reservation_id: string; spawned: number }[];
   /** How many changes this agent has told its leader (numbering them); absent in older runs. */
   told_leader?: number;
-  /** Updates of the last minute of the previous run, set as it continued as new (workflows/appliedUpdates.ts). */
-  applied_updates?: AppliedUpdate[];
-  /** Answers of recent create_team calls, for their retries (workflows/receipts.ts). Absent in older runs. */
-  receipts?: ReceiptData;
+  /** Answers of recent calls that changed this agent, for their retries (workflows/receipts.ts). */
+  receipts: ReceiptData;
   /** Crashed too often; no longer restarted. */
   crashed_out: boolean;
   /** Stopped by Dipper with its process (a spent budget); `down` once the process is stopped. Absent in older runs. */
@@ -93,6 +96,7 @@ export function freshData(launch: LaunchSpec): AgentData {
     launch_wanted: 'first',
     run_ended: false,
     events: [],
+    receipts: { entries: [] },
   };
 }
 
@@ -108,13 +112,8 @@ export function newId(prefix: string): string {
 export class AgentState {
   readonly inbox: Inbox;
   readonly events: EventBuffer;
-  /** Updates applied here and in the previous run: a repeat across continue-as-new gets the first answer. */
-  readonly applied: AppliedUpdates;
-  spawnBusy = false;
-  createTeamBusy = false;
-  /** The call key of the create_team in flight: the same call repeated waits for its answer. */
-  createTeamKey: string | null = null;
-  planBusy = false;
+  /** Answers of the calls applied here and in earlier runs: a repeat across continue-as-new gets the first answer. */
+  readonly receipts: Receipts;
   /** Set while the watchdog writes to this inbox: its own reminders are no sign of the agent's life. */
   quietPush = false;
   /** Called on every sign of the agent's life (watchdog.ts touch); set by the workflow. */
@@ -125,7 +124,8 @@ export class AgentState {
     readonly limits: Limits,
     readonly data: AgentData,
   ) {
-    this.applied = new AppliedUpdates(data.applied_updates);
+    // A state carried from before the receipts were one list has none.
+    this.receipts = new Receipts((data.receipts ??= { entries: [] }));
     this.inbox = new Inbox(data.inbox);
     this.events = new EventBuffer(id.runId, id.agentId, data.events, data.wakes);
     delete data.wakes;
@@ -148,18 +148,6 @@ export class AgentState {
     return this.id.leaderId === null;
   }
 
-  /**
-   * The validator of a call that changes this agent: its own checks, then
-   * whether the event log can take what the call will record. Replay does
-   * not run validators, so older histories are not judged by the second.
-   */
-  validated<Args extends unknown[]>(check: (...args: Args) => void): (...args: Args) => void {
-    return (...args: Args) => {
-      check(...args);
-      this.checkEventsWritable();
-    };
-  }
-
   /** Refuses a call that would add events while the event log cannot take them (EventBuffer.backedUp). For validators only. */
   checkEventsWritable(): void {
     if (this.events.backedUp()) {
@@ -178,7 +166,36 @@ export class AgentState {
 
   // send_message, recipient side
 
-  checkDeliver(input: DeliverInput): void {
+  checkDeliveries(messages: DeliverInput[]): void {
+    if (messages.length === 0 || messages.length > MAX_DELIVERY_BATCH) {
+      throw refuse('invalid_input', `A delivery carries 1 to ${MAX_DELIVERY_BATCH} messages.`, { field: 'messages' });
+    }
+    this.checkEventsWritable();
+  }
+
+  /** A batch of messages, each delivered or refused on its own (the spec's refusal, as send_message answers it). */
+  async deliverAll(messages: DeliverInput[]): Promise<DeliveryOutcome[]> {
+    let cleared = false;
+    const outcomes = messages.map((msg): DeliveryOutcome => {
+      try {
+        this.checkDeliver(msg);
+      } catch (err) {
+        const failure = err as ApplicationFailure;
+        const extra = (failure.details?.[0] ?? {}) as Record<string, unknown>;
+        return { message_id: msg.message_id, delivered: false, code: failure.type ?? 'internal', message: failure.message, extra };
+      }
+      if (this.inbox.has(msg.message_id)) return { message_id: msg.message_id, delivered: true, reused: true };
+      cleared = this.deliver(msg) || cleared;
+      return { message_id: msg.message_id, delivered: true };
+    });
+    if (cleared && !this.isRoot) {
+      // Awaited so the leader's own list_pending_reviews sees the cleared review once send_message returns.
+      await tellLeader(this, { patch: { review_pending: false, review_pending_ts: null, termination_requested: false } });
+    }
+    return outcomes;
+  }
+
+  private checkDeliver(input: DeliverInput): void {
     if (input.from_run_id !== this.id.runId) {
       throw refuse('task_mismatch', `Agent "${this.id.agentId}" belongs to a different task.`, { field: 'to' });
     }
@@ -215,7 +232,7 @@ export class AgentState {
   }
 
   /** Returns true when the message came from this agent's leader and cleared a pending review or request. */
-  deliver(input: DeliverInput): boolean {
+  private deliver(input: DeliverInput): boolean {
     if (this.inbox.has(input.message_id)) return false;
     this.inbox.push('message', input.from_agent_id, input.content, input.message_id, Date.now(), input.fingerprint);
     this.events.emit(
@@ -252,14 +269,27 @@ export class AgentState {
     // A stored detail was checked by the gateway before it was stored.
     const problem = typeof detail === 'string' ? reviewDetailProblem(detail) : null;
     if (problem) throw refuse('envelope_missing', problem.message, { field: 'detail', reason: problem.reason });
+    this.checkEventsWritable();
   }
 
-  signalReview(detail: Text): void {
+  /** signal_review: pending now; its leader (a person, for the root) and the run's directory hear it before the answer. */
+  async signalReview(detail: Text): Promise<m.SignalReviewResult> {
     const superseded = this.data.review.pending;
     this.data.review = { pending: true, ts: Date.now(), detail };
     this.data.last_status_detail = detail;
     this.events.emit('status', { state: 'review_pending', superseded });
     this.events.emit('completion.reported', { detail });
+    const directory = statusToDirectory(this);
+    if (this.isRoot) {
+      await tell(runWorkflowId(this.id.runId), rootReportSignal, { kind: 'review', detail, ts: Date.now() });
+    } else {
+      await tellLeader(this, {
+        patch: {},
+        inbox: { kind: 'review_report', content: detail, message_id: newId('msg') },
+      });
+    }
+    await directory;
+    return { recorded: true, review_pending: true, leader_id: this.id.leaderId };
   }
 
   checkRequestTermination(): void {
@@ -272,12 +302,26 @@ export class AgentState {
         unfinished,
       });
     }
+    this.checkEventsWritable();
   }
 
-  requestTermination(detail: Text | undefined): void {
+  /** request_termination: asked; its leader (a person, for the root) and the run's directory hear it before the answer. */
+  async requestTermination(detail: Text | undefined): Promise<m.RequestTerminationResult> {
     this.data.termination_requested = true;
     if (detail) this.data.last_status_detail = detail;
     this.events.emit('status', { state: 'termination_requested', detail: detail ?? null });
+    const directory = statusToDirectory(this);
+    const text = detail ?? '(no detail given)';
+    if (this.isRoot) {
+      await tell(runWorkflowId(this.id.runId), rootReportSignal, { kind: 'termination', detail: text, ts: Date.now() });
+    } else {
+      await tellLeader(this, {
+        patch: {},
+        inbox: { kind: 'termination_request', content: prefixed('[TERMINATION REQUESTED] ', text), message_id: newId('msg') },
+      });
+    }
+    await directory;
+    return { recorded: true, termination_requested: true, leader_id: this.id.leaderId };
   }
 
   // termination, target side
@@ -315,8 +359,12 @@ export class AgentState {
     this.events.emit('agent_completed', data);
   }
 
+  checkAck(upTo: number): void {
+    if (!Number.isInteger(upTo) || upTo < 0) throw refuse('invalid_input', 'up_to must be a sequence number.', { field: 'up_to' });
+  }
+
   /** Acknowledged inbox items are the delivery side of send_message. */
-  ack(upTo: number): number {
+  ack(upTo: number): { acked_through: number; terminated?: true } {
     // Not a sign of life (the notes: a tool call or a delivery is): a stalled agent's runtime takes in the watchdog's
     // own reminders too, and counting that reset its clock at every nudge, so it never reached a person. But
     // something reads its inbox: it is driven.
@@ -325,6 +373,58 @@ export class AgentState {
       this.events.emit('agent_input', { message_id: item.message_id, kind: item.kind, from: item.from });
       if (item.kind === 'terminate') this.consumeTerminate('sentinel');
     }
-    return this.data.inbox.acked_through;
+    const acked_through = this.data.inbox.acked_through;
+    return this.status === 'terminated' ? { acked_through, terminated: true } : { acked_through };
+  }
+
+  /** A tool call of its own, which the gateway marked: a sign of life, and something drives it. */
+  driven(): void {
+    this.data.driven = true;
+    this.onActivity();
+  }
+
+  // What the runtime reads, and what the run and its leader tell it
+
+  inboxView(after: number, limit: number): InboxView {
+    const plan = this.data.plan;
+    return {
+      items: this.inbox.after(after, limit),
+      acked_through: this.data.inbox.acked_through,
+      status: this.status,
+      health: healthOf(this),
+      plan: plan
+        ? { plan_id: plan.plan_id, tasks: plan.tasks.map((t) => ({ id: t.id, role: t.role, status: t.status, agent_id: t.agent_id ?? null, depends_on: t.depends_on })) }
+        : null,
+    };
+  }
+
+  launchView(): LaunchView {
+    return {
+      identity: this.id,
+      launch: this.data.launch_spec,
+      // Before its first launch an agent is about to get generation 1.
+      generation: Math.max(1, this.data.launch_gen ?? 0),
+      issuedAt: this.data.launched_at ?? workflowInfo().startTime.getTime(),
+      terminated: this.status === 'terminated',
+    };
+  }
+
+  /** Words from Dipper itself (a question passed to it, a deadline, an answer): once per id. */
+  systemMessage({ message_id, content }: { message_id: string; content: Text }): void {
+    if (this.inbox.has(message_id)) return;
+    this.inbox.push('system', null, content, message_id, Date.now());
+  }
+
+  runEnded(): void {
+    // Every agent's lifecycle ends with one agent_completed; here the run ended around it.
+    this.complete({ stop_reason: this.data.termination_requested ? 'end_turn' : 'cancelled', run_ended: true });
+    this.data.run_ended = true;
+  }
+
+  leaderEnded(): void {
+    if (this.status === 'terminated') return;
+    this.data.leader_ended = true;
+    this.events.emit('terminate.forced', { reason: 'leader_terminated' });
+    this.complete({ stop_reason: 'cancelled', leader_terminated: true });
   }
 }

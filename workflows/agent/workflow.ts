@@ -7,7 +7,6 @@ import {
   setCurrentDetails,
   continueAsNew,
   proxyActivities,
-  setHandler,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
@@ -20,12 +19,13 @@ import { failureText } from '../errors';
 import { tell } from '../signals';
 import { runtimeGone } from './crash';
 import { leaderEndedSignal } from './messages';
-import { installHandlers, notifyStatus } from './handlers';
+import { installHandlers } from './handlers';
+import { Leader } from './leader';
+import { notifyStatus } from './reports';
 import { AgentState, freshData, type AgentData } from './state';
 import { attentionOf, healthOf } from './health';
 import { watchWorkspaces } from './workspaceWatch';
-import { DUE_NOW, nextDue, runWatchdog, setAsking, touch } from './watchdog';
-import { activitySignal, askingSignal } from './messages';
+import { DUE_NOW, nextDue, runWatchdog, touch } from './watchdog';
 
 export interface AgentInput {
   identity: AgentIdentity;
@@ -69,18 +69,13 @@ async function endSubtree(s: AgentState): Promise<void> {
  * stopping the runtime, flushing events, reporting status, continue-as-new.
  */
 export async function agentWorkflow(input: AgentInput): Promise<void> {
-  // Its applied Updates come first, before any handler is set: an Update the previous run applied is not applied again.
+  // Its receipts come first, before any handler is set: an Update an earlier run applied is not applied again.
   const s = new AgentState(input.identity, input.limits, input.data ?? freshData(input.launch));
   let reported: AgentStatus = input.reported ?? 'active';
   let runtimeStopped = s.status === 'terminated';
-  installHandlers(s, input.runTask);
   // Watchdog passes A and B (workflows/agent/watchdog.ts).
   s.onActivity = () => touch(s);
-  setHandler(activitySignal, () => {
-    s.data.driven = true;
-    touch(s);
-  });
-  setHandler(askingSignal, ({ qid, open }) => setAsking(s, qid, open));
+  installHandlers(s, new Leader(s, input.runTask));
   void s.events.flushForever(true);
   void watchWorkspaces(s);
   // A pinned run's processes are started and stopped by its host's workers (workflows/host.ts).
@@ -187,10 +182,9 @@ export async function agentWorkflow(input: AgentInput): Promise<void> {
       // Texts first (it waits on an activity, during which calls may come in), then the handlers' end; unwritten events travel in data.
       await spillBeforeContinuing(s);
       await condition(readyToContinue(s.events));
-      const carried = { ...s.data, applied_updates: s.applied.forCarry(Date.now()) };
       // A wake not yet written goes with it: a poll waiting on this inbox still hears of the last change.
       const wakes = s.events.takeWakes();
-      const data = wakes ? { ...carried, wakes } : carried;
+      const data = wakes ? { ...s.data, wakes } : s.data;
       await continueAsNew<typeof agentWorkflow>({ ...input, data, reported });
     }
   }
