@@ -26,12 +26,44 @@ export class Leader {
   private planning = false;
   /** The call key of the create_team in flight: the same call repeated waits for its answer. */
   private teamBuilding: string | null = null;
+  /** Spawns and teams accepted and not yet started: the main loop starts them (take), the handler waits for the end. */
+  private readonly queue: { start: () => void; drop: () => void }[] = [];
 
   constructor(
     private readonly s: AgentState,
     /** The run's task: every create_team member gets it as its first message. */
     private readonly runTask: Text,
   ) {}
+
+  // What the main loop drives
+
+  /** Whether accepted spawns or teams wait for the main loop. */
+  hasWork(): boolean {
+    return this.queue.length > 0;
+  }
+
+  /**
+   * Starts what waits (the main loop calls it as it wakes): spawns and teams run beside the loop, each answering
+   * its own Update. Started in the workflow task that accepted them, since the loop wakes in that task.
+   */
+  take(): void {
+    // An agent terminated since it accepted them starts no one: its subtree has been, or is being, told it ended.
+    const ended = this.s.status === 'terminated';
+    for (const work of this.queue.splice(0)) (ended ? work.drop : work.start)();
+  }
+
+  /** Work for the main loop to start; the Update that asked for it answers with its end, or is refused once ended. */
+  private queued<T>(work: () => Promise<T>, undo: () => void): Promise<T> {
+    return new Promise<T>((resolve, reject) =>
+      this.queue.push({
+        start: () => void work().then(resolve, reject),
+        drop: () => {
+          undo();
+          reject(refuse('agent_terminated', 'You have been terminated (or your run has ended); this call changes nothing.'));
+        },
+      }),
+    );
+  }
 
   // A child's reports
 
@@ -176,14 +208,25 @@ export class Leader {
     this.s.checkEventsWritable();
   }
 
-  async spawn(taskId: string): Promise<m.SpawnResult> {
-    const s = this.s;
+  /** Accepted: the task is in flight from now on (a remove_plan beside it sees that), and the main loop starts it. */
+  spawn(taskId: string): Promise<m.SpawnResult> {
     // Sent again after a lost answer, a spawn meets the spec's own rule: the task is no longer ready (task_not_pending).
     const task = this.checkSpawn(taskId);
-    const plan = s.data.plan!;
-    // Marked before the first await so a concurrent remove_plan sees the task in flight.
     this.spawning = true;
     task.status = 'in_flight';
+    return this.queued(
+      () => this.startTask(task),
+      () => {
+        task.status = 'ready';
+        this.spawning = false;
+      },
+    );
+  }
+
+  private async startTask(task: PlanTask): Promise<m.SpawnResult> {
+    const s = this.s;
+    const taskId = task.id;
+    const plan = s.data.plan!;
     let started = false;
     let reservation: string | null = null;
     try {
@@ -261,6 +304,14 @@ export class Leader {
     const kept = s.receipts.find(key, Date.now());
     if (kept !== undefined) return kept.answer as m.CreateTeamResult;
     this.teamBuilding = key;
+    return this.queued(
+      () => this.buildTeam(input, key),
+      () => void (this.teamBuilding = null),
+    );
+  }
+
+  private async buildTeam(input: m.CreateTeamInput, key: string): Promise<m.CreateTeamResult> {
+    const s = this.s;
     let reservation: string | null = null;
     let spawned = 0;
     try {
