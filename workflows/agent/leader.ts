@@ -26,7 +26,7 @@ export class Leader {
   private planning = false;
   /** The call key of the create_team in flight: the same call repeated waits for its answer. */
   private teamBuilding: string | null = null;
-  /** Spawns and teams accepted and not yet started: the main loop starts them (take), the handler waits for the end. */
+  /** Spawns and teams accepted and not yet started: buildForever starts them, the handler waits for the end. */
   private readonly queue: { start: () => void; drop: () => void }[] = [];
 
   constructor(
@@ -35,24 +35,23 @@ export class Leader {
     private readonly runTask: Text,
   ) {}
 
-  // What the main loop drives
-
-  /** Whether accepted spawns or teams wait for the main loop. */
-  hasWork(): boolean {
-    return this.queue.length > 0;
-  }
+  // What its loop of builds drives
 
   /**
-   * Starts what waits (the main loop calls it as it wakes): spawns and teams run beside the loop, each answering
-   * its own Update. Started in the workflow task that accepted them, since the loop wakes in that task.
+   * Starts accepted spawns and teams as they come: a loop of its own beside the agent's main loop, so a launch
+   * that waits for a runtime's webhook never holds a spawn. It wakes in the workflow task that accepted them, and
+   * each runs beside it, answering its own Update.
    */
-  take(): void {
-    // An agent terminated since it accepted them starts no one: its subtree has been, or is being, told it ended.
-    const ended = this.s.status === 'terminated';
-    for (const work of this.queue.splice(0)) (ended ? work.drop : work.start)();
+  async buildForever(): Promise<never> {
+    for (;;) {
+      await condition(() => this.queue.length > 0);
+      // An agent terminated since it accepted them starts no one: its subtree has been, or is being, told it ended.
+      const ended = this.s.status === 'terminated';
+      for (const work of this.queue.splice(0)) (ended ? work.drop : work.start)();
+    }
   }
 
-  /** Work for the main loop to start; the Update that asked for it answers with its end, or is refused once ended. */
+  /** Work for the loop of builds; the Update that asked for it answers with its end, or is refused once ended. */
   private queued<T>(work: () => Promise<T>, undo: () => void): Promise<T> {
     return new Promise<T>((resolve, reject) =>
       this.queue.push({
@@ -208,7 +207,7 @@ export class Leader {
     this.s.checkEventsWritable();
   }
 
-  /** Accepted: the task is in flight from now on (a remove_plan beside it sees that), and the main loop starts it. */
+  /** Accepted: the task is in flight from now on (a remove_plan beside it sees that), and the loop of builds starts it. */
   spawn(taskId: string): Promise<m.SpawnResult> {
     // Sent again after a lost answer, a spawn meets the spec's own rule: the task is no longer ready (task_not_pending).
     const task = this.checkSpawn(taskId);

@@ -49,14 +49,11 @@ const runtimeActivities = proxyActivities<Activities>(runtimeOptions);
  * Waits until no handler runs and every event is written. Writing takes an
  * activity, during which a new Update may be accepted: so check again.
  */
-async function settle(s: AgentState, lead: Leader): Promise<void> {
+async function settle(s: AgentState): Promise<void> {
   do {
-    // A spawn accepted before the end still runs (and its members hear their leader ended, from the run's end).
-    await condition(() => allHandlersFinished() || lead.hasWork());
-    lead.take();
     await condition(allHandlersFinished);
     await s.events.drain();
-  } while (!allHandlersFinished() || lead.hasWork());
+  } while (!allHandlersFinished());
 }
 
 /** Tells every child still running that its leader ended; each does the same for its own. */
@@ -80,6 +77,7 @@ export async function agentWorkflow(input: AgentInput): Promise<void> {
   s.onActivity = () => touch(s);
   const lead = new Leader(s, input.runTask);
   installHandlers(s, lead);
+  void lead.buildForever();
   void s.events.flushForever(true);
   void watchWorkspaces(s);
   // A pinned run's processes are started and stopped by its host's workers (workflows/host.ts).
@@ -97,7 +95,6 @@ export async function agentWorkflow(input: AgentInput): Promise<void> {
     const wake = () =>
       // Evaluated after every activation: the Temporal UI's current details follow each change (they make no command).
       showDetails(s) ||
-      lead.hasWork() ||
       s.status !== reported ||
       (s.data.launch_wanted !== null && !runtimeStopped) ||
       (s.status === 'terminated' && !runtimeStopped) ||
@@ -111,8 +108,6 @@ export async function agentWorkflow(input: AgentInput): Promise<void> {
     if (timeout === null) await condition(wake);
     // Pass C backstop: an unconsumed terminate sentinel forces the runtime down after the grace period.
     else if (!(await condition(wake, timeout)) && grace !== null && s.graceRemaining() === 0) s.consumeTerminate('watchdog_grace');
-    // Spawns and teams start here, beside the loop, in the workflow task that accepted them.
-    lead.take();
 
     if (s.status === 'terminated' && !runtimeStopped) {
       runtimeStopped = true;
@@ -182,15 +177,13 @@ export async function agentWorkflow(input: AgentInput): Promise<void> {
     // with it, so Temporal shows it ended; later words to it find it closed (send_message answers recipient_terminated).
     if (s.status === 'terminated' && runtimeStopped && reported === 'terminated') {
       showDetails(s);
-      await settle(s, lead);
+      await settle(s);
       return;
     }
     if (historyFull(input)) {
       // Texts first (it waits on an activity, during which calls may come in), then the handlers' end; unwritten events travel in data.
       await spillBeforeContinuing(s);
-      // A spawn accepted meanwhile is started first: its handler waits for it, and the new run waits for the handler.
-      await condition(() => readyToContinue(s.events)() || lead.hasWork());
-      if (lead.hasWork()) continue;
+      await condition(readyToContinue(s.events));
       // A wake not yet written goes with it: a poll waiting on this inbox still hears of the last change.
       const wakes = s.events.takeWakes();
       const data = wakes ? { ...s.data, wakes } : s.data;
