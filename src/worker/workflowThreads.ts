@@ -11,9 +11,16 @@ export function clock(now = Date.now()): number {
   return now % 0x7fffffff || 1;
 }
 
-/** How long the call a thread shows has run, in ms; 0 when it shows none. The clock wraps every 24.8 days. */
+/**
+ * How long the call a thread shows has run, in ms; 0 when it shows none. The clock wraps every 24.8 days. A call
+ * that began after `now` was read (the thread's own clock read a moment later) has only just begun: read as a wrap,
+ * it ran 24.8 days, and a worker was ended for it in CI ("ms":2147483645).
+ */
 export function runningFor(began: number, now: number): number {
-  return began === 0 ? 0 : (now - began + 0x7fffffff) % 0x7fffffff;
+  if (began === 0) return 0;
+  const ran = now - began;
+  if (ran < 0 && ran > -0x3fffffff) return 0;
+  return (ran + 0x7fffffff) % 0x7fffffff;
 }
 
 export interface Watch {
@@ -60,9 +67,10 @@ export function speedUpWorkflowThreads(log: Logger, stuckMs = 30_000, onStuck: (
   };
   (channel as unknown as { unref(): void }).unref();
   const timer = setInterval(() => {
-    const now = clock();
     for (const [thread, running] of calls) {
-      const ms = runningFor(Atomics.load(running, 0), now);
+      // The start first, then the clock: a call that begins in between is read as just begun, not as a wrap.
+      const began = Atomics.load(running, 0);
+      const ms = runningFor(began, clock());
       if (ms > stuckMs) {
         log.error({ ms, thread }, 'workflow code has run without returning for too long; ending the worker so a fresh one takes over');
         onStuck();

@@ -33,6 +33,8 @@ it('reads how long a thread has been in a call from what it shows', () => {
   expect(runningFor(clock(Date.parse('2026-12-04T07:59:55Z')), now)).toBe(5_000);
   // Across the clock's wrap.
   expect(runningFor(0x7fffffff - 100, 200)).toBe(300);
+  // A call the thread began a moment after the watch read its clock has just begun, not run for 24.8 days.
+  expect(runningFor(clock(Date.parse('2026-12-04T08:00:00.002Z')), now)).toBe(0);
 });
 
 it('ends the worker when a workflow VM call has run too long', async () => {
