@@ -107,8 +107,6 @@ export interface MemberSpec {
   model?: string;
   description: Text;
   planTaskId?: string;
-  /** The plan task's artifacts folder, made by prepareSpawn. */
-  artifactsPath?: string;
   /** The task text; for plan tasks it follows the [TASK ASSIGNMENT] block. */
   task: Text;
   rules: Rules;
@@ -128,22 +126,19 @@ export function newTeam(s: AgentState, teamId: string, workspacePath: string, na
   return team;
 }
 
-/** A member about to start: what the leader records, what the run's directory registers, what its workflow gets. */
-interface Launch {
+/**
+ * A member about to start, before its folders are made (the spawn's step makes them and fills them in): what the
+ * leader records, what the run's directory registers, what its workflow gets.
+ */
+export interface Described {
   agentId: string;
-  identity: AgentIdentity;
+  identity: Omit<AgentIdentity, 'workspacePath' | 'artifactsPath'>;
   entry: PeerEntry;
   spec: MemberSpec;
 }
 
-/** A member, before its folders are made when they are not given: who it is and its directory entry. */
-export interface Described extends Omit<Launch, 'identity'> {
-  identity: Omit<AgentIdentity, 'workspacePath'> & { workspacePath?: string };
-}
-
-export function describeMember(s: AgentState, teamId: string, spec: MemberSpec, agentId: string, folders?: { workspacePath: string; artifactsPath?: string }): Described {
+export function describeMember(s: AgentState, teamId: string, spec: MemberSpec, agentId: string): Described {
   const depth = s.id.depth + 1;
-  const artifactsPath = folders?.artifactsPath;
   const identity = {
     runId: s.id.runId,
     agentId,
@@ -155,8 +150,6 @@ export function describeMember(s: AgentState, teamId: string, spec: MemberSpec, 
     leaderId: s.id.agentId,
     depth,
     ...(spec.planTaskId ? { planTaskId: spec.planTaskId } : {}),
-    ...(folders ? { workspacePath: folders.workspacePath } : {}),
-    ...(artifactsPath ? { artifactsPath } : {}),
     // Members live on their leader's host, with the team folder.
     ...(s.id.host ? { host: s.id.host } : {}),
   };
@@ -174,7 +167,7 @@ export function describeMember(s: AgentState, teamId: string, spec: MemberSpec, 
 }
 
 /** The member's child record and its place in its team. */
-function keepMember(s: AgentState, team: TeamRec, { agentId, identity, spec }: Pick<Launch, 'agentId' | 'spec'> & { identity: { name: string } }): void {
+function keepMember(s: AgentState, team: TeamRec, { agentId, identity, spec }: Described): void {
   const child: ChildRecord = {
     agent_id: agentId,
     name: identity.name,
@@ -229,7 +222,7 @@ export async function keepStarted(s: AgentState, team: TeamRec, members: Describ
 }
 
 /** The member started: its leader's log says so. */
-function spawned(s: AgentState, { agentId, identity, spec, entry }: Pick<Launch, 'agentId' | 'spec' | 'entry'> & { identity: { name: string } }): void {
+function spawned(s: AgentState, { agentId, identity, spec, entry }: Described): void {
   s.events.emit('agent_spawned', {
     agent_id: agentId,
     name: identity.name,

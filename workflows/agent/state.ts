@@ -13,8 +13,7 @@ import { healthOf } from './health';
 import { statusToDirectory, tellLeader } from './reports';
 import { emptyInbox, Inbox, type InboxData } from './inbox';
 import { reviewDetailProblem } from './reviewDetail';
-import * as m from './messages';
-import { MAX_DELIVERY_BATCH, type DeliverInput, type DeliveryOutcome, type InboxView, type LaunchView } from './messages';
+import { MAX_DELIVERY_BATCH, type DeliverInput, type DeliveryOutcome, type InboxView, type LaunchView, type RequestTerminationResult, type SignalReviewResult } from './messages';
 import { isFinished } from './plan';
 import type { WatchData } from './watchdog';
 
@@ -273,22 +272,13 @@ export class AgentState {
   }
 
   /** signal_review: pending now; its leader (a person, for the root) and the run's directory hear it before the answer. */
-  async signalReview(detail: Text): Promise<m.SignalReviewResult> {
+  async signalReview(detail: Text): Promise<SignalReviewResult> {
     const superseded = this.data.review.pending;
     this.data.review = { pending: true, ts: Date.now(), detail };
     this.data.last_status_detail = detail;
     this.events.emit('status', { state: 'review_pending', superseded });
     this.events.emit('completion.reported', { detail });
-    const directory = statusToDirectory(this);
-    if (this.isRoot) {
-      await tell(runWorkflowId(this.id.runId), rootReportSignal, { kind: 'review', detail, ts: Date.now() });
-    } else {
-      await tellLeader(this, {
-        patch: {},
-        inbox: { kind: 'review_report', content: detail, message_id: newId('msg') },
-      });
-    }
-    await directory;
+    await this.report('review', detail, detail);
     return { recorded: true, review_pending: true, leader_id: this.id.leaderId };
   }
 
@@ -306,22 +296,24 @@ export class AgentState {
   }
 
   /** request_termination: asked; its leader (a person, for the root) and the run's directory hear it before the answer. */
-  async requestTermination(detail: Text | undefined): Promise<m.RequestTerminationResult> {
+  async requestTermination(detail: Text | undefined): Promise<RequestTerminationResult> {
     this.data.termination_requested = true;
     if (detail) this.data.last_status_detail = detail;
     this.events.emit('status', { state: 'termination_requested', detail: detail ?? null });
-    const directory = statusToDirectory(this);
     const text = detail ?? '(no detail given)';
-    if (this.isRoot) {
-      await tell(runWorkflowId(this.id.runId), rootReportSignal, { kind: 'termination', detail: text, ts: Date.now() });
-    } else {
-      await tellLeader(this, {
-        patch: {},
-        inbox: { kind: 'termination_request', content: prefixed('[TERMINATION REQUESTED] ', text), message_id: newId('msg') },
-      });
-    }
-    await directory;
+    await this.report('termination', text, prefixed('[TERMINATION REQUESTED] ', text));
     return { recorded: true, termination_requested: true, leader_id: this.id.leaderId };
+  }
+
+  /**
+   * A report reaches whoever decides on it before the call answers: the root's goes to the run (its person), a
+   * member's to its leader's inbox with its mirror; the run's directory hears the new status beside it.
+   */
+  private async report(kind: 'review' | 'termination', detail: Text, inboxContent: Text): Promise<void> {
+    const directory = statusToDirectory(this);
+    if (this.isRoot) await tell(runWorkflowId(this.id.runId), rootReportSignal, { kind, detail, ts: Date.now() });
+    else await tellLeader(this, { patch: {}, inbox: { kind: kind === 'review' ? 'review_report' : 'termination_request', content: inboxContent, message_id: newId('msg') } });
+    await directory;
   }
 
   // termination, target side
