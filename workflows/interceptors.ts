@@ -47,6 +47,12 @@ function uncached(): boolean {
 }
 
 export class QueryCannotAdvance implements WorkflowInternalsInterceptor {
+  /**
+   * `growth: false` leaves out the refusal after history grew without a task (QUERY_REFUSED): only the doctor test
+   * bundles it so, to show that the crash it runs breaks agents without that refusal.
+   */
+  constructor(private readonly guards: { growth: boolean } = { growth: true }) {}
+
   private last: { length: number; size: string } | undefined;
   /** History came without a workflow task's new size: a Query now could answer from (and keep) events no task has. */
   private suspect = false;
@@ -68,7 +74,7 @@ export class QueryCannotAdvance implements WorkflowInternalsInterceptor {
     // the crash soak: an activity's completion applied together with a later Update). Refused, the
     // run is evicted, and the next workflow task replays it whole.
     if (isQuery && !this.live && !this.finished) throw new Error(QUERY_COLD);
-    if (isQuery && this.suspect && !this.finished) throw new Error(QUERY_REFUSED);
+    if (isQuery && this.suspect && !this.finished && this.guards.growth) throw new Error(QUERY_REFUSED);
     if (jobs.length > 0 && !isQuery && !activation.isReplaying) this.live = true;
     if (jobs.length > 0 && !isQuery) {
       const now = { length: activation.historyLength ?? 0, size: String(activation.historySizeBytes ?? 0) };

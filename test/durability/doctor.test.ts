@@ -23,8 +23,10 @@ import { temporalTargetOf } from '../support/temporal';
  * `dipper doctor`. A worker dies while each agent's event-write timer runs;
  * a Query reaches the agent before the timer fires, the timer fires, an
  * Update arrives, and a fresh worker starts. With the workflow code before
- * the fix (no query guard, workflows/interceptors.ts) Queries sent straight
- * to Temporal without a deadline break agents; with today's code neither
+ * the fix (workflows/interceptors.ts without the refusal after history grew
+ * without a task, QUERY_REFUSED: the cold guard alone does not save them)
+ * Queries sent straight to Temporal without a deadline break agents, which
+ * is how that refusal earns its place (issue 40); with today's code neither
  * they nor the gateway's reads break any: the workflow refuses such a
  * Query, and a gateway whose Queries outlive the sticky timeout answers the
  * refusal as a retryable outage.
@@ -45,10 +47,10 @@ beforeAll(async () => {
   // moment gets the dead runtime ("failed to downcast any to … Runtime"): with the crash tests replaying side by side,
   // a native connection held for the whole file keeps it alive.
   runtimeHold = await NativeConnection.connect(temporalTargetOf());
-  // The workflows as they were before the fix: the same code without its interceptor module.
+  // The workflows as they were before the fix: the same code with the cold Query guard only (test/support/coldGuardOnly.ts).
   const oldBundle = path.join(testDataRoot, 'workflow-bundle-without-guard.js');
   const quiet = { trace: () => {}, debug: () => {}, info: () => {}, warn: () => {}, error: () => {}, log: () => {} };
-  fs.writeFileSync(oldBundle, (await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: quiet })).code);
+  fs.writeFileSync(oldBundle, (await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), workflowInterceptorModules: [require.resolve('../support/coldGuardOnly')], logger: quiet })).code);
   [oldCode, mending, today] = await Promise.all([
     startStack('doctor-old', 28790, { ...sticky, DIPPER_WORKFLOW_BUNDLE: oldBundle, DIPPER_MEND_EVERY_MS: '0' }),
     // The same old code, with a worker that mends what it breaks every second.
