@@ -1,6 +1,7 @@
 import type { Floor, Row } from './measure';
 import type { IdleLine } from './scenarios/idlePolls';
 import { summarize, type Summary } from './stats';
+import { targetsTable } from './targets';
 
 export interface Machine {
   cpus: number;
@@ -182,6 +183,16 @@ export function renderReport(input: ReportInput): string {
       'rows are what 50 concurrent requests cost the gateway and the client on this machine before any Temporal work, the floor ' +
       `to read the fan-in burst against. The create_team row is the setup of the ${n}-agent run, shown because it is the ` +
       'largest single call.',
+    '',
+    '## Issue 40\'s targets',
+    '',
+    targetsTable(input.rows),
+    '',
+    'Each target divides this run\'s median by the floors it names, measured in the same run; the f4c909b column is the ' +
+      'issue\'s own table (its floors: no-op 2.02, Update 5.88, Query 4.10 ms, on a faster hour of the same kind of machine), so ' +
+      'compare ratios, not milliseconds. ask_user\'s target leaves out the answerer\'s own answer_question call (timed in the ' +
+      'same round trips). Where a target is not met, "What keeps the misses" in the earlier measurements below names each ' +
+      'remaining step, what it costs, and the spec sentence or replay evidence that keeps it.',
     '',
     '## Idle agents',
     '',

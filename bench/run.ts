@@ -8,6 +8,7 @@ import { Agents, type BenchRun } from './client';
 import { Row, type BenchContext, type Counts } from './measure';
 import { rssMiB } from './memory';
 import { failures, figuresTable, idleTable, memoryTable, renderReport, type MemoryLine } from './report';
+import { targetsTable } from './targets';
 import { idleCost, type IdleLine } from './scenarios/idlePolls';
 import { fanInScenario } from './scenarios/fanIn';
 import { listPeersScenario } from './scenarios/listPeers';
@@ -154,7 +155,7 @@ async function main(argv: string[]): Promise<number> {
       fs.writeFileSync(docs, report);
     }
     process.stdout.write(
-      `\n${figuresTable(rows)}\n\n${memoryTable(memory, counts.bigRun)}\n\n${idle.length > 0 ? `${idleTable(idle)}\n\n` : ''}${failures(rows)}` +
+      `\n${figuresTable(rows)}\n\n${targetsTable(rows)}\n\n${memoryTable(memory, counts.bigRun)}\n\n${idle.length > 0 ? `${idleTable(idle)}\n\n` : ''}${failures(rows)}` +
         `${quick ? 'quick' : 'full'} run, ${wallSeconds.toFixed(0)} s; ${only ? 'not written (--only)' : `written to ${path.relative(process.cwd(), docs)}`}\n`,
     );
     const errors = rows.reduce((sum, r) => sum + r.errors, 0);
