@@ -1,4 +1,6 @@
 import type { BenchRun } from '../client';
+import { runWorkflowId } from '../../workflows/ids';
+import { peersQuery } from '../../workflows/run/messages';
 import { expectEqual, sequential, type BenchContext } from '../measure';
 
 /**
@@ -7,7 +9,9 @@ import { expectEqual, sequential, type BenchContext } from '../measure';
  * too, as create_team calls of up to 100 members. In the large run each
  * list_peers call is followed by a no-op call answering as many bytes in
  * as many rows (noop_bytes), so the two are measured side by side and the
- * list's cost can be read against what its size alone costs.
+ * list's cost can be read against what its size alone costs. Then the
+ * same Query straight from this process (no MCP, no gateway): what of the
+ * list's time is the workflow's answer and its trip through Temporal.
  */
 export async function listPeersScenario(ctx: BenchContext, agents: number): Promise<BenchRun> {
   const n = agents.toLocaleString('en-US');
@@ -27,6 +31,7 @@ export async function listPeersScenario(ctx: BenchContext, agents: number): Prom
   }
   const bytes = JSON.stringify(await list()).length;
   const same = ctx.row(`no-op tool, same bytes as list_peers over ${n} agents (${(bytes / 1024).toFixed(0)} KiB in ${n} rows)`, [], 'noopBytes');
+  const direct = ctx.row(`list_peers' Query over ${n} agents, straight from this process (no MCP)`, ['query']);
   const noop = await ctx.agents.connect('bench', root.agentId, run.rootToken);
   for (let i = 0; i < ctx.counts.warmup + ctx.counts.peers; i++) {
     const keep = i >= ctx.counts.warmup;
@@ -36,5 +41,9 @@ export async function listPeersScenario(ctx: BenchContext, agents: number): Prom
       expectEqual('rows', out.rows.length, agents);
     }, keep);
   }
+  const handle = ctx.temporal.handle(runWorkflowId(run.runId));
+  await sequential(direct, ctx.counts.warmup, ctx.counts.peers, async () => {
+    expectEqual('peers queried', (await handle.query(peersQuery, { caller_id: root.agentId, scope: 'all' })).length, agents);
+  });
   return run;
 }
