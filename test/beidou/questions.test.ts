@@ -128,14 +128,18 @@ describe('ask_user', () => {
     });
     // Over: nothing pending under that id any more.
     expect((await a.client.fail('answer_question', { qid, answers: [{ selected_labels: ['Search'], text: null }], reason: 'again' })).code).toBe('unknown_qid');
-    // The gateway told the holder at once and the question's workflow told it too: once the workflow's word has
-    // arrived, the holder's inbox still holds the question once.
+    // The gateway told the holder at once (an Update the holder's history shows, so its long poll woken after it asks
+    // no task in flight) and the question's workflow told it too: once the workflow's word has arrived, the holder's
+    // inbox still holds the question once.
     const { client: temporal, close } = await connectTemporal();
     try {
       await eventually(async () => {
         const history = await temporal.workflow.getHandle(questionWorkflowId(runId, qid)).fetchHistory();
         return history.events?.some((e) => e.externalWorkflowExecutionSignaledEventAttributes?.workflowExecution?.workflowId === agentWorkflowId(runId, a.agentId)) || undefined;
       });
+      const held = await temporal.workflow.getHandle(agentWorkflowId(runId, a.agentId)).fetchHistory();
+      const put = held.events?.filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === 'putSystemMessage') ?? [];
+      expect(put).toHaveLength(1);
     } finally {
       await close();
     }

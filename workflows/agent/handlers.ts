@@ -23,6 +23,7 @@ export function installHandlers(s: AgentState, lead: Leader): void {
   });
   setHandler(m.launchQuery, () => s.launchView(), { description: "What this agent's runtime is launched with (no token), and its launch generation." });
   setHandler(m.systemMessageSignal, (words) => s.systemMessage(words));
+  setHandler(m.systemMessageUpdate, (words) => s.systemMessage(words));
 
   // Its reports, and its end
   setUpdateOnce(s.receipts, m.signalReviewUpdate, ({ detail }) => s.signalReview(detail), { validator: ({ detail }) => s.checkSignalReview(detail) });

@@ -156,6 +156,11 @@ export const terminateSignal = defineSignal<[{ force: boolean }]>('terminate');
 
 /** A message from outside the agent graph (the human gateway, the operator). */
 export const systemMessageSignal = defineSignal<[{ message_id: string; content: Text }]>('systemMessage');
+/**
+ * The same, answered once the item is in the inbox: a caller that then wakes the agent's long poll has its inbox
+ * Query answered at once, not queued behind the workflow task that applies a signal.
+ */
+export const systemMessageUpdate = defineUpdate<void, [{ message_id: string; content: Text }]>('putSystemMessage');
 
 export const runtimeExitedSignal = defineSignal<[{ code: number | null; signal: string | null; stderr_tail: string[]; pid?: number }]>(
   'runtimeExited',

@@ -4,7 +4,7 @@ import { isQid, questionWorkflowId } from '../../../workflows/ids';
 import { questionWorkflow } from '../../../workflows/question/workflow';
 import { answerQuestionUpdate, escalateQuestionUpdate, questionQuery, type QuestionInput, type QuestionOver, type QuestionView } from '../../../workflows/question/messages';
 import { openQuestionUpdate } from '../../../workflows/run/messages';
-import { systemMessageSignal } from '../../../workflows/agent/messages';
+import { systemMessageUpdate } from '../../../workflows/agent/messages';
 import { inboxQuestion } from '../../../workflows/question/answers';
 import { questionItemId } from '../../../workflows/question/items';
 import { INLINE_TEXT_BYTES, textBytes } from '../../common/pure/content';
@@ -67,14 +67,15 @@ function openQuestion(ctx: ToolContext, id: string): Promise<{ fresh?: boolean; 
  * task's event write carries. Both name the item alike (its qid and the
  * question's run id, workflows/question/items.ts), so the holder's inbox
  * keeps one, and should this fail the workflow's own is the one that
- * arrives.
+ * arrives. An Update, not a signal: the holder's long poll, woken once it
+ * returns, finds no workflow task of the holder's in flight to wait behind.
  */
 async function tellFirstHolder(ctx: ToolContext, args: QuestionInput, questionRunId: string | undefined): Promise<void> {
   if (!questionRunId) return;
   const holder = args.ancestors[0];
   const words = inboxQuestion({ qid: args.qid, askerId: args.askerId, askerRole: args.askerRole, questions: args.questions, context: typeof args.context === 'string' ? args.context : null, via: [] });
   const content = textBytes(words) > INLINE_TEXT_BYTES ? await ctx.content.keep(args.runId, words) : words;
-  await ctx.team.bounded('ask_user', () => ctx.team.agent(args.runId, holder).signal(systemMessageSignal, { message_id: questionItemId(args.qid, questionRunId, 1), content }));
+  await ctx.team.update(ctx.team.agent(args.runId, holder), systemMessageUpdate, [{ message_id: questionItemId(args.qid, questionRunId, 1), content }]);
   ctx.wakeups.wake(args.runId, holder);
 }
 
