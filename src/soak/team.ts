@@ -73,14 +73,45 @@ export function newTally(): Tally {
 }
 
 /** What an answer to send_message says: delivered (and whether as a repeat), refused with a code, or nothing known. */
-type SendAnswer = { kind: 'delivered'; reused: boolean } | { kind: 'refused'; code: string; retryAfterMs?: number } | { kind: 'unknown' };
+export type SendAnswer = { kind: 'delivered'; reused: boolean } | { kind: 'refused'; code: string; retryAfterMs?: number } | { kind: 'unknown' };
 
 /** Answers that leave the outcome open: the call may be repeated with its key, and a delivery is not a lie. */
 const UNKNOWN = new Set(['outcome_unknown']);
 /** A call that got no answer at all (the gateway died under it). */
 const NO_ANSWER = 'no answer';
 /** Answers a runtime repeats a keyed call after: the change is certainly not made, or may be. */
-const RETRIED = new Set(['unavailable', 'outcome_unknown']);
+const RETRIED = new Set(['unavailable', 'outcome_unknown', 'rate_limited']);
+/**
+ * Refusals made before the call reaches its tool (the gateway's buckets): they say this call did nothing, not that
+ * its message is undelivered, so after an attempt whose outcome was unknown they are no untrue answer.
+ */
+const AT_THE_DOOR = new Set(['rate_limited']);
+
+/**
+ * One answer to one soak message's attempt, tallied; `refusals` holds the
+ * message's earlier attempts' codes and gets this one's. What stands at the
+ * end is checked against the inboxes (soak.ts, messagesReport).
+ */
+export function tallySend(tally: Tally, content: string, refusals: string[], answer: SendAnswer): void {
+  const unknownBefore = refusals.some((c) => UNKNOWN.has(c) || c === NO_ANSWER);
+  if (answer.kind === 'delivered') {
+    tally.acknowledged.add(content);
+    tally.refused.delete(content);
+    // Every earlier attempt said nothing was delivered, yet this one found the first delivery.
+    if (answer.reused && refusals.length > 0 && !unknownBefore) tally.reusedAfterRefusal.set(content, [...refusals]);
+    return;
+  }
+  if (answer.kind === 'refused') {
+    refusals.push(answer.code);
+    tally.refusalCodes.set(answer.code, (tally.refusalCodes.get(answer.code) ?? 0) + 1);
+    if (UNKNOWN.has(answer.code) || (AT_THE_DOOR.has(answer.code) && unknownBefore)) tally.refused.delete(content);
+    else tally.refused.set(content, answer.code);
+    return;
+  }
+  // A call that failed on the way (a gateway killed mid-call): nothing is known, so no refusal stands.
+  refusals.push(NO_ANSWER);
+  tally.refused.delete(content);
+}
 
 /**
  * A soak team: one root that declares plans and spawns members in waves,
@@ -387,23 +418,8 @@ export class SoakTeam {
     const refusals: string[] = [];
     for (;;) {
       const answer = await this.sendOnce(m, { to, content, ...(key === undefined ? {} : { idempotency_key: key }) });
-      if (answer.kind === 'delivered') {
-        this.tally.acknowledged.add(content);
-        this.tally.refused.delete(content);
-        // Every earlier attempt said nothing was delivered, yet this one found the first delivery.
-        if (answer.reused && refusals.length > 0 && refusals.every((c) => !UNKNOWN.has(c) && c !== NO_ANSWER)) this.tally.reusedAfterRefusal.set(content, refusals);
-        return;
-      }
-      if (answer.kind === 'refused') {
-        refusals.push(answer.code);
-        this.tally.refusalCodes.set(answer.code, (this.tally.refusalCodes.get(answer.code) ?? 0) + 1);
-        if (UNKNOWN.has(answer.code)) this.tally.refused.delete(content);
-        else this.tally.refused.set(content, answer.code);
-      } else {
-        // A call that failed on the way (a gateway killed mid-call): nothing is known, so no refusal stands.
-        refusals.push(NO_ANSWER);
-        this.tally.refused.delete(content);
-      }
+      tallySend(this.tally, content, refusals, answer);
+      if (answer.kind === 'delivered') return;
       const again = key !== undefined && !this.stopped && (answer.kind === 'unknown' || RETRIED.has(answer.code));
       if (!again) return;
       // As a careful runtime repeats: after the pause asked for, else 250 ms doubling to 5 s, jittered. Repeats every
