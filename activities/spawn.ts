@@ -62,7 +62,7 @@ export function spawnPreparation(deps: Pick<ActivityDeps, 'config' | 'temporal' 
     const artifactsPath = ask.taskId === undefined ? undefined : await artifacts(workspacePath, ask.taskId);
     const folders = { workspacePath, ...(artifactsPath ? { artifactsPath } : {}) };
     if (!ask.start) return folders;
-    const started = await startMembers(deps, ask.runId, ask.start, folders, deps.config.limits.memberStartsRefusedAfter);
+    const started = await startMembers(deps, ask.runId, ask.start, folders, deps.config.faults.memberStart?.after);
     return { ...folders, started };
   };
 

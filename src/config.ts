@@ -49,12 +49,6 @@ export interface Limits {
   reviewWatchdogSeconds?: number;
   /** Watchdog pass B: seconds without a tool call or inbox delivery before an idle agent is nudged (0: off; absent in older runs). */
   idleWatchdogSeconds?: number;
-  /**
-   * A test setting (DIPPER_FAULTS=memberStart>N), absent everywhere else: a team's members past its first N are
-   * started under a workflow id already running, so the server refuses them for real and the team is taken back. The
-   * spawn step reads it (activities/memberStarts.ts); workflow code only for spawns from before that.
-   */
-  memberStartsRefusedAfter?: number;
 }
 
 /** What keeps one caller, or an outage, from taking the gateway down with it. Per gateway replica. */
@@ -590,11 +584,6 @@ function parseFaults(text: string | undefined): Record<string, Fault> {
   return faults;
 }
 
-/** The one fault workflow code acts on (its input carries it, since workflows read no environment); no probability. */
-function memberStartFault(faults: Record<string, Fault>): Pick<Limits, 'memberStartsRefusedAfter'> {
-  return faults.memberStart ? { memberStartsRefusedAfter: faults.memberStart.after } : {};
-}
-
 function loadGuards(env: Env): Guards {
   const requestTimeoutMs = Math.max(1000, int(env, 'DIPPER_REQUEST_TIMEOUT_MS', 30_000));
   const rate = (prefix: string, perSecond: number, burst: number): Rate => ({
@@ -690,7 +679,6 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): DipperC
       maxOpenQuestions: Math.max(1, int(env, 'DIPPER_MAX_OPEN_QUESTIONS', defaultLimits.maxOpenQuestions!)),
       reviewWatchdogSeconds: Math.max(0, int(env, 'DIPPER_WATCHDOG_REVIEW_SECONDS', defaultLimits.reviewWatchdogSeconds!)),
       idleWatchdogSeconds: Math.max(0, int(env, 'DIPPER_WATCHDOG_IDLE_SECONDS', defaultLimits.idleWatchdogSeconds!)),
-      ...memberStartFault(faults),
     },
     maxRuntimeProcesses: Math.max(1, int(env, 'DIPPER_MAX_RUNTIME_PROCESSES', 200)),
     agentGroupIds: env.DIPPER_AGENT_GROUP_IDS ?? defaultGroupIds(dataDir),
