@@ -41,7 +41,10 @@ function cpuSeconds(pid: number | undefined): number | undefined {
   }
 }
 
-async function measure(what: string, seconds: number, metricsUrl: string, pids: Record<string, number | undefined>): Promise<IdleLine> {
+/** Temporal frontend calls and CPU per process over a window of `seconds`, after `settleSeconds` first (not counted). */
+export async function measureWindow(what: string, seconds: number, metricsUrl: string, pids: Record<string, number | undefined>, opts: { settleSeconds?: number } = {}): Promise<IdleLine> {
+  // A benchmark's settling time, not a test's wait: what starts the window (long polls taken) has happened by then.
+  if (opts.settleSeconds) await new Promise((r) => setTimeout(r, opts.settleSeconds! * 1000));
   const names = Object.keys(pids);
   const cpuBefore = names.map((n) => cpuSeconds(pids[n]));
   const before = await frontendRequests(metricsUrl);
@@ -60,7 +63,7 @@ async function measure(what: string, seconds: number, metricsUrl: string, pids: 
 }
 
 /** Each agent's runtime long poll, over and over, as the reference runtime does, until stopped. */
-function pollForever(gatewayUrl: string, token: string, waitMs: number, stop: AbortSignal, onAnswer: () => void): Promise<void> {
+export function pollForever(gatewayUrl: string, token: string, waitMs: number, stop: AbortSignal, onAnswer: () => void): Promise<void> {
   return (async () => {
     let cursor = 0;
     while (!stop.aborted) {
@@ -98,7 +101,7 @@ export async function idleCost(
     tokens.push(...(await Promise.all(batch.map(async (id) => (await agents.operator.launch(run.runId, id)).token as string))));
   }
   opts.progress(`idle cost: ${n} agents, nobody polling, ${opts.seconds} s`);
-  const quiet = await measure(`${n} idle agents, no long polls`, opts.seconds, opts.metricsUrl, opts.pids);
+  const quiet = await measureWindow(`${n} idle agents, no long polls`, opts.seconds, opts.metricsUrl, opts.pids);
   const stop = new AbortController();
   // One signal for every poll: a thousand listeners on it are expected.
   setMaxListeners(0, stop.signal);
@@ -107,7 +110,7 @@ export async function idleCost(
   // Settle: every poll has been taken and has asked its first Query.
   await new Promise((r) => setTimeout(r, 5000));
   opts.progress(`idle cost: ${n} agents long-polling (wait_ms ${opts.waitMs}), ${opts.seconds} s`);
-  const polling = await measure(`${n} idle agents, each long-polling (wait_ms ${opts.waitMs / 1000} s)`, opts.seconds, opts.metricsUrl, opts.pids);
+  const polling = await measureWindow(`${n} idle agents, each long-polling (wait_ms ${opts.waitMs / 1000} s)`, opts.seconds, opts.metricsUrl, opts.pids);
   stop.abort();
   await Promise.all(polls);
   if (answered === 0 && opts.seconds * 1000 > opts.waitMs) throw new Error('no long poll was answered in the window');
