@@ -201,11 +201,6 @@ export interface DipperConfig {
     /** How often a worker looks for content to delete. */
     sweepMs: number;
   };
-  /**
-   * How often a worker looks for workflows a crash left unreplayable and
-   * mends them (src/ops/mender.ts); 0: never.
-   */
-  mendEveryMs: number;
   /** Worker Versioning: the deployment and build this worker serves, and when it makes its version current. */
   versioning: VersioningConfig;
   revocation: {
@@ -649,7 +644,6 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): DipperC
       retentionMs: int(env, 'DIPPER_CONTENT_RETENTION_HOURS', 72) * 3600 * 1000,
       sweepMs: Math.max(1000, int(env, 'DIPPER_CONTENT_SWEEP_SECONDS', 3600) * 1000),
     },
-    mendEveryMs: Math.max(0, int(env, 'DIPPER_MEND_EVERY_MS', 10_000)),
     versioning: versioningOf(env, taskQueueOf(env)),
     revocation: {
       refreshMs: Math.max(50, int(env, 'DIPPER_REVOCATION_REFRESH_MS', 250)),

@@ -115,7 +115,7 @@ function divergingEvent(events: HistoryEvent[], message: string): number {
  * flight (accepted, not yet completed). A reset keeps the events before that task's completion, and one that kept an
  * Update's acceptance without its completion left the new run failing every task for good
  * ("BAD_UPDATE_WORKFLOW_EXECUTION_MESSAGE ... absent message ID .../request/complete", the kill matrix of issue 20:
- * the mender made four such agents). An Update accepted after the point is reapplied by the reset, like a Signal.
+ * a worker's automatic repair, since removed, made four such agents). An Update accepted after the point is reapplied by the reset, like a Signal.
  */
 export function resetEventId(events: HistoryEvent[], message: string): number | undefined {
   const diverging = divergingEvent(events, message);

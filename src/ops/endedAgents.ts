@@ -23,7 +23,7 @@ export const runIdOf = (wf: WorkflowSummary): string | undefined => keyword(wf, 
  * Agents whose workflow the server closed: terminated (a workflow task completion over the server's size limits ends
  * so: GrpcMessageTooLarge) or timed out. Nothing of Dipper's hears of it, so the run's directory still shows the agent
  * as it was. `scope` narrows the visibility query (` AND DipperRunId = "…"`). The closed run of a reset (the doctor's
- * and the mender's repairs terminate it) is not one: its workflow id has a newer run. Usually there are none, and this
+ * repair terminates it) is not one: its workflow id has a newer run. Usually there are none, and this
  * is one visibility call.
  */
 export async function endedAgents(temporal: Temporal, scope: string): Promise<EndedAgent[]> {

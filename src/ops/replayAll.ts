@@ -8,9 +8,6 @@ import { createLogger } from '../log';
 import { speedUpWorkflowThreads, type Watch } from '../worker/workflowThreads';
 import { installQuietRuntime } from './quietRuntime';
 
-/** The reason every automatic repair gives (src/ops/mender.ts); the run a repair closed is known by it. */
-export const MEND_REASON = 'dipper mend';
-
 export interface ReplayAllOptions {
   /** The namespace to check. */
   temporal: Temporal;
@@ -24,8 +21,7 @@ export interface ReplayAllOptions {
   concurrency?: number;
   /**
    * Replay workers side by side, each with its own worker thread, taking
-   * the next fetched history as they free up; 1 when absent (a worker's
-   * mender, which must leave the worker its cores).
+   * the next fetched history as they free up; 1 when absent.
    */
   replayers?: number;
   /**
@@ -47,8 +43,6 @@ export interface ReplayOutcome {
   verdict: 'ok' | 'nondeterministic' | 'failed';
   /** The replayer's first line, when not ok. */
   message?: string;
-  /** The run was closed by the mender (src/ops/mender.ts): its nondeterminism is already repaired. */
-  endedByMend: boolean;
   /** Workflow tasks in the history that a worker took and did not finish in time. */
   taskTimeouts: number;
 }
@@ -68,11 +62,6 @@ export interface ReplayReport {
   reused: number;
   skipped: { workflowId: string; runId: string; reason: string }[];
   nondeterministic: ReplayProblem[];
-  /**
-   * Nondeterministic runs the mender has already closed by resetting them
-   * (their workflows went on in a new run, which replays like any other).
-   */
-  mended: ReplayProblem[];
   /** Replays that failed otherwise, and histories that could not be fetched. */
   failed: ReplayProblem[];
   /** Running workflows whose workflow task keeps failing: they make no progress until someone repairs them. */
@@ -128,8 +117,8 @@ export function replayingProcess(name: string): Watch {
  * worker thread, as in a worker. The SDK's replayer otherwise runs it on the
  * calling thread (its debug mode) and installs there, for good, a promise
  * hook that compiles a function for every promise the process creates from
- * then on: after one replay, every promise of the worker (the mender
- * replays) or of the in-band test run cost that. The CI run's end-of-run
+ * then on: after one replay, every promise of the process (the in-band
+ * test run's, `dipper doctor`'s) cost that. The CI run's end-of-run
  * replay took 400 ms a history, and a file that takes 9 s alone took 42 s.
  */
 export function replayOptions(workflowBundle: ReplayWorkerOptions['workflowBundle'], replayName: string): ReplayWorkerOptions {
@@ -157,7 +146,7 @@ export async function replayAll(opts: ReplayAllOptions): Promise<ReplayReport> {
   const listed: WorkflowExecutionInfo[] = [];
   for await (const wf of opts.temporal.list(opts.query)) listed.push(wf);
 
-  const report: ReplayReport = { listed: listed.length, replayed: 0, reused: 0, skipped: [], nondeterministic: [], mended: [], failed: [], stuck: [], taskTimeouts: 0, taskLatency: latencyOf([]), largestHistory: 0, ms: 0, waitedMs: 0 };
+  const report: ReplayReport = { listed: listed.length, replayed: 0, reused: 0, skipped: [], nondeterministic: [], failed: [], stuck: [], taskTimeouts: 0, taskLatency: latencyOf([]), largestHistory: 0, ms: 0, waitedMs: 0 };
   const taskMs: number[] = [];
   const toReplay = listed.filter((wf) => {
     const reason = opts.skip?.(wf);
@@ -242,7 +231,7 @@ function count(report: ReplayReport, o: ReplayOutcome): void {
   report.replayed++;
   report.taskTimeouts += o.taskTimeouts;
   const entry = { workflowId: o.workflowId, runId: o.runId, message: o.message ?? '' };
-  if (o.verdict === 'nondeterministic') (o.endedByMend ? report.mended : report.nondeterministic).push(entry);
+  if (o.verdict === 'nondeterministic') report.nondeterministic.push(entry);
   else if (o.verdict === 'failed') report.failed.push(entry);
 }
 
@@ -261,7 +250,7 @@ async function* replayHistories(
     for await (const h of histories) {
       const events = h.history.events ?? [];
       const taskTimeouts = events.filter((e) => isStartToClose(e.workflowTaskTimedOutEventAttributes?.timeoutType)).length;
-      pending.push({ workflowId: h.workflowId, runId: h.runId, events: events.length, endedByMend: endedByMend(h.history), taskTimeouts });
+      pending.push({ workflowId: h.workflowId, runId: h.runId, events: events.length, taskTimeouts });
       yield { workflowId: h.workflowId, history: h.history };
     }
   }
@@ -270,11 +259,6 @@ async function* replayHistories(
     if (!result.error) yield { ...of, verdict: 'ok' };
     else yield { ...of, verdict: result.error instanceof DeterminismViolationError ? 'nondeterministic' : 'failed', message: firstLine(result.error) };
   }
-}
-
-function endedByMend(history: History): boolean {
-  const last = history.events?.at(-1);
-  return last?.workflowExecutionTerminatedEventAttributes?.reason?.startsWith(MEND_REASON) ?? false;
 }
 
 async function fetchOne(client: Temporal, wf: WorkflowExecutionInfo): Promise<Fetched> {
@@ -355,7 +339,6 @@ export function summarize(r: ReplayReport): string {
     (r.reused > 0 ? ` (${r.reused} of them replayed earlier at the same length)` : '') +
     `: ${r.nondeterministic.length} nondeterministic, ` +
     `${r.failed.length} failed, ${r.stuck.length} stuck, ${r.skipped.length} skipped` +
-    ` (${(r.waitedMs / 1000).toFixed(1)} s of it waiting for histories)` +
-    (r.mended.length > 0 ? `; ${r.mended.length} closed by the mender (their workflows went on in a new run): ${r.mended.map((p) => p.workflowId).join(', ')}` : '')
+    ` (${(r.waitedMs / 1000).toFixed(1)} s of it waiting for histories)`
   );
 }

@@ -316,7 +316,6 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       lost === 0 &&
       duplicated === 0 &&
       messages.untrue.length === 0 &&
-      replay.mended.length === 0 &&
       unanswered.length === 0 &&
       questions.answered === questions.asked &&
       questions.workflows === questions.asked &&
@@ -366,7 +365,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
  * evidence after the server is gone.
  */
 async function keepHistories(temporal: Temporal, replay: ReplayReport, dir: string): Promise<void> {
-  const blamed = [...replay.nondeterministic, ...replay.mended, ...replay.stuck, ...replay.failed];
+  const blamed = [...replay.nondeterministic, ...replay.stuck, ...replay.failed];
   if (blamed.length === 0) return;
   fs.mkdirSync(dir, { recursive: true });
   for (const p of blamed) {
@@ -488,14 +487,13 @@ export function describeSoak(r: SoakReport): string {
     `  send_message: ${r.messages.offered} offered, ${r.messages.offeredPerSecond.toFixed(1)} a second; refusals ${JSON.stringify(r.messages.codes)}; ${r.messages.untrue.length} untrue`,
     ...r.messages.untrue.slice(0, 10).map((u) => `  untrue answer: ${u}`),
     ...(r.brokenBeforeRepair > 0 ? [`  ${r.brokenBeforeRepair} nondeterministic before repair, ${r.repaired} repaired`] : []),
-    `  replayed ${r.replay.replayed} histories: ${r.replay.nondeterministic.length} nondeterministic, ${r.replay.stuck.length} stuck, ${r.replay.failed.length} failed; ${r.replay.mended.length} mended by the worker; ${r.replay.taskTimeouts} workflow tasks timed out on a worker`,
+    `  replayed ${r.replay.replayed} histories: ${r.replay.nondeterministic.length} nondeterministic, ${r.replay.stuck.length} stuck, ${r.replay.failed.length} failed; ${r.replay.taskTimeouts} workflow tasks timed out on a worker`,
     `  workflow tasks finished: ${r.replay.taskLatency.tasks}, started to completed median ${r.replay.taskLatency.p50} ms, p99 ${r.replay.taskLatency.p99} ms, max ${r.replay.taskLatency.max} ms; longest history ${r.replay.largestHistory} events, replayed in ${r.largestReplayMs} ms on one thread`,
     `  agents not answering a read: ${r.unanswered.length}`,
     `  ask_user: ${r.questions.asked} asked, ${r.questions.answered} answered once and rightly, ${r.questions.wrong} wrong, ${r.questions.unanswered} unanswered, ${r.questions.workflows} question workflows; ${r.questions.rootReviews} root reviews approved; ${r.reviews} member reviews`,
     `  task_create with a key: ${r.tasks.keyed} keys, ${r.tasks.answered} answered, ${r.tasks.onBoard} on the board, ${r.tasks.duplicates} duplicated, ${r.tasks.missing} missing`,
     `  iSphere sends: ${r.sends.keyed} keyed, ${r.sends.answered} answered sent (${r.sends.viaWebhook} approved by webhook), ${r.sends.delivered} delivered, ${r.sends.duplicates} delivered twice, ${r.sends.missing} missing; ${r.sends.auditPairs} with intent and outcome records; audit chain ${r.sends.chainOk ? 'verifies' : 'BROKEN'}`,
     ...r.replay.nondeterministic.map((p) => `  nondeterministic: ${p.workflowId}: ${p.message}`),
-    ...r.replay.mended.map((p) => `  mended: ${p.workflowId}: ${p.message}`),
     ...r.replay.stuck.map((p) => `  stuck: ${p.workflowId}: ${p.message}`),
   ].join('\n');
 }

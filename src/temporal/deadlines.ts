@@ -8,7 +8,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
  * - a Query: also never past the workers' sticky queue timeout less a second (`queryCapMs`);
  * - a wait no Temporal deadline covers: our own clock (`beforeDeadline`), since gRPC's deadline has been seen to let
  *   a Query to a dead worker hang past it under load;
- * - everything else (workers, the doctor, the mender, the CLI, activities): no deadline of Dipper's; the SDK's own
+ * - everything else (workers, the doctor, the CLI, activities): no deadline of Dipper's; the SDK's own
  *   and the caller's process lifetime bound them. Their Queries are still capped and their Updates still retried.
  * policy.ts applies all of it to every call made through this module.
  */

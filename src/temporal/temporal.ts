@@ -159,7 +159,7 @@ export class Temporal {
     );
   }
 
-  /** Resets a workflow to a workflow task (the doctor's and the mender's repair); answers the new run's id. */
+  /** Resets a workflow to a workflow task (the doctor's repair); answers the new run's id. */
   async reset(request: Omit<ResetRequest, 'namespace'>): Promise<string> {
     const res = await this.calls.once('reset', () => this.client.workflowService.resetWorkflowExecution({ ...request, namespace: this.namespace }));
     return res.runId ?? '';

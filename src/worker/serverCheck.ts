@@ -5,7 +5,7 @@ import { safeMessage } from '../log';
 /** What needs a server release newer than some: the oldest that has it, and what is off without it. */
 const NEEDS: { since: string; what: string }[] = [
   { since: '1.28.0', what: 'worker versioning (deployment versions) is unavailable; start workers with DIPPER_WORKER_VERSIONING=off' },
-  { since: '1.30.0', what: 'failing workflow tasks are not flagged (TemporalReportedProblems), so the worker cannot mend what a crash leaves unreplayable' },
+  { since: '1.30.0', what: 'failing workflow tasks are not flagged (TemporalReportedProblems), so the Temporal UI cannot list the workflows whose tasks keep failing (dipper doctor still finds them)' },
 ];
 
 function parts(version: string): number[] | undefined {

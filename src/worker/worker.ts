@@ -23,7 +23,6 @@ import { isolatesAgents, temporalTarget, type DipperConfig } from '../config';
 import { sdkTls } from '../temporal/tls';
 import type { Logger } from '../log';
 import { SkillCatalog } from '../skills';
-import { startMender } from '../ops/mender';
 import { startContentSweeper } from './contentSweeper';
 import { startStallWatch } from './stallWatch';
 import { checkServer } from './serverCheck';
@@ -87,7 +86,7 @@ export async function createDipperWorker(
   const connection = await NativeConnection.connect({ address, ...sdkTls(target.tls) });
   // The server's side of worker versioning: this build's promotion (src/versioning/promote.ts).
   const admin = await TemporalAdmin.connect(target);
-  // Built once, for both workers and the mender's replays (two workers bundling it each took twice as long to start).
+  // Built once, for both workers (each bundling its own took twice as long to start).
   const workflowBundle = opts.workflowBundlePath
     ? { codePath: opts.workflowBundlePath }
     : {
@@ -158,10 +157,6 @@ export async function createDipperWorker(
         // Started once the server was checked and this version settled: what those say belongs to the start-up.
         void Promise.all([serverChecked, promotion?.settled]).then(() => opts.onStarted?.());
         const stopSweeping = opts.log ? startContentSweeper(content, temporal, { retentionMs: config.content.retentionMs, everyMs: config.content.sweepMs }, opts.log) : undefined;
-        const stopMending =
-          opts.log && config.mendEveryMs > 0
-            ? startMender({ temporal, taskQueue: config.temporal.taskQueue, workflowBundle, everyMs: config.mendEveryMs, buildId: versioning.version?.buildId }, opts.log)
-            : undefined;
         const stopWatching = opts.log
           ? startStallWatch(
               [
@@ -180,7 +175,6 @@ export async function createDipperWorker(
           void page?.close();
           stopWatching?.();
           stopSweeping?.();
-          stopMending?.();
           fast?.stop();
           promotion?.stop();
         });

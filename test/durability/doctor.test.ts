@@ -5,12 +5,12 @@ import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker
 import { temporal } from '@temporalio/proto';
 import fs from 'node:fs';
 import { diagnose, repair } from '../../src/ops/doctor';
-import { replayAll, replayOptions } from '../../src/ops/replayAll';
+import { replayOptions } from '../../src/ops/replayAll';
 import { Temporal } from '../../src/temporal';
 import { installQuietRuntime } from '../../src/ops/quietRuntime';
 import { deliverMessagesUpdate, inboxQuery } from '../../workflows/agent/messages';
 import { agentWorkflowId } from '../../workflows/ids';
-import { QUERY_COLD, QUERY_REFUSED, wakeSignal } from '../../src/common/pure/queryGuard';
+import { QUERY_COLD, QUERY_REFUSED } from '../../src/common/pure/queryGuard';
 import { readTestEnv, testDataRoot } from '../setup/env';
 import { AgentClient, eventually, inboxUnlessRetry } from '../support/clients';
 import { skipReplayOf } from '../support/replaySkip';
@@ -32,7 +32,6 @@ import { temporalTargetOf } from '../support/temporal';
  * refusal as a retryable outage.
  */
 let oldCode: Stack;
-let mending: Stack;
 let today: Stack;
 let unbounded: string;
 let connection: Connection;
@@ -51,12 +50,7 @@ beforeAll(async () => {
   const oldBundle = path.join(testDataRoot, 'workflow-bundle-without-guard.js');
   const quiet = { trace: () => {}, debug: () => {}, info: () => {}, warn: () => {}, error: () => {}, log: () => {} };
   fs.writeFileSync(oldBundle, (await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), workflowInterceptorModules: [require.resolve('../support/coldGuardOnly')], logger: quiet })).code);
-  [oldCode, mending, today] = await Promise.all([
-    startStack('doctor-old', 28790, { ...sticky, DIPPER_WORKFLOW_BUNDLE: oldBundle, DIPPER_MEND_EVERY_MS: '0' }),
-    // The same old code, with a worker that mends what it breaks every second.
-    startStack('doctor-mend', 28797, { ...sticky, DIPPER_WORKFLOW_BUNDLE: oldBundle, DIPPER_MEND_EVERY_MS: '1000' }),
-    startStack('doctor', 28795, sticky),
-  ]);
+  [oldCode, today] = await Promise.all([startStack('doctor-old', 28790, { ...sticky, DIPPER_WORKFLOW_BUNDLE: oldBundle }), startStack('doctor', 28795, sticky)]);
   // A replica with the gateway's Query deadline lifted (as before the fix), and a call timeout far beyond the crash.
   unbounded = await today.addGateway(28796, { DIPPER_STICKY_TIMEOUT_MS: '600000', DIPPER_CALL_TIMEOUT_MS: '60000' });
   connection = await Connection.connect(temporalTargetOf());
@@ -64,7 +58,7 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(async () => {
   await Promise.all(agents.map((a) => a.close().catch(() => undefined)));
-  await Promise.all([oldCode?.stop(), mending?.stop(), today?.stop()]);
+  await Promise.all([oldCode?.stop(), today?.stop()]);
   await connection?.close();
   await runtimeHold?.close();
 });
@@ -86,7 +80,7 @@ async function subject(stack: Stack, reader: Subject['reader']): Promise<Subject
   const agent = await AgentClient.connect(reader === 'unbounded' ? unbounded : stack.gatewayUrl, run.root.agent_token);
   agents.push(agent);
   const workflowId = agentWorkflowId(run.run_id, run.root.agent_id);
-  if (stack === oldCode || stack === mending) skipReplayOf({ runId: run.run_id, reason: 'broken on purpose by the doctor test; the test replays the repaired run itself' });
+  if (stack === oldCode) skipReplayOf({ runId: run.run_id, reason: 'broken on purpose by the doctor test; the test replays the repaired run itself' });
   return { runId: run.run_id, agentId: run.root.agent_id, agent, handle: client.workflow.getHandle(workflowId), reader };
 }
 
@@ -241,8 +235,8 @@ it.concurrent('before the fix the same crash broke agents, and doctor --repair m
   expect(broken.length).toBeGreaterThan(0);
 
   const opts = { temporal: Temporal.over(client), bundlePath: readTestEnv().bundlePath };
-  // The doctor looks at the whole namespace, where the mending test's crash breaks agents at the same time: of this
-  // test's agents, it must name exactly the broken ones.
+  // The doctor looks at the whole namespace, where other tests' agents live too: of this test's agents, it must name
+  // exactly the broken ones.
   const ours = new Set(all.map((s) => s.handle.workflowId));
   const findings = (await diagnose(opts)).findings.filter((f) => f.kind === 'nondeterministic' && ours.has(f.workflowId));
   expect(findings.map((f) => f.workflowId).sort()).toEqual(broken.map((s) => s.handle.workflowId).sort());
@@ -258,36 +252,6 @@ it.concurrent('before the fix the same crash broke agents, and doctor --repair m
     expect(await inboxOf(s)).toEqual(['before the crash', 'during the outage']);
     expect(Array.isArray((await peersOf(s)).peers)).toBe(true);
   }
-}, 600_000);
-
-it.concurrent('a worker mends the agents the same crash breaks, on its own, with their inboxes intact', async () => {
-  const { all, broken } = await crash(mending, () => Promise.all(Array.from({ length: 6 }, () => subject(mending, 'direct'))), true);
-  expect(broken.length).toBeGreaterThan(0);
-  // The worker that wrote them runs them from its cache; a fresh one must replay them, and fails. Temporal flags each
-  // after its task fails twice; the fresh worker's mender then resets it to its last good task.
-  await mending.restartWorker('SIGTERM');
-  for (const s of all) await s.handle.signal(wakeSignal);
-  for (const s of broken) {
-    // The run that broke: the first and only one these agents had (a reset keeps the first run's id as the chain's).
-    const brokenRun = (await s.handle.describe()).raw.workflowExecutionInfo!.firstRunId!;
-    const mended = await eventually(async () => {
-      const d = await s.handle.describe();
-      return d.runId !== brokenRun ? d.runId : undefined;
-    }, 120_000, 250);
-    expect(await nondeterministic(s, mended)).toBe(false);
-    const ended = (await client.workflow.getHandle(s.handle.workflowId, brokenRun).fetchHistory()).events!.at(-1);
-    expect(ended?.workflowExecutionTerminatedEventAttributes?.reason).toMatch(/^dipper mend: replay disagrees with the workflow task completed at event \d+$/);
-    expect(await inboxOf(s)).toEqual(['before the crash', 'during the outage']);
-    expect(Array.isArray((await peersOf(s)).peers)).toBe(true);
-  }
-  // The agents it did not break it left alone, and the replay check counts the closed runs as mended, not broken.
-  for (const s of all.filter((x) => !broken.includes(x))) {
-    const d = (await s.handle.describe()).raw.workflowExecutionInfo!;
-    expect(d.execution?.runId).toBe(d.firstRunId);
-  }
-  const report = await replayAll({ temporal: Temporal.over(client), bundlePath: readTestEnv().bundlePath, query: `TaskQueue = "dipper-doctor-mend"` });
-  expect(report.mended.map((p) => p.workflowId).sort()).toEqual(broken.map((s) => s.handle.workflowId).sort());
-  expect(report.nondeterministic).toEqual([]);
 }, 600_000);
 
 it('today: a Query reaching a workflow no worker has run since a restart is refused, and the gateway wakes it and answers', async () => {

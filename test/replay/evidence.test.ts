@@ -31,7 +31,7 @@ it('gives the doctor the task that produced those commands as the reset point', 
 
 /**
  * An agent of the kill matrix of issue 20 (main at cf7a76e; copied from shared/evidence/kill-matrix/hist-ag_e01f9ac577d5.json,
- * described in that folder's README). The worker's mender reset it to the workflow task completed at 145, after
+ * described in that folder's README). The worker's mender (an automatic repair, since removed) reset it to the workflow task completed at 145, after
  * declarePlan was accepted (138) and before it completed: the new run kept the acceptance, every later task failed with
  * "ProtocolMessageCommand referenced absent message ID …/request/complete" (from 163 on), and the agent never answered
  * again. The file is that new run; its events before 145 are the old run's.
@@ -40,7 +40,7 @@ describe('a reset between an Update\'s acceptance and its completion (kill matri
   const stuck = JSON.parse(fs.readFileSync(path.join(projectRoot, 'test', 'fixtures', 'histories', 'kill-matrix-reset-mid-update.history.json'), 'utf8'));
   const events: { eventId: string; eventType: string; [k: string]: unknown }[] = stuck.events;
   const before = events.filter((e) => Number(e.eventId) < 145);
-  // The old run as the mender read it: its task completed at 145, and replay parting from it at the next event.
+  // The old run as the repair read it: its task completed at 145, and replay parting from it at the next event.
   const oldRun = [...before, { eventId: '145', eventType: 'EVENT_TYPE_WORKFLOW_TASK_COMPLETED', workflowTaskCompletedEventAttributes: {} }];
   const parted = 'Nondeterminism error: Update machine does not handle this event: HistoryEvent(id: 146, WorkflowPropertiesModified)';
 

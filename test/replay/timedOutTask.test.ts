@@ -1,7 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { resetEventId } from '../../src/ops/doctor';
-import { MENDABLE } from '../../src/ops/mender';
 import { projectRoot } from '../support/processes';
 
 /**
@@ -10,9 +9,8 @@ import { projectRoot } from '../support/processes';
  * 10 s (726, timed out), and its next task (741) carried the timed-out
  * task's flush timer (743) ahead of two Update acceptances (744, 745);
  * replay accepts the Updates first. docs/decisions.md, "Mending what a
- * worker crash breaks": the shape the worker's mender resets on its own.
- * Recorded by code since rewritten (its patch markers no longer replay):
- * the history is data for the mender's and doctor's reading of it.
+ * worker crash breaks". Recorded by code since rewritten (its patch markers
+ * no longer replay): the history is data for `dipper doctor`'s reading of it.
  */
 const RECORDED_FAILURE = 'Nondeterminism error: Update machine does not handle this event: HistoryEvent(id: 743, TimerStarted)';
 const file = path.join(projectRoot, 'test', 'fixtures', 'histories', 'timed-out-task-before-update.history.json');
@@ -33,12 +31,6 @@ it('has the shape: a task the fresh worker held past its timeout, then its next 
   ]);
 });
 
-it('gives the mender, which knows the signature, the task whose commands replay disowned as its reset point', () => {
-  expect(MENDABLE.test(RECORDED_FAILURE)).toBe(true);
+it('gives dipper doctor the task whose commands replay disowned as its reset point', () => {
   expect(resetEventId(history.events, RECORDED_FAILURE)).toBe(742);
-});
-
-it('the mender leaves other nondeterminism alone', () => {
-  expect(MENDABLE.test('Nondeterminism error: Timer machine does not handle this event: HistoryEvent(id: 12, ActivityTaskScheduled)')).toBe(false);
-  expect(MENDABLE.test('Activity type of scheduled event \'recordEvents\' does not match activity type of activity command \'other\'')).toBe(false);
 });

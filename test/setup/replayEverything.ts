@@ -39,7 +39,7 @@ export async function replayEverything(replayedBefore?: (runId: string, events: 
 
 /** Each problem's history, as JSON beside the run's logs: the dev server keeps nothing once it stops. */
 async function keepProblemHistories(client: Client, report: ReplayReport, dir: string): Promise<void> {
-  const problems = [...report.nondeterministic, ...report.mended, ...report.failed, ...report.stuck];
+  const problems = [...report.nondeterministic, ...report.failed, ...report.stuck];
   for (const p of problems) {
     try {
       const history = await client.workflow.getHandle(p.workflowId, p.runId).fetchHistory();

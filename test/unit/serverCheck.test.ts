@@ -20,7 +20,7 @@ describe('what a worker says about the Temporal server it finds', () => {
     expect(on129).toHaveLength(1);
     expect(on129[0]).toMatchObject({ level: 'warn', message: expect.stringContaining('older than 1.30.0: failing workflow tasks are not flagged') });
     const on127 = serverFindings('1.27.4').map((f) => f.message);
-    expect(on127).toEqual([expect.stringContaining('DIPPER_WORKER_VERSIONING=off'), expect.stringContaining('cannot mend')]);
+    expect(on127).toEqual([expect.stringContaining('DIPPER_WORKER_VERSIONING=off'), expect.stringContaining('dipper doctor still finds them')]);
   });
 
   it('says the release is unknown when the server does not give one', () => {

@@ -15,8 +15,7 @@ import { recordedHistory } from '../support/temporal';
  * still read, so `debugMode: false` moves the replay to a worker thread.
  *
  * Workaround it justifies: replayOptions() in src/ops/replayAll.ts, used
- * by every replay Dipper makes (the mender inside the worker, replayAll,
- * the tests). Each side runs in a fresh process, since the hook outlives
+ * by every replay Dipper makes (replayAll, `dipper doctor`, the tests). Each side runs in a fresh process, since the hook outlives
  * the replay.
  */
 const run = promisify(execFile);
