@@ -147,6 +147,21 @@ const layers = [
 /** The layer rule reads import statements: a type named inline by `import('…')` would pass it unseen. */
 const INLINE_TYPE_IMPORT = { selector: 'TSImportType[argument.literal.value=/^\\./]', message: "Name a type with `import type { … } from '…'`, which the layer rule (docs/architecture.md, \"Layers\") checks." };
 
+/**
+ * The workflow bundle's modules are preloaded (src/worker/bundle.ts): evaluated once per workflow thread and shared by
+ * every workflow it runs. So nothing at their module scope may hold state: a module-level `let`, a Map or Set, or a
+ * static class field would be one value for every workflow on the thread, and replay could then differ from the live
+ * run. Per-workflow state lives in the workflow function's closure (its state classes) or the SDK's activator.
+ */
+const SHARED_MODULE_STATE_MESSAGE = 'Workflow modules are shared by every workflow on a thread (src/worker/bundle.ts): keep state in the workflow, not at module scope.';
+const SHARED_MODULE_STATE = [
+  { selector: "Program > VariableDeclaration[kind!='const']", message: SHARED_MODULE_STATE_MESSAGE },
+  { selector: "Program > ExportNamedDeclaration > VariableDeclaration[kind!='const']", message: SHARED_MODULE_STATE_MESSAGE },
+  { selector: 'Program > VariableDeclaration > VariableDeclarator > NewExpression[callee.name=/^(Map|Set|WeakMap|WeakSet)$/]', message: SHARED_MODULE_STATE_MESSAGE },
+  { selector: 'Program > ExportNamedDeclaration > VariableDeclaration > VariableDeclarator > NewExpression[callee.name=/^(Map|Set|WeakMap|WeakSet)$/]', message: SHARED_MODULE_STATE_MESSAGE },
+  { selector: 'PropertyDefinition[static=true][readonly!=true]', message: SHARED_MODULE_STATE_MESSAGE },
+];
+
 /** Node's globals that browsers lack, switched off for browser code (the base block turns every Node global on). */
 const nodeOnlyOff = Object.fromEntries(Object.keys(globals.node).filter((name) => !(name in globals.browser)).map((name) => [name, 'off']));
 
@@ -194,6 +209,7 @@ module.exports = defineConfig(
   { files: ['src/common/*/*.ts'], rules: { 'no-restricted-imports': restrictedImports(TEMPORAL_CLIENT, NO_ACTIVITIES, aboveCommon('\\.\\./\\.\\./')) } },
   { files: ['src/common/*/*/*.ts'], rules: { 'no-restricted-imports': restrictedImports(TEMPORAL_CLIENT, NO_ACTIVITIES, aboveCommon('\\.\\./\\.\\./\\.\\./')) } },
   { files: ['{src,activities,bench,workflows}/**/*.ts'], rules: { 'no-restricted-syntax': [...byName, INLINE_TYPE_IMPORT] } },
+  { files: ['workflows/**/*.ts', 'src/common/pure/*.ts'], rules: { 'no-restricted-syntax': [...byName, INLINE_TYPE_IMPORT, ...SHARED_MODULE_STATE] } },
   {
     files: ['test/**/*.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },

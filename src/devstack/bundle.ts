@@ -1,6 +1,6 @@
 import { bundleWorkflowCode } from '@temporalio/worker';
 import fs from 'node:fs';
-import path from 'node:path';
+import { workflowBundleOptions } from '../worker/bundle';
 
 const quietLogger = {
   trace: () => undefined,
@@ -16,10 +16,6 @@ const quietLogger = {
  * benches) to load with DIPPER_WORKFLOW_BUNDLE instead of each bundling again.
  */
 export async function writeWorkflowBundle(file: string): Promise<void> {
-  const { code } = await bundleWorkflowCode({
-    workflowsPath: path.join(__dirname, '..', '..', 'workflows', 'index.ts'),
-    workflowInterceptorModules: [path.join(__dirname, '..', '..', 'workflows', 'interceptors.ts')],
-    logger: quietLogger,
-  });
+  const { code } = await bundleWorkflowCode(workflowBundleOptions({ logger: quietLogger }));
   fs.writeFileSync(file, code);
 }

@@ -28,6 +28,7 @@ import { startStallWatch } from './stallWatch';
 import { checkServer } from './serverCheck';
 import { speedUpWorkflowThreads } from './workflowThreads';
 import { Temporal, TemporalAdmin } from '../temporal';
+import { workflowBundleOptions } from './bundle';
 import { startPromotion } from '../versioning/promote';
 import { workerVersioning } from '../versioning/worker';
 
@@ -91,11 +92,7 @@ export async function createDipperWorker(
     ? { codePath: opts.workflowBundlePath }
     : {
         code: (
-          await bundleWorkflowCode({
-            workflowsPath: path.join(__dirname, '..', '..', 'workflows', 'index.ts'),
-            workflowInterceptorModules: [path.join(__dirname, '..', '..', 'workflows', 'interceptors.ts')],
-            logger: opts.log ? bundlerLogger(opts.log) : undefined,
-          })
+          await bundleWorkflowCode(workflowBundleOptions({ logger: opts.log ? bundlerLogger(opts.log) : undefined }))
         ).code,
       };
   const bundle = { workflowBundle };

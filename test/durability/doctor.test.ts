@@ -6,6 +6,7 @@ import { temporal } from '@temporalio/proto';
 import fs from 'node:fs';
 import { diagnose, repair } from '../../src/ops/doctor';
 import { replayOptions } from '../../src/ops/replayAll';
+import { workflowBundleOptions } from '../../src/worker/bundle';
 import { Temporal } from '../../src/temporal';
 import { installQuietRuntime } from '../../src/ops/quietRuntime';
 import { deliverMessagesUpdate, inboxQuery } from '../../workflows/agent/messages';
@@ -49,7 +50,7 @@ beforeAll(async () => {
   // The workflows as they were before the fix: the same code with the cold Query guard only (test/support/coldGuardOnly.ts).
   const oldBundle = path.join(testDataRoot, 'workflow-bundle-without-guard.js');
   const quiet = { trace: () => {}, debug: () => {}, info: () => {}, warn: () => {}, error: () => {}, log: () => {} };
-  fs.writeFileSync(oldBundle, (await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), workflowInterceptorModules: [require.resolve('../support/coldGuardOnly')], logger: quiet })).code);
+  fs.writeFileSync(oldBundle, (await bundleWorkflowCode(workflowBundleOptions({ interceptors: [require.resolve('../support/coldGuardOnly')], logger: quiet }))).code);
   [oldCode, today] = await Promise.all([startStack('doctor-old', 28790, { ...sticky, DIPPER_WORKFLOW_BUNDLE: oldBundle }), startStack('doctor', 28795, sticky)]);
   // A replica with the gateway's Query deadline lifted (as before the fix), and a call timeout far beyond the crash.
   unbounded = await today.addGateway(28796, { DIPPER_STICKY_TIMEOUT_MS: '600000', DIPPER_CALL_TIMEOUT_MS: '60000' });

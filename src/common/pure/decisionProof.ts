@@ -4,12 +4,14 @@ import type * as Sha2 from '@noble/hashes/sha2';
 
 /**
  * The curve, the hash and their byte helpers, loaded at first use rather than with this module. Loading them builds
- * their tables (the curve's constants, SHA-512's) and defines every export of their modules, and a workflow sandbox
- * loads every module of the bundle each time it starts a workflow: a worker profiled over 50 spawns spent a quarter
- * of its workflow threads' busy time building these tables for workflows that never check a proof, and with the
- * tables lazy the helpers' module still took a fifth of loading the bundle (docs/performance.md). Loading is
- * deterministic; when it happens changes nothing a workflow does.
+ * their tables (the curve's constants, SHA-512's) and defines every export of their modules; when a workflow sandbox
+ * loaded every module of the bundle for each workflow it started, a worker profiled over 50 spawns spent a quarter of
+ * its workflow threads' busy time on these tables for workflows that never check a proof (docs/performance.md). The
+ * bundle's modules are now loaded once a thread (src/worker/bundle.ts), and a thread whose workflows never check a
+ * proof still never builds them. Loading is deterministic; when it happens changes nothing a workflow does, and the
+ * one copy a thread keeps holds pure functions only, so its workflows may share it.
  */
+// eslint-disable-next-line no-restricted-syntax -- a cache of pure functions, the same for every workflow (above)
 let noble:
   | { ed25519: typeof Ed25519.ed25519; sha256: typeof Sha2.sha256 } & Pick<typeof Utils, 'bytesToHex' | 'hexToBytes' | 'utf8ToBytes'>
   | undefined;
