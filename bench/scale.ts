@@ -31,7 +31,7 @@ export function scaleTable(lines: ScaleLine[]): string {
     'agents (runs)',
     'built in, s',
     'RSS worker / gateway / Temporal, MiB',
-    'long polls: Temporal calls/s',
+    'long polls: Temporal calls/s (answers/s, refused/s)',
     'CPU Temporal / worker / gateway',
     'send_message p50 / p99 ms',
     'list_peers p50 / p99 ms',
@@ -41,7 +41,7 @@ export function scaleTable(lines: ScaleLine[]): string {
     `${l.agents.toLocaleString('en-US')} (${l.runs})`,
     f(l.buildSeconds),
     `${f(l.rss.worker)} / ${f(l.rss.gateway)} / ${f(l.rss['Temporal dev server'])}`,
-    f(l.polling.callsPerSecond, 1),
+    `${f(l.polling.callsPerSecond, 1)} (${f(l.answers.perSecond, 1)}, ${f(l.answers.refusedPerSecond, 1)})`,
     `${f(l.polling.cpu['Temporal dev server'], 1)} / ${f(l.polling.cpu.worker, 1)} / ${f(l.polling.cpu.gateway, 1)} %`,
     `${f(l.send.p50, 1)} / ${f(l.send.p99, 1)}`,
     `${f(l.peers.p50, 1)} / ${f(l.peers.p99, 1)}`,
@@ -95,7 +95,7 @@ async function main(argv: string[]): Promise<number> {
         '',
         table,
         '',
-        `At each line: resident memory (VmRSS) of each process; then every agent built so far holding its runtime's long poll (wait_ms 20 s, asked again when answered) over a ${windowSeconds} s window, after 10 s to settle: Temporal frontend calls per second and CPU per process in percent of one core; then ${calls} send_message calls, each to a random agent of the sender's run, and as many list_peers (scope team), from 50 agents of random runs, one after another. Most agents' workflows have left the worker's cache by then, so the sends include cold agents.`,
+        `At each line: resident memory (VmRSS) of each process; then every agent built so far holding its runtime's long poll (wait_ms 20 s, asked again when answered) over a ${windowSeconds} s window, after 10 s to settle: Temporal frontend calls per second, beside the polls' answers per second (with every poll live and idle, about one agent in 20 a second) and refusals per second (answered at once, at no Temporal cost), and CPU per process in percent of one core; then ${calls} send_message calls, each to a random agent of the sender's run, and as many list_peers (scope team), from 50 agents of random runs, one after another. Most agents' workflows have left the worker's cache by then, so the sends include cold agents.`,
         '',
       ].join('\n');
       fs.writeFileSync(path.join(projectRoot, 'docs', 'scale.md'), doc);

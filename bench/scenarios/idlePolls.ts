@@ -63,7 +63,8 @@ export async function measureWindow(what: string, seconds: number, metricsUrl: s
 }
 
 /** Each agent's runtime long poll, over and over, as the reference runtime does, until stopped. */
-export function pollForever(gatewayUrl: string, token: string, waitMs: number, stop: AbortSignal, onAnswer: () => void): Promise<void> {
+/** Holds one agent's long poll until stopped, asking again as soon as it is answered; `onAnswer` hears each answer's HTTP status. */
+export function pollForever(gatewayUrl: string, token: string, waitMs: number, stop: AbortSignal, onAnswer: (status: number) => void): Promise<void> {
   return (async () => {
     let cursor = 0;
     while (!stop.aborted) {
@@ -74,7 +75,7 @@ export function pollForever(gatewayUrl: string, token: string, waitMs: number, s
         });
         const body = (await res.json()) as { next_cursor?: number };
         if (typeof body.next_cursor === 'number') cursor = body.next_cursor;
-        onAnswer();
+        onAnswer(res.status);
       } catch {
         if (stop.aborted) return;
         await new Promise((r) => setTimeout(r, 1000));
@@ -106,7 +107,7 @@ export async function idleCost(
   // One signal for every poll: a thousand listeners on it are expected.
   setMaxListeners(0, stop.signal);
   let answered = 0;
-  const polls = tokens.map((t) => pollForever(agents.gatewayUrl, t, opts.waitMs, stop.signal, () => answered++));
+  const polls = tokens.map((t) => pollForever(agents.gatewayUrl, t, opts.waitMs, stop.signal, (status) => void (status === 200 && answered++)));
   // Settle: every poll has been taken and has asked its first Query.
   await new Promise((r) => setTimeout(r, 5000));
   opts.progress(`idle cost: ${n} agents long-polling (wait_ms ${opts.waitMs}), ${opts.seconds} s`);

@@ -19,6 +19,12 @@ export interface ScaleLine {
   rss: Record<string, number | undefined>;
   /** Every agent built so far holding its runtime's long poll. */
   polling: IdleLine;
+  /**
+   * The polls' answers in the window, per second: an idle poll is answered once a wait (20 s), so all of them live
+   * answer about agents / 20 a second; refusals (429, 503) are answered at once and cost no Temporal call, so the
+   * calls per second mean something only beside these.
+   */
+  answers: { perSecond: number; refusedPerSecond: number };
   send: { p50: number; p99: number; errors: number };
   peers: { p50: number; p99: number; errors: number };
 }
@@ -132,11 +138,16 @@ export async function scaleScenario(agents: Agents, o: ScaleOptions): Promise<Sc
     setMaxListeners(0, stop.signal);
     const everyone = runs.flatMap((r) => r.agents);
     o.progress(`scale: ${everyone.length.toLocaleString('en-US')} long polls, ${o.windowSeconds} s`);
-    const polls = everyone.map((a) => pollForever(agents.gatewayUrl, a.token, 20_000, stop.signal, () => undefined));
-    const polling = await measureWindow(`${everyone.length} agents long-polling`, o.windowSeconds, o.metricsUrl, o.pids, { settleSeconds: 10 });
+    const answered = { ok: 0, refused: 0 };
+    const polls = everyone.map((a) => pollForever(agents.gatewayUrl, a.token, 20_000, stop.signal, (status) => void (status === 200 ? answered.ok++ : answered.refused++)));
+    // A benchmark's settling time: every poll taken and its first Query asked before the window opens.
+    await new Promise((r) => setTimeout(r, 10_000));
+    const before = { ...answered };
+    const polling = await measureWindow(`${everyone.length} agents long-polling`, o.windowSeconds, o.metricsUrl, o.pids);
+    const answers = { perSecond: (answered.ok - before.ok) / polling.seconds, refusedPerSecond: (answered.refused - before.refused) / polling.seconds };
     stop.abort();
     await Promise.all(polls);
-    lines.push({ agents: built, runs: runs.length, buildSeconds, rss, polling, send, peers });
+    lines.push({ agents: built, runs: runs.length, buildSeconds, rss, polling, answers, send, peers });
   }
   return lines;
 }
