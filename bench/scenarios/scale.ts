@@ -139,7 +139,14 @@ export async function scaleScenario(agents: Agents, o: ScaleOptions): Promise<Sc
     const everyone = runs.flatMap((r) => r.agents);
     o.progress(`scale: ${everyone.length.toLocaleString('en-US')} long polls, ${o.windowSeconds} s`);
     const answered = { ok: 0, refused: 0 };
-    const polls = everyone.map((a) => pollForever(agents.gatewayUrl, a.token, 20_000, stop.signal, (status) => void (status === 200 ? answered.ok++ : answered.refused++)));
+    const refusals = new Map<number, number>();
+    const polls = everyone.map((a) =>
+      pollForever(agents.gatewayUrl, a.token, 20_000, stop.signal, (status) => {
+        if (status === 200) return void answered.ok++;
+        answered.refused++;
+        refusals.set(status, (refusals.get(status) ?? 0) + 1);
+      }),
+    );
     // A benchmark's settling time: every poll taken and its first Query asked before the window opens.
     await new Promise((r) => setTimeout(r, 10_000));
     const before = { ...answered };
@@ -147,6 +154,7 @@ export async function scaleScenario(agents: Agents, o: ScaleOptions): Promise<Sc
     const answers = { perSecond: (answered.ok - before.ok) / polling.seconds, refusedPerSecond: (answered.refused - before.refused) / polling.seconds };
     stop.abort();
     await Promise.all(polls);
+    if (refusals.size > 0) o.progress(`scale: polls refused, by HTTP status: ${[...refusals].map(([status, n]) => `${status} ×${n}`).join(', ')}`);
     lines.push({ agents: built, runs: runs.length, buildSeconds, rss, polling, answers, send, peers });
   }
   return lines;
