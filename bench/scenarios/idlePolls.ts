@@ -76,6 +76,8 @@ export function pollForever(gatewayUrl: string, token: string, waitMs: number, s
         const body = (await res.json()) as { next_cursor?: number };
         if (typeof body.next_cursor === 'number') cursor = body.next_cursor;
         onAnswer(res.status);
+        // Refused (503, 429): a runtime waits before it asks again, as it does when the call fails on the way.
+        if (res.status !== 200) await new Promise((r) => setTimeout(r, 1000));
       } catch {
         if (stop.aborted) return;
         await new Promise((r) => setTimeout(r, 1000));
