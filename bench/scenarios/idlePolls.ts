@@ -62,8 +62,10 @@ export async function measureWindow(what: string, seconds: number, metricsUrl: s
   return { what, seconds: elapsed, callsPerSecond: (after.all - before.all) / elapsed, queriesPerSecond: (after.queries - before.queries) / elapsed, cpu };
 }
 
-/** Each agent's runtime long poll, over and over, as the reference runtime does, until stopped. */
-/** Holds one agent's long poll until stopped, asking again as soon as it is answered; `onAnswer` hears each answer's HTTP status. */
+/**
+ * Each agent's runtime long poll, over and over, as the reference runtime does, until stopped: asked again as soon as
+ * it is answered, after a second when refused or failed on the way. `onAnswer` hears each answer's HTTP status.
+ */
 export function pollForever(gatewayUrl: string, token: string, waitMs: number, stop: AbortSignal, onAnswer: (status: number) => void): Promise<void> {
   return (async () => {
     let cursor = 0;
@@ -76,12 +78,11 @@ export function pollForever(gatewayUrl: string, token: string, waitMs: number, s
         const body = (await res.json()) as { next_cursor?: number };
         if (typeof body.next_cursor === 'number') cursor = body.next_cursor;
         onAnswer(res.status);
-        // Refused (503, 429): a runtime waits before it asks again, as it does when the call fails on the way.
-        if (res.status !== 200) await new Promise((r) => setTimeout(r, 1000));
+        if (res.status === 200) continue;
       } catch {
         if (stop.aborted) return;
-        await new Promise((r) => setTimeout(r, 1000));
       }
+      await new Promise((r) => setTimeout(r, 1000));
     }
   })();
 }

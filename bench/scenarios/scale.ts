@@ -21,8 +21,8 @@ export interface ScaleLine {
   polling: IdleLine;
   /**
    * The polls' answers in the window, per second: an idle poll is answered once a wait (20 s), so all of them live
-   * answer about agents / 20 a second; refusals (429, 503) are answered at once and cost no Temporal call, so the
-   * calls per second mean something only beside these.
+   * answer about agents / 20 a second; refusals (503, 429) say the polls were not all held, so the calls per second
+   * mean something only beside these.
    */
   answers: { perSecond: number; refusedPerSecond: number };
   send: { p50: number; p99: number; errors: number };
@@ -138,23 +138,20 @@ export async function scaleScenario(agents: Agents, o: ScaleOptions): Promise<Sc
     setMaxListeners(0, stop.signal);
     const everyone = runs.flatMap((r) => r.agents);
     o.progress(`scale: ${everyone.length.toLocaleString('en-US')} long polls, ${o.windowSeconds} s`);
-    const answered = { ok: 0, refused: 0 };
-    const refusals = new Map<number, number>();
-    const polls = everyone.map((a) =>
-      pollForever(agents.gatewayUrl, a.token, 20_000, stop.signal, (status) => {
-        if (status === 200) return void answered.ok++;
-        answered.refused++;
-        refusals.set(status, (refusals.get(status) ?? 0) + 1);
-      }),
-    );
+    // Answers by HTTP status, 200 the polls' own.
+    const byStatus = new Map<number, number>();
+    const polls = everyone.map((a) => pollForever(agents.gatewayUrl, a.token, 20_000, stop.signal, (status) => void byStatus.set(status, (byStatus.get(status) ?? 0) + 1)));
+    const counts = () => [...byStatus].reduce((c, [status, n]) => (status === 200 ? { ...c, ok: c.ok + n } : { ...c, refused: c.refused + n }), { ok: 0, refused: 0 });
     // A benchmark's settling time: every poll taken and its first Query asked before the window opens.
     await new Promise((r) => setTimeout(r, 10_000));
-    const before = { ...answered };
+    const before = counts();
     const polling = await measureWindow(`${everyone.length} agents long-polling`, o.windowSeconds, o.metricsUrl, o.pids);
-    const answers = { perSecond: (answered.ok - before.ok) / polling.seconds, refusedPerSecond: (answered.refused - before.refused) / polling.seconds };
+    const after = counts();
+    const answers = { perSecond: (after.ok - before.ok) / polling.seconds, refusedPerSecond: (after.refused - before.refused) / polling.seconds };
     stop.abort();
     await Promise.all(polls);
-    if (refusals.size > 0) o.progress(`scale: polls refused, by HTTP status: ${[...refusals].map(([status, n]) => `${status} ×${n}`).join(', ')}`);
+    const refused = [...byStatus].filter(([status]) => status !== 200);
+    if (refused.length > 0) o.progress(`scale: polls refused, by HTTP status: ${refused.map(([status, n]) => `${status} ×${n}`).join(', ')}`);
     lines.push({ agents: built, runs: runs.length, buildSeconds, rss, polling, answers, send, peers });
   }
   return lines;
