@@ -31,6 +31,21 @@ export interface InboxItem {
   ts: number;
 }
 
+/**
+ * An item a delivery just put into an inbox, as the delivering Update
+ * answers it, so a long poll on the delivering gateway can hand it over
+ * without asking the workflow again. `before` is the newest other item
+ * still pending when it was put (0: none): a poll whose cursor is at or
+ * past it knows this item is the next one it has not seen.
+ */
+export interface InboxNews {
+  seq: number;
+  ts: number;
+  before: number;
+  /** The agent's status once it was put (a poll's answer carries it). */
+  status: AgentStatus;
+}
+
 export type PlanTaskStatus = 'ready' | 'blocked' | 'in_flight' | 'done' | 'failed';
 
 export interface PlanTaskSpec {

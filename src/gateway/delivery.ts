@@ -3,7 +3,7 @@ import { deliverMessagesUpdate, MAX_DELIVERY_BATCH, type DeliverInput, type Deli
 import { stateBytes } from '../common/pure/content';
 import { callDeadline, underDeadline } from './deadline';
 import { notSent } from '../common/serviceErrors';
-import type { MessageDelivery } from '../registry/capabilities';
+import type { HandedItem, MessageDelivery } from '../registry/capabilities';
 import type { TeamClient } from './teamClient';
 import type { Wakeups } from './wakeups';
 
@@ -60,7 +60,7 @@ export class DeliveryBatcher implements MessageDelivery {
           this.team.update(this.team.agent(runId, to), deliverMessagesUpdate, [{ messages: batch.map((p) => p.input) }], randomUUID()),
         );
         batch.forEach((p, i) => p.resolve(outcomes[i]));
-        if (outcomes.some((o) => o.delivered)) this.wakeups.wake(runId, to);
+        if (outcomes.some((o) => o.delivered)) this.wakeups.delivered(runId, to, handedItems(batch, outcomes));
       } catch (err) {
         for (const p of batch) p.reject(err);
       }
@@ -83,6 +83,16 @@ function dropAbandoned(queue: Pending[]): void {
       p.reject(notSent());
     }
   }
+}
+
+/** The messages this batch put into the inbox, as their long poll reads them. */
+function handedItems(batch: Pending[], outcomes: DeliveryOutcome[]): HandedItem[] {
+  return batch.flatMap(({ input }, i) => {
+    const outcome = outcomes[i];
+    if (!outcome?.delivered || !outcome.news) return [];
+    const { news } = outcome;
+    return [{ item: { seq: news.seq, message_id: input.message_id, kind: 'message' as const, from: input.from_agent_id, content: input.content, ts: news.ts }, news }];
+  });
 }
 
 function takeBatch(queue: Pending[]): Pending[] {

@@ -2,6 +2,7 @@ import { Router } from 'express';
 import { z } from 'zod';
 import { ackInboxUpdate, inboxQuery } from '../../workflows/agent/messages';
 import type { Caller } from '../registry/capabilities';
+import type { AgentStatus, InboxItem } from '../../workflows/types';
 import type { ContentKeeper } from './content';
 import { asHttpError, HttpError, parseBody } from './http';
 import type { LongPolls } from './longPolls';
@@ -61,23 +62,26 @@ export function runtimeRouter(
     res.on('close', () => gone.abort());
     const stop = AbortSignal.any([gone.signal, ...(poll ? [poll.signal] : []), ...(stopping ? [stopping] : [])]);
     const watch = wakeups.watch(caller.runId, caller.agentId);
+    const answer = async (items: InboxItem[], cursor: number, status: AgentStatus) => {
+      res.json({ messages: await content.resolve(items), next_cursor: items.at(-1)?.seq ?? cursor, status });
+    };
     try {
       for (;;) {
         const view = await team.query(handle, inboxQuery, { after: q.cursor, limit: q.limit }).catch((err: unknown) => {
           if (err instanceof NotFound) throw new HttpError(404, 'unknown_agent', 'This agent no longer exists.');
           throw err;
         });
-        const answer = async () => {
-          const last = view.items.at(-1)?.seq;
-          res.json({ messages: await content.resolve(view.items), next_cursor: last ?? Math.max(q.cursor, view.acked_through), status: view.status });
-        };
-        if (view.items.length > 0 || view.status === 'terminated' || Date.now() >= deadline) return await answer();
+        const seen = Math.max(q.cursor, view.acked_through);
+        if (view.items.length > 0 || view.status === 'terminated' || Date.now() >= deadline) return await answer(view.items, seen, view.status);
         // The agent announces every change to its inbox: it is asked again only when woken.
         const woken = await watch.next(Math.max(0, deadline - Date.now()), stop);
         // Neither a superseded poll nor one whose client left costs another Query.
         if (poll?.signal.aborted) throw superseded();
         if (gone.signal.aborted) return;
-        if (!woken || stopping?.aborted) return await answer();
+        if (!woken || stopping?.aborted) return await answer([], seen, view.status);
+        // Delivered by this gateway, and known to be all that came after what the Query saw: handed over as they are.
+        const handed = wakeups.deliveredAfter(caller.runId, caller.agentId, seen, q.limit);
+        if (handed) return await answer(handed.items, seen, handed.status);
       }
     } finally {
       watch.close();

@@ -1,10 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { InboxWakes } from '../common/stores/inboxWakes';
-import type { InboxWakeups, Watch } from '../registry/capabilities';
+import type { AgentStatus, InboxItem } from '../../workflows/types';
+import type { HandedItem, InboxWakeups, Watch } from '../registry/capabilities';
 
 /** How long handed news is kept: its waiters read it within moments of the wake. */
 const NEWS_MS = 60_000;
+/** Delivered items kept per agent for its long poll: more in a moment and the poll asks its workflow instead. */
+const ITEMS_KEPT = 32;
 
 
 /**
@@ -22,6 +25,8 @@ export class Wakeups implements InboxWakeups {
   private stopFeed: (() => Promise<void>) | undefined;
   /** What hand() carried, by key. */
   private readonly news = new Map<string, unknown>();
+  /** Items this process delivered lately, by `<run>/<agent>`, oldest first. */
+  private readonly items = new Map<string, HandedItem[]>();
   /** Calls under way that will hand news, by key (bringing). */
   private readonly bringers = new Map<string, Set<Promise<void>>>();
 
@@ -53,6 +58,37 @@ export class Wakeups implements InboxWakeups {
     // Read by the waiters woken now; forgotten after a minute, and a later hand for the key replaces it.
     setTimeout(() => this.news.get(at) === news && this.news.delete(at), NEWS_MS).unref();
     this.wake(runId, key);
+  }
+
+  delivered(runId: string, agentId: string, items: HandedItem[]): void {
+    const key = `${runId}/${agentId}`;
+    if (items.length > 0) {
+      const kept = [...(this.items.get(key) ?? []), ...items].slice(-ITEMS_KEPT);
+      this.items.set(key, kept);
+      // Forgotten a minute on, unless newer ones came since (their own timer does it then).
+      setTimeout(() => this.items.get(key) === kept && this.items.delete(key), NEWS_MS).unref();
+    }
+    this.wake(runId, agentId);
+  }
+
+  /**
+   * The items after `cursor` that this process delivered and that are
+   * known to be all there is to read after it: each was put when nothing
+   * newer than the cursor, or than the item before it here, was pending
+   * (InboxNews.before). Empty when that is not known: the caller then asks
+   * the workflow. `cursor` must be where a look at the workflow found
+   * nothing pending after it.
+   */
+  deliveredAfter(runId: string, agentId: string, cursor: number, limit: number): { items: InboxItem[]; status: AgentStatus } | undefined {
+    const kept = (this.items.get(`${runId}/${agentId}`) ?? []).filter((h) => h.news.seq > cursor).sort((a, b) => a.news.seq - b.news.seq);
+    const out: HandedItem[] = [];
+    let last = cursor;
+    for (const handed of kept) {
+      if (out.length >= limit || handed.news.before > last) break;
+      out.push(handed);
+      last = handed.news.seq;
+    }
+    return out.length > 0 ? { items: out.map((h) => h.item), status: out.at(-1)!.news.status } : undefined;
   }
 
   handed(runId: string, key: string): unknown {

@@ -1,5 +1,6 @@
 import type { QueryDefinition, UpdateDefinition, Workflow } from '@temporalio/common';
 import type { DeliverInput, DeliveryOutcome } from '../../workflows/agent/messages';
+import type { InboxItem, InboxNews } from '../../workflows/types';
 import type { Text } from '../common/pure/content';
 import type { TaskOp } from '../common/taskApi/client';
 import type { StartOptions, WorkflowRef } from '../temporal';
@@ -74,6 +75,14 @@ export interface InboxWakeups {
   coming(runId: string, key: string): Promise<void>;
   /** Starts counting wakes for one agent, before the caller looks, so none slips between look and wait. */
   watch(runId: string, agentId: string): Watch;
+  /** Wakes the agent with items a delivery of this process just put into its inbox, as the delivery answered them. */
+  delivered(runId: string, agentId: string, items: HandedItem[]): void;
+}
+
+/** An inbox item this process delivered, with what its delivery answered about it. */
+export interface HandedItem {
+  item: InboxItem;
+  news: InboxNews;
 }
 
 /** What a task call is about, for its refusals' hints. */

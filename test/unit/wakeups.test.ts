@@ -54,4 +54,26 @@ describe('inbox wakeups', () => {
     await wakeups.coming('run_1', 'q_2');
     expect(wakeups.handed('run_1', 'q_2')).toBeUndefined();
   });
+
+  it('hand a long poll the items this process delivered only when nothing it has not seen can lie between them', () => {
+    const wakeups = new Wakeups();
+    const item = (seq: number, before: number) => ({
+      item: { seq, message_id: `m${seq}`, kind: 'message' as const, from: 'ag_b', content: `words ${seq}`, ts: seq },
+      news: { seq, ts: seq, before, status: 'active' as const },
+    });
+    // Put when item 3 was the newest pending: after cursor 3, items 4 and 5 are all there is.
+    wakeups.delivered('run_1', 'ag_a', [item(4, 3), item(5, 4)]);
+    expect(wakeups.deliveredAfter('run_1', 'ag_a', 3, 100)?.items.map((i) => i.seq)).toEqual([4, 5]);
+    // A poll that has not seen item 3 cannot be handed 4: it asks the workflow.
+    expect(wakeups.deliveredAfter('run_1', 'ag_a', 2, 100)).toBeUndefined();
+    // Item 7 came after 6, which this process did not deliver (a workflow's own item): the chain stops at 5.
+    wakeups.delivered('run_1', 'ag_a', [item(7, 6)]);
+    expect(wakeups.deliveredAfter('run_1', 'ag_a', 3, 100)?.items.map((i) => i.seq)).toEqual([4, 5]);
+    // Past what the poll already has, and within its limit.
+    expect(wakeups.deliveredAfter('run_1', 'ag_a', 4, 100)?.items.map((i) => i.seq)).toEqual([5]);
+    expect(wakeups.deliveredAfter('run_1', 'ag_a', 3, 1)?.items.map((i) => i.seq)).toEqual([4]);
+    expect(wakeups.deliveredAfter('run_1', 'ag_a', 5, 100)).toBeUndefined();
+    // Another agent's items are its own.
+    expect(wakeups.deliveredAfter('run_1', 'ag_b', 3, 100)).toBeUndefined();
+  });
 });

@@ -22,7 +22,7 @@ export function installHandlers(s: AgentState, lead: Leader): void {
     description: 'Unacknowledged inbox items after a cursor: { after?: seq (0), limit?: n (100) }.',
   });
   setHandler(m.launchQuery, () => s.launchView(), { description: "What this agent's runtime is launched with (no token), and its launch generation." });
-  setHandler(m.systemMessageSignal, (words) => s.systemMessage(words));
+  setHandler(m.systemMessageSignal, (words) => void s.systemMessage(words));
   setHandler(m.systemMessageUpdate, (words) => s.systemMessage(words));
 
   // Its reports, and its end

@@ -1,5 +1,5 @@
 import { stateBytes, textBytes, type Text } from '../../src/common/pure/content';
-import type { InboxItem, InboxKind } from '../types';
+import type { InboxItem, InboxKind, InboxNews } from '../types';
 
 export interface InboxData {
   items: InboxItem[];
@@ -82,6 +82,14 @@ export class Inbox {
     if (fingerprint !== undefined) this.rememberKeyed(messageId, fingerprint);
     this.onPush();
     return item;
+  }
+
+  /** A pending item as its delivery answers it (types.ts, InboxNews); undefined once it is acknowledged or dropped. */
+  newsOf(messageId: string): Omit<InboxNews, 'status'> | undefined {
+    const at = this.data.items.findIndex((i) => i.message_id === messageId);
+    if (at < 0) return undefined;
+    const item = this.data.items[at];
+    return { seq: item.seq, ts: item.ts, before: at > 0 ? this.data.items[at - 1].seq : 0 };
   }
 
   after(cursor: number, limit: number): InboxItem[] {

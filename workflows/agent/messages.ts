@@ -1,7 +1,7 @@
 import type { AgentHealth } from './health';
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { Rules, Text } from '../../src/common/pure/content';
-import type { AgentStatus, ChildRecord, InboxItem, PlanTaskSpec, PlanTaskStatus } from '../types';
+import type { AgentStatus, ChildRecord, InboxItem, InboxNews, PlanTaskSpec, PlanTaskStatus } from '../types';
 import type { AgentIdentity, LaunchSpec } from '../../src/common/launchPayload';
 import type { BudgetSpent } from '../../src/common/budgets';
 
@@ -21,7 +21,7 @@ export interface DeliverInput {
 }
 /** One message's fate inside a batch: delivered (`reused` when the id was delivered before), or the spec's refusal for it. */
 export type DeliveryOutcome =
-  | { message_id: string; delivered: true; reused?: true }
+  | { message_id: string; delivered: true; reused?: true; news?: InboxNews }
   | { message_id: string; delivered: false; code: string; message: string; extra: Record<string, unknown> };
 
 /**
@@ -160,7 +160,7 @@ export const systemMessageSignal = defineSignal<[{ message_id: string; content: 
  * The same, answered once the item is in the inbox: a caller that then wakes the agent's long poll has its inbox
  * Query answered at once, not queued behind the workflow task that applies a signal.
  */
-export const systemMessageUpdate = defineUpdate<void, [{ message_id: string; content: Text }]>('putSystemMessage');
+export const systemMessageUpdate = defineUpdate<InboxNews | undefined, [{ message_id: string; content: Text }]>('putSystemMessage');
 
 export const runtimeExitedSignal = defineSignal<[{ code: number | null; signal: string | null; stderr_tail: string[]; pid?: number }]>(
   'runtimeExited',

@@ -2,7 +2,7 @@ import { Receipts, type ReceiptData } from '../receipts';
 import { type ApplicationFailure, uuid4, workflowInfo } from '@temporalio/workflow';
 import { refuse } from '../errors';
 import { EventBuffer } from '../events';
-import type { AgentStatus, ChildRecord, Limits, Plan, TeamRecord } from '../types';
+import type { AgentStatus, ChildRecord, InboxNews, Limits, Plan, TeamRecord } from '../types';
 import type { AgentIdentity, LaunchSpec } from '../../src/common/launchPayload';
 import type { DipperEvent } from '../../src/common/stores/eventStore';
 import { prefixed, stateBytes, textBytes, type Text } from '../../src/common/pure/content';
@@ -185,7 +185,8 @@ export class AgentState {
       }
       if (this.inbox.has(msg.message_id)) return { message_id: msg.message_id, delivered: true, reused: true };
       cleared = this.deliver(msg) || cleared;
-      return { message_id: msg.message_id, delivered: true };
+      const news = this.newsOf(msg.message_id);
+      return { message_id: msg.message_id, delivered: true, ...(news ? { news } : {}) };
     });
     if (cleared && !this.isRoot) {
       // Awaited so the leader's own list_pending_reviews sees the cleared review once send_message returns.
@@ -402,9 +403,16 @@ export class AgentState {
   }
 
   /** Words from Dipper itself (a question passed to it, a deadline, an answer): once per id. */
-  systemMessage({ message_id, content }: { message_id: string; content: Text }): void {
-    if (this.inbox.has(message_id)) return;
+  systemMessage({ message_id, content }: { message_id: string; content: Text }): InboxNews | undefined {
+    if (this.inbox.has(message_id)) return undefined;
     this.inbox.push('system', null, content, message_id, Date.now());
+    return this.newsOf(message_id);
+  }
+
+  /** A delivery's answer about the item it put (types.ts, InboxNews). */
+  private newsOf(messageId: string): InboxNews | undefined {
+    const news = this.inbox.newsOf(messageId);
+    return news && { ...news, status: this.status };
   }
 
   runEnded(): void {

@@ -75,8 +75,9 @@ async function tellFirstHolder(ctx: ToolContext, args: QuestionInput, questionRu
   const holder = args.ancestors[0];
   const words = inboxQuestion({ qid: args.qid, askerId: args.askerId, askerRole: args.askerRole, questions: args.questions, context: typeof args.context === 'string' ? args.context : null, via: [] });
   const content = textBytes(words) > INLINE_TEXT_BYTES ? await ctx.content.keep(args.runId, words) : words;
-  await ctx.team.update(ctx.team.agent(args.runId, holder), systemMessageUpdate, [{ message_id: questionItemId(args.qid, questionRunId, 1), content }]);
-  ctx.wakeups.wake(args.runId, holder);
+  const message_id = questionItemId(args.qid, questionRunId, 1);
+  const news = await ctx.team.update(ctx.team.agent(args.runId, holder), systemMessageUpdate, [{ message_id, content }]);
+  ctx.wakeups.delivered(args.runId, holder, news ? [{ item: { seq: news.seq, message_id, kind: 'system', from: null, content, ts: news.ts }, news }] : []);
 }
 
 /**
