@@ -17,7 +17,7 @@ import { withFaults } from './faults';
 import { measureWorkspace, watchUntilOver, type WatchInput } from './workspaceWatch';
 import { reviewArtifacts, type Artifact } from './artifacts';
 import type { EventStore } from '../src/common/stores/eventStore';
-import type { InboxWakes } from '../src/common/stores/inboxWakes';
+import { WORKER_WAKES, type InboxWakes } from '../src/common/stores/inboxWakes';
 import type { RevokedTokens } from '../src/common/stores/revokedTokens';
 import { AccountProblem, runAs, type AgentAccounts } from './runtimes/accounts';
 import { claudeCommand, claudeEnv, claudeHome } from './runtimes/claude';
@@ -48,8 +48,6 @@ export interface ActivityDeps {
   accounts?: AgentAccounts;
 }
 
-/** Wakes from workflows; gateways skip only their own origin's. */
-const WORKER_ORIGIN = 'worker';
 
 /** All I/O Dipper's workflows do, built from its dependencies (wired in the worker, faked nowhere). */
 export function createActivities(deps: ActivityDeps) {
@@ -75,7 +73,7 @@ export function createActivities(deps: ActivityDeps) {
     async recordEvents(events: DipperEvent[], wake?: string[]): Promise<void> {
       await deps.events.append(events);
       // A lost wake only delays a poll to its window's end: never a reason to write the events again.
-      if (wake && wake.length > 0 && deps.wakes) await deps.wakes.publish(WORKER_ORIGIN, wake).catch(() => undefined);
+      if (wake && wake.length > 0 && deps.wakes) await deps.wakes.publish(WORKER_WAKES, wake).catch(() => undefined);
     },
 
     async revokeTokens(revocation: Revocation): Promise<void> {

@@ -3,12 +3,14 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { isTaskId, paths, TASK_ID } from '../src/paths';
 import { updateFailureOf } from '../src/temporal';
-import { runWorkflowId } from '../workflows/ids';
+import { agentWorkflowId, runWorkflowId } from '../workflows/ids';
+import { spawnStartedSignal } from '../workflows/agent/messages';
 import { reserveSpawnsUpdate, type ReserveRequest } from '../workflows/run/messages';
 import { onDisk } from './diskFailure';
 import { startMembers } from './memberStarts';
-import type { MembersStarted, MembersToStart } from '../workflows/types';
+import type { MembersToStart, SpawnAnnounce, SpawnMade } from '../workflows/types';
 import type { ActivityDeps } from './index';
+import { WORKER_WAKES } from '../src/common/stores/inboxWakes';
 
 /** What a spawn asks for before its members start (workflows/agent/spawn.ts). */
 export interface SpawnAsk extends ReserveRequest {
@@ -21,16 +23,13 @@ export interface SpawnAsk extends ReserveRequest {
   workspacePath?: string;
   /** A plan task's id: its artifacts folder is made in the team's. */
   taskId?: string;
-  /** The members to register and start once the rest is done (spawns since `members-started-by-activity`). */
+  /** The members to register and start once the rest is done. */
   start?: MembersToStart;
+  /** Told once every member runs: the leader by a signal, then the caller's gateway on the wake feed. */
+  announce?: SpawnAnnounce;
 }
 
-export interface PreparedSpawn {
-  workspacePath: string;
-  artifactsPath?: string;
-  /** What became of `start`'s members. */
-  started?: MembersStarted;
-}
+export type PreparedSpawn = SpawnMade;
 
 const refused = (type: string, message: string, details: Record<string, unknown>) => ApplicationFailure.create({ type, message, details: [details], nonRetryable: true });
 
@@ -46,8 +45,26 @@ const refused = (type: string, message: string, details: Record<string, unknown>
  * missing. Refusals (unknown_skill, invalid_input, quota_exceeded,
  * run_ended) come back as they are, before anything is reserved or made.
  */
-export function spawnPreparation(deps: Pick<ActivityDeps, 'config' | 'temporal' | 'skills' | 'accounts'>) {
+export function spawnPreparation(deps: Pick<ActivityDeps, 'config' | 'temporal' | 'skills' | 'accounts' | 'wakes'>) {
   return async function prepareSpawn(ask: SpawnAsk): Promise<PreparedSpawn> {
+    if (!ask.announce) return prepare(ask);
+    const { leaderId, key } = ask.announce;
+    try {
+      const made = await prepare(ask);
+      if (made.started && made.started.refused.length === 0 && made.started.registered) {
+        // The leader first, so any call its caller makes once answered finds the member recorded and the spawn over.
+        await deps.temporal.handle(agentWorkflowId(ask.runId, leaderId)).signal(spawnStartedSignal, { key, made });
+        await deps.wakes?.publish(WORKER_WAKES, [`${ask.runId}/spawned/${key}`]).catch(() => undefined);
+      }
+      return made;
+    } catch (err) {
+      // The gateway stops waiting for the member and asks the leader how the spawn ended (a retry may still start it).
+      await deps.wakes?.publish(WORKER_WAKES, [`${ask.runId}/spawn-failed/${key}`]).catch(() => undefined);
+      throw err;
+    }
+  };
+
+  async function prepare(ask: SpawnAsk): Promise<PreparedSpawn> {
     const loaded = await Promise.all(ask.skills.map((skill) => deps.skills.load(skill)));
     const missing = loaded.findIndex((skill) => skill === null);
     if (missing >= 0) throw refused('unknown_skill', `Skill "${ask.skills[missing]}" could not be loaded.`, { skill: ask.skills[missing], index: missing });
@@ -64,7 +81,7 @@ export function spawnPreparation(deps: Pick<ActivityDeps, 'config' | 'temporal' 
     if (!ask.start) return folders;
     const started = await startMembers(deps, ask.runId, ask.start, folders, deps.config.faults.memberStart?.after);
     return { ...folders, started };
-  };
+  }
 
   async function reserve({ runId, count, releases, reservation_id }: SpawnAsk): Promise<void> {
     try {

@@ -126,3 +126,20 @@ export interface MembersStarted {
   /** False when the run had closed: the members that started are to be told it ended. */
   registered: boolean;
 }
+
+/** What a spawn's step made: its folders and what became of the members it started (activities/spawn.ts). */
+export interface SpawnMade {
+  workspacePath: string;
+  artifactsPath?: string;
+  started?: MembersStarted;
+}
+
+/**
+ * A spawn_agent whose step tells its leader, then the caller's gateway, as
+ * soon as its member runs (`spawned/<key>` on the wake feed; `spawn-failed/<key>`
+ * when an attempt fails): the key is the spawn's Update id.
+ */
+export interface SpawnAnnounce {
+  leaderId: string;
+  key: string;
+}

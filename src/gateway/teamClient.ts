@@ -47,6 +47,7 @@ export class TeamClient implements TeamWorkflows {
   }
 
   update<Ret, Args extends unknown[]>(handle: WorkflowRef, def: UpdateDefinition<Ret, Args>, args: Args, updateId?: string): Promise<Ret> {
+    this.metrics?.updates.inc({ update: def.name });
     return this.bounded(def.name, () => handle.update(def, args, updateId), handle.workflowId);
   }
 

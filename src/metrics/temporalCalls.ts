@@ -15,6 +15,7 @@ export class ProcessMetrics {
   readonly registry = new Registry();
   readonly temporalCalls: Counter<'method'>;
   readonly queries: Counter<'query'>;
+  readonly updates: Counter<'update'>;
   readonly operations: Counter<'operation'>;
   readonly operationFailures: Counter<'operation'>;
   readonly deprecatedCalls: Counter<'tool'>;
@@ -27,6 +28,7 @@ export class ProcessMetrics {
     const counter = <L extends string>(name: string, help: string, ...labelNames: L[]) => new Counter<L>({ name, help, labelNames, registers: [this.registry] });
     this.temporalCalls = counter('dipper_temporal_requests_total', 'Calls this process made to the Temporal frontend, each attempt counted, by RPC method.', 'method');
     this.queries = counter('dipper_workflow_queries_total', 'Workflow Queries this gateway asked, by Query (inbox: what long polls cost).', 'query');
+    this.updates = counter('dipper_workflow_updates_total', 'Workflow Updates this gateway sent, by Update (spawnOutcome: spawns whose step did not announce their member in time).', 'update');
     // One per typed operation of src/temporal: what each kind of call costs, whatever RPCs it makes.
     this.operations = counter('dipper_temporal_operations_total', 'Typed Temporal operations this process made (src/temporal), by operation.', 'operation');
     this.operationFailures = counter('dipper_temporal_operation_failures_total', 'Typed Temporal operations that failed, by operation.', 'operation');

@@ -59,6 +59,19 @@ describe('spawn_agent', () => {
     expect(error).toMatchObject({ code: 'task_not_pending', status: 'in_flight' });
   });
 
+  it('answers once its member runs and is recorded: the caller may spawn again and terminate it at once', async () => {
+    const { root } = await startRun();
+    const ids = ['a', 'b', 'c', 'd', 'e'];
+    await root.ok('declare_plan', { tasks: ids.map((id) => task(id)) });
+    const asked = await updatesSent('spawnOutcome');
+    const made: string[] = [];
+    // Back to back: the leader's spawn lock is free before each answer, so none is refused as concurrent.
+    for (const id of ids) made.push((await root.ok('spawn_agent', { task_id: id })).agent_id);
+    for (const agentId of made) expect(await root.ok('terminate_child', { agent_id: agentId, force: true })).toEqual({ sentinel_posted: true });
+    // Answered from the step's word: with the word lost, each spawn would ask its leader how it ended (spawnOutcome).
+    expect((await updatesSent('spawnOutcome')) - asked).toBeLessThan(ids.length);
+  });
+
   it('refuses a second spawn while one is in flight', async () => {
     const { root } = await startRun();
     await root.ok('declare_plan', { tasks: [task('a'), task('b')] });
@@ -281,3 +294,11 @@ describe('create_team (deprecated)', () => {
     expect(calls.map((o) => (o.isError ? o.error!.code : 'ok')).sort()).toEqual(['concurrent_create_team', 'ok']);
   });
 });
+
+/** How many Updates of one kind the shared gateway has sent, from its own metrics. */
+async function updatesSent(update: string): Promise<number> {
+  const res = await fetch(`${env.gatewayUrl}/api/metrics`, { headers: { authorization: `Bearer ${env.operatorToken}` } });
+  expect(res.status).toBe(200);
+  const line = (await res.text()).split('\n').find((l) => l.startsWith('dipper_workflow_updates_total{') && l.includes(`update="${update}"`));
+  return line ? Number(line.split(' ').at(-1)) : 0;
+}

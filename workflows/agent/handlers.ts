@@ -48,6 +48,8 @@ export function installHandlers(s: AgentState, lead: Leader): void {
   setUpdateOnce(s.receipts, m.declarePlanUpdate, ({ tasks }) => lead.declarePlan(tasks), { validator: ({ tasks }) => lead.checkDeclarePlan(tasks) });
   setUpdateOnce(s.receipts, m.removePlanUpdate, () => lead.removePlan(), { validator: () => lead.checkRemovePlan() });
   setUpdateOnce(s.receipts, m.spawnAgentUpdate, ({ task_id }) => lead.spawn(task_id), { validator: ({ task_id }) => lead.checkSpawnCall(task_id) });
+  setHandler(m.spawnStartedSignal, ({ key, made }) => lead.spawnStarted(key, made));
+  setHandler(m.spawnOutcomeUpdate, ({ agent_id }) => lead.spawnOutcome(agent_id));
   setHandler(m.createTeamUpdate, (input) => lead.createTeam(input), { validator: (input) => lead.checkCreateTeam(input) });
   setUpdateOnce(s.receipts, m.terminateChildUpdate, ({ agent_id, force }) => lead.terminateChild(agent_id, force), {
     validator: ({ agent_id, force }) => lead.checkTerminateChild(agent_id, force),

@@ -3,15 +3,31 @@ import { refuse } from '../errors';
 import { agentWorkflowId } from '../ids';
 import { CALL_RECEIPT_MS, callKey } from '../receipts';
 import { tell } from '../signals';
-import { condition } from '@temporalio/workflow';
+import { condition, currentUpdateInfo, uuid4 } from '@temporalio/workflow';
 import { sameText, type Text } from '../../src/common/pure/content';
-import type { ChildRecord, PlanTask, PlanTaskSpec } from '../types';
+import type { ChildRecord, PlanTask, PlanTaskSpec, SpawnMade } from '../types';
 import * as m from './messages';
 import { buildTasks, readyIds, refreshReadiness, unmetDeps, validatePlan } from './plan';
 import { reviewGateRefusal } from './reviewGate';
-import { describeMember, keepStarted, leadsTeams, newTeam, prepareSpawn, releaseSpawns, startsOf, undoTeam } from './spawn';
+import { describeMember, keepStarted, leadsTeams, newTeam, prepareSpawn, releaseSpawns, startsOf, undoTeam, type Described, type TeamRec } from './spawn';
 import { newId, type AgentState } from './state';
 import { statusToDirectory } from './reports';
+
+/** spawnOutcome answers for the last few spawns. */
+const OUTCOMES_KEPT = 8;
+
+/** A spawn_agent accepted and not yet recorded: its step runs, and its caller waits for the member. */
+interface SpawnFlight {
+  /** The spawn's Update id: what its step announces (types.ts, SpawnAnnounce). */
+  key: string;
+  task: PlanTask;
+  existing: TeamRec | undefined;
+  member: Described;
+  answer: m.SpawnResult;
+  recorded: boolean;
+  /** Recording under way or done (the step's word and its return may both come). */
+  recording?: Promise<void>;
+}
 
 /**
  * An agent as a leader: its plan, the teams it leads and their members. It
@@ -28,6 +44,10 @@ export class Leader {
   private teamBuilding: string | null = null;
   /** Spawns and teams accepted and not yet started: buildForever starts them, the handler waits for the end. */
   private readonly queue: { start: () => void; drop: () => void }[] = [];
+  /** The spawn_agent in flight, until its member is recorded. */
+  private flight: SpawnFlight | null = null;
+  /** How the last spawns ended, by member id (spawnOutcome). */
+  private readonly outcomes = new Map<string, Promise<m.SpawnResult>>();
 
   constructor(
     private readonly s: AgentState,
@@ -207,56 +227,111 @@ export class Leader {
     this.s.checkEventsWritable();
   }
 
-  /** Accepted: the task is in flight from now on (a remove_plan beside it sees that), and the loop of builds starts it. */
-  spawn(taskId: string): Promise<m.SpawnResult> {
+  /**
+   * Accepted: the task is in flight from now on (a remove_plan beside it
+   * sees that), and the loop of builds starts it. Answered at once, with
+   * `confirm`: the member's ids are chosen here, and the caller's gateway
+   * gives the answer once the step says the member runs (after telling this
+   * leader, so the spawn lock is free and the member recorded before any
+   * later call of the caller arrives), or asks spawnOutcome how it ended.
+   */
+  spawn(taskId: string): m.SpawnResult & { confirm: true } {
     // Sent again after a lost answer, a spawn meets the spec's own rule: the task is no longer ready (task_not_pending).
     const task = this.checkSpawn(taskId);
+    const s = this.s;
     this.spawning = true;
     task.status = 'in_flight';
-    return this.queued(
-      () => this.startTask(task),
+    const existing = s.data.teams.find((t) => t.team_id === s.data.spawn_team_id);
+    const teamId = existing?.team_id ?? newId('tm');
+    const spec = { role: task.role, skill: task.skill, model: task.model, description: task.description, rules: [] };
+    const member = describeMember(s, teamId, { ...spec, planTaskId: task.id, task: task.task }, newId('ag'));
+    const answer = { agent_id: member.agentId, team_id: teamId, task_id: task.id, remaining_ready: this.ready()?.ready ?? [], team_created: !existing };
+    const flight: SpawnFlight = { key: currentUpdateInfo()?.id ?? newId('spawn'), task, existing, member, answer, recorded: false };
+    this.flight = flight;
+    const outcome = this.queued(
+      () => this.startTask(flight),
       () => {
         task.status = 'ready';
         this.spawning = false;
+        this.flight = null;
       },
     );
+    this.outcomes.set(member.agentId, outcome);
+    // Kept for a spawnOutcome asked moments later; the last few are plenty (one spawn of a leader runs at a time).
+    for (const old of [...this.outcomes.keys()].slice(0, -OUTCOMES_KEPT)) this.outcomes.delete(old);
+    outcome.catch(() => undefined);
+    return { ...answer, confirm: true };
   }
 
-  private async startTask(task: PlanTask): Promise<m.SpawnResult> {
+  /** The step's word that the member of the spawn `key` runs: recorded now, before its caller hears. */
+  spawnStarted(key: string, made: SpawnMade): void {
+    // It only says so when every member started (activities/spawn.ts): recording it cannot be refused.
+    if (this.flight?.key === key) this.record(this.flight, made).catch(() => undefined);
+  }
+
+  /** spawnOutcome: how the spawn that started `agentId` ended, once it has (its answer, or its refusal thrown). */
+  async spawnOutcome(agentId: string): Promise<m.SpawnResult> {
+    const outcome = this.outcomes.get(agentId);
+    if (outcome) return outcome;
+    // Asked after continue-as-new, which forgets outcomes: the record says whether the member was made.
+    const child = this.childRecord(agentId);
+    if (!child) throw refuse('unavailable', 'That spawn did not start its agent; call spawn_agent again.', { retry_after_ms: 1000 });
+    return { agent_id: agentId, team_id: child.team_id, task_id: child.plan_task_id ?? '', remaining_ready: this.ready()?.ready ?? [], team_created: false };
+  }
+
+  private async startTask(f: SpawnFlight): Promise<m.SpawnResult> {
     const s = this.s;
-    const taskId = task.id;
-    const plan = s.data.plan!;
-    let started = false;
-    let reservation: string | null = null;
+    const { existing, task, answer } = f;
+    const reservation = uuid4();
+    let made: SpawnMade | undefined;
     try {
-      const existing = s.data.teams.find((t) => t.team_id === s.data.spawn_team_id);
-      const teamCreated = existing === undefined;
-      const teamId = existing?.team_id ?? newId('tm');
-      const spec = { role: task.role, skill: task.skill, model: task.model, description: task.description, rules: [] };
-      // One step reserves, makes the folders, registers and starts the member; the leader records it after.
-      const member = describeMember(s, teamId, { ...spec, planTaskId: task.id, task: task.task }, newId('ag'));
-      const prepared = await prepareSpawn(s, {
-        skills: [task.skill],
-        field: 'task_id',
-        team: existing ? { existing } : { newTeamId: teamId },
-        taskId: task.id,
-        start: startsOf(s, [member], this.runTask, teamCreated ? [leadsTeams(s, teamId)] : [], existing?.members.length ?? 0),
-      });
-      reservation = prepared.reservation;
-      const team = existing ?? newTeam(s, teamId, prepared.workspacePath, `${s.id.name}-team`, []);
-      s.data.spawn_team_id = team.team_id;
-      if ((await keepStarted(s, team, [member], prepared.started!)).length > 0) {
-        throw refuse('unavailable', 'The agent could not be started. Retry shortly.', { retry_after_ms: 1000 });
-      }
-      started = true;
-      task.agent_id = member.agentId;
-      s.events.emit('task_spawned', { plan_id: plan.plan_id, task_id: taskId, agent_id: member.agentId });
-      return { agent_id: member.agentId, team_id: team.team_id, task_id: taskId, remaining_ready: this.ready()?.ready ?? [], team_created: teamCreated };
+      // One step reserves, makes the folders, registers and starts the member, and says so before it returns.
+      made = await prepareSpawn(
+        s,
+        {
+          skills: [task.skill],
+          field: 'task_id',
+          team: existing ? { existing } : { newTeamId: answer.team_id },
+          taskId: task.id,
+          start: startsOf(s, [f.member], this.runTask, existing ? [] : [leadsTeams(s, answer.team_id)], existing?.members.length ?? 0),
+          announce: { leaderId: s.id.agentId, key: f.key },
+          recorded: () => f.recorded,
+        },
+        reservation,
+      );
+      await this.record(f, made);
+      return answer;
+    } catch (err) {
+      // Failed after the step said the member runs (its retries spent on what came after): the member stays.
+      if (f.recorded) return answer;
+      throw err;
     } finally {
-      if (!started) task.status = 'ready';
-      await releaseSpawns(s, reservation, started ? 1 : 0);
-      this.spawning = false;
+      if (!f.recorded) {
+        task.status = 'ready';
+        this.spawning = false;
+        this.flight = null;
+      }
+      // prepareSpawn gave back what it held if it failed; a step that returned gives back here.
+      if (made) await releaseSpawns(s, reservation, f.recorded ? 1 : 0);
     }
+  }
+
+  /** The member runs: recorded once, from the step's word or its return, whichever comes first; the lock is free. */
+  private record(f: SpawnFlight, made: SpawnMade): Promise<void> {
+    return (f.recording ??= this.keep(f, made));
+  }
+
+  private async keep(f: SpawnFlight, made: SpawnMade): Promise<void> {
+    const s = this.s;
+    const team = f.existing ?? newTeam(s, f.answer.team_id, made.workspacePath, `${s.id.name}-team`, []);
+    s.data.spawn_team_id = team.team_id;
+    const refused = await keepStarted(s, team, [f.member], made.started!);
+    if (refused.length > 0) throw refuse('unavailable', 'The agent could not be started. Retry shortly.', { retry_after_ms: 1000 });
+    f.recorded = true;
+    f.task.agent_id = f.member.agentId;
+    s.events.emit('task_spawned', { plan_id: s.data.plan!.plan_id, task_id: f.task.id, agent_id: f.member.agentId });
+    this.spawning = false;
+    if (this.flight === f) this.flight = null;
   }
 
   // create_team

@@ -1,7 +1,7 @@
 import type { AgentHealth } from './health';
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { Rules, Text } from '../../src/common/pure/content';
-import type { AgentStatus, ChildRecord, InboxItem, InboxNews, PlanTaskSpec, PlanTaskStatus } from '../types';
+import type { AgentStatus, ChildRecord, InboxItem, InboxNews, SpawnMade, PlanTaskSpec, PlanTaskStatus } from '../types';
 import type { AgentIdentity, LaunchSpec } from '../../src/common/launchPayload';
 import type { BudgetSpent } from '../../src/common/budgets';
 
@@ -69,7 +69,15 @@ export interface SpawnResult {
   remaining_ready: string[];
   team_created: boolean;
 }
-export const spawnAgentUpdate = defineUpdate<SpawnResult, [{ task_id: string }]>('spawnAgent');
+/**
+ * Answered once the spawn is accepted, with `confirm`: the answer holds
+ * when the member runs, which its step announces (types.ts, SpawnAnnounce);
+ * spawnOutcome waits for the step's end and answers it, or its refusal.
+ */
+export const spawnAgentUpdate = defineUpdate<SpawnResult & { confirm?: true }, [{ task_id: string }]>('spawnAgent');
+export const spawnOutcomeUpdate = defineUpdate<SpawnResult, [{ agent_id: string }]>('spawnOutcome');
+/** The step's word that its member runs, sent before the gateway hears it: the leader records the member first. */
+export const spawnStartedSignal = defineSignal<[{ key: string; made: SpawnMade }]>('spawnStarted');
 
 export interface CreateTeamInput {
   name: string;

@@ -5,7 +5,7 @@ import { tell } from '../signals';
 import { peersChangedSignal, releaseSpawnsSignal, type PeerChange } from '../run/messages';
 import { refuse } from '../errors';
 import { leaderEndedSignal, runEndedSignal } from './messages';
-import type { ChildRecord, MembersStarted, MembersToStart, PeerEntry } from '../types';
+import type { ChildRecord, MembersStarted, MembersToStart, PeerEntry, SpawnAnnounce, SpawnMade } from '../types';
 import type { AgentIdentity } from '../../src/common/launchPayload';
 import { callSteps } from '../host';
 import type { AgentData, AgentState } from './state';
@@ -23,15 +23,15 @@ export interface SpawnPlan {
   taskId?: string;
   /** Members the step registers and starts too (memberStarts below). */
   start?: MembersToStart;
+  /** Whom the step tells once its members run (a spawn_agent answered early). */
+  announce?: SpawnAnnounce;
+  /** True once the leader has recorded the members from the step's own word: a step that fails after it ends none. */
+  recorded?: () => boolean;
 }
 
-export interface Prepared {
+export interface Prepared extends SpawnMade {
   /** Room held in the run, to give back when the spawn ends (releaseSpawns). */
   reservation: string;
-  workspacePath: string;
-  artifactsPath?: string;
-  /** What became of the plan's `start`. */
-  started?: MembersStarted;
 }
 
 /** The step's refusals, all made before it reserved or made anything. */
@@ -45,10 +45,9 @@ const REFUSALS = ['unknown_skill', 'invalid_input', 'quota_exceeded', 'run_ended
  * reserved and was then lost is found again by the next, and a step that
  * fails after reserving gives it back.
  */
-export async function prepareSpawn(s: AgentState, plan: SpawnPlan): Promise<Prepared> {
+export async function prepareSpawn(s: AgentState, plan: SpawnPlan, reservation = uuid4()): Promise<Prepared> {
   // Releases this leader sent whose signals may still be on their way: the run applies them before it judges.
   const releases = s.data.released ?? [];
-  const reservation = uuid4();
   try {
     const prepared = await callSteps(s.id.host).prepareSpawn({
       runId: s.id.runId,
@@ -59,6 +58,7 @@ export async function prepareSpawn(s: AgentState, plan: SpawnPlan): Promise<Prep
       ...('newTeamId' in plan.team ? { newTeam: { teamId: plan.team.newTeamId, leaderId: s.id.agentId } } : { workspacePath: plan.team.existing.workspace_path }),
       ...(plan.taskId !== undefined ? { taskId: plan.taskId } : {}),
       ...(plan.start ? { start: plan.start } : {}),
+      ...(plan.announce ? { announce: plan.announce } : {}),
     });
     // Only those it carried: one given back meanwhile (a spawn running beside this one) waits for the next.
     s.data.released = (s.data.released ?? []).filter((r) => !releases.includes(r));
@@ -69,6 +69,11 @@ export async function prepareSpawn(s: AgentState, plan: SpawnPlan): Promise<Prep
       const details = (cause.details?.[0] ?? {}) as Record<string, unknown>;
       if (cause.type === 'unknown_skill') throw refuse('unknown_skill', cause.message, { field: plan.field, skill: details.skill });
       throw refuse(cause.type!, cause.message, details);
+    }
+    // Its members run and the leader has them (the step said so before it failed): they stay, with their room.
+    if (plan.recorded?.()) {
+      await releaseSpawns(s, reservation, plan.start?.members.length ?? 0);
+      throw err;
     }
     // Failed past its checks, perhaps holding room: given back (the run ignores a reservation it never made).
     await releaseSpawns(s, reservation, 0);

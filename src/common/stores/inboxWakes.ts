@@ -19,6 +19,9 @@ export interface InboxWakes {
   listen(origin: string, onWake: (key: string) => void): Promise<() => Promise<void>>;
 }
 
+/** The origin of wakes that workers' activities publish (for workflows); gateways skip only their own origin's. */
+export const WORKER_WAKES = 'worker';
+
 /**
  * How often a listener reads the table without being poked: only a
  * backstop for a poke that was lost, so it costs little while idle.
