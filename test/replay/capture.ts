@@ -173,13 +173,14 @@ async function record(stack: SoakStack, out: string): Promise<number> {
 
   say('second run');
   // A second run: a deadline (timer), quota reservations, a leader whose subtree ends with it, then a cancel.
-  const res = await operator.request('POST', '/runs', { task: 'Record a cancelled run.', deadline_seconds: 3600 });
+  const res = await operator.request('POST', '/runs', { task: 'Record a cancelled run.', deadline_seconds: 3600, limits: { max_agents: 4 } });
   const second = res.json as { run_id: string; root: { agent_id: string; agent_token: string } };
   const root2 = await AgentClient.connect(gatewayUrl, second.root.agent_token);
   await root2.ok('declare_plan', {
     tasks: [
       { id: 'lead', role: 'lead', skill: 'lead', task: 'Lead.', depends_on: [] },
       { id: 'crash', role: 'crash', skill: 'reviewer', task: 'Exit.', depends_on: [] },
+      { id: 'over', role: 'over', skill: 'worker', task: 'Past the run.', depends_on: [] },
     ],
   });
   const lead = await root2.ok('spawn_agent', { task_id: 'lead' });
@@ -194,6 +195,9 @@ async function record(stack: SoakStack, out: string): Promise<number> {
   const crasher = await root2.ok('spawn_agent', { task_id: 'crash' });
   await eventually(async () => (await root2.inbox(0, 0)).messages.find((m: { content: string }) => m.content.startsWith('[AGENT CRASHED]')), 60_000);
   await root2.ok('terminate_child', { agent_id: crasher.agent_id, force: true });
+  // Past the run's four agents: the step refuses, and the leader answers how the spawn ended (spawnOutcome).
+  const over = await root2.fail('spawn_agent', { task_id: 'over' });
+  if (over.code !== 'quota_exceeded') throw new Error(`the spawn past the run's limit answered ${over.code}`);
   await operator.request('POST', `/runs/${second.run_id}/cancel`, { reason: 'recorded' });
 
   const connection = await Connection.connect({ address: stack.temporalAddress, channelArgs: HISTORY_CHANNEL_ARGS });

@@ -42,6 +42,8 @@ const itemsSent = (events: HistoryEvent[]): string[] =>
     return [JSON.parse(Buffer.from(sent.input.payloads[0].data, 'base64').toString('utf8')).message_id as string];
   });
 
+const payloadOf = (input: { payloads: { data: string }[] }) => JSON.parse(Buffer.from(input.payloads[0].data, 'base64').toString('utf8'));
+
 const inputOf = (events: HistoryEvent[]) => JSON.parse(Buffer.from(events[0].workflowExecutionStartedEventAttributes.input.payloads[0].data, 'base64').toString('utf8'));
 
 it("records no pre-release patch: only the first task's mark, which is a command of its own", () => {
@@ -50,10 +52,9 @@ it("records no pre-release patch: only the first task's mark, which is a command
   expect(new Set(ours)).toEqual(new Set(['dipper-first-task-command']));
 });
 
-it('spawn_agent and create_team start their members in their one step, and answer in the task that hears it return', () => {
-  const spawns = histories.flatMap((events) => updateWindows(events)).filter((u) => u.name === 'spawnAgent' || u.name === 'createTeam');
-  expect(spawns.filter((u) => u.name === 'spawnAgent').length).toBeGreaterThan(0);
-  expect(spawns.filter((u) => u.name === 'createTeam').length).toBeGreaterThan(0);
+it('create_team starts its members in its one step, and answers in the task that hears it return', () => {
+  const spawns = histories.flatMap((events) => updateWindows(events)).filter((u) => u.name === 'createTeam');
+  expect(spawns.length).toBeGreaterThan(0);
   for (const { window } of spawns) {
     // Events are written beside the call by their own activity (workflows/events.ts), whenever a batch is due.
     expect({
@@ -62,6 +63,26 @@ it('spawn_agent and create_team start their members in their one step, and answe
       tasksAfterStep: tasksAfterStep(window),
     }).toEqual({ steps: ['prepareSpawn'], childStarts: 0, tasksAfterStep: 1 });
   }
+});
+
+it('spawn_agent answers in the task that accepts it, and its step tells the leader its member runs before it returns', () => {
+  const agents = histories.filter((events) => workflowType(events) === 'agentWorkflow');
+  const spawns = agents.flatMap((events) => updateWindows(events)).filter((u) => u.name === 'spawnAgent');
+  expect(spawns.length).toBeGreaterThan(0);
+  for (const { window } of spawns) expect(countOf(window, 'WORKFLOW_TASK_COMPLETED')).toBe(0);
+  let told = 0;
+  for (const events of agents) {
+    for (const scheduled of events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType.name === 'prepareSpawn')) {
+      const key = payloadOf(scheduled.activityTaskScheduledEventAttributes.input).announce?.key as string | undefined;
+      const completed = events.find((e) => e.activityTaskCompletedEventAttributes?.scheduledEventId === scheduled.eventId);
+      // create_team's steps announce nothing; a spawn's step that failed (refused past the run's limit) tells no one.
+      if (key === undefined || !completed) continue;
+      const word = events.find((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'spawnStarted' && payloadOf(e.workflowExecutionSignaledEventAttributes.input).key === key);
+      expect(Number(word?.eventId)).toBeLessThan(Number(completed.eventId));
+      told++;
+    }
+  }
+  expect(told).toBeGreaterThan(0);
 });
 
 it('a question tells its first agent holder in its first workflow task, beside the run', () => {
