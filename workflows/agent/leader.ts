@@ -25,8 +25,6 @@ interface SpawnFlight {
   member: Described;
   answer: m.SpawnResult;
   recorded: boolean;
-  /** Recording under way or done (the step's word and its return may both come). */
-  recording?: Promise<void>;
 }
 
 /**
@@ -266,7 +264,7 @@ export class Leader {
   /** The step's word that the member of the spawn `key` runs: recorded now, before its caller hears. */
   spawnStarted(key: string, made: SpawnMade): void {
     // It only says so when every member started (activities/spawn.ts): recording it cannot be refused.
-    if (this.flight?.key === key) this.record(this.flight, made).catch(() => undefined);
+    if (this.flight?.key === key) this.record(this.flight, made);
   }
 
   /** spawnOutcome: how the spawn that started `agentId` ended, once it has (its answer, or its refusal thrown). */
@@ -299,7 +297,7 @@ export class Leader {
         },
         reservation,
       );
-      await this.record(f, made);
+      this.record(f, made);
       return answer;
     } catch (err) {
       // Failed after the step said the member runs (its retries spent on what came after): the member stays.
@@ -316,16 +314,18 @@ export class Leader {
     }
   }
 
-  /** The member runs: recorded once, from the step's word or its return, whichever comes first; the lock is free. */
-  private record(f: SpawnFlight, made: SpawnMade): Promise<void> {
-    return (f.recording ??= this.keep(f, made));
-  }
-
-  private async keep(f: SpawnFlight, made: SpawnMade): Promise<void> {
+  /**
+   * The member runs: recorded once, from the step's word or its return,
+   * whichever comes first, and the lock is free. Synchronous: the step's
+   * word and the caller's next spawn can come in one activation, the word
+   * first, and the spawn's validator runs before any awaited continuation.
+   */
+  private record(f: SpawnFlight, made: SpawnMade): void {
+    if (f.recorded) return;
     const s = this.s;
     const team = f.existing ?? newTeam(s, f.answer.team_id, made.workspacePath, `${s.id.name}-team`, []);
     s.data.spawn_team_id = team.team_id;
-    const refused = await keepStarted(s, team, [f.member], made.started!);
+    const refused = keepStarted(s, team, [f.member], made.started!);
     if (refused.length > 0) throw refuse('unavailable', 'The agent could not be started. Retry shortly.', { retry_after_ms: 1000 });
     f.recorded = true;
     f.task.agent_id = f.member.agentId;
@@ -403,7 +403,7 @@ export class Leader {
       });
       reservation = prepared.reservation;
       const team = newTeam(s, teamId, prepared.workspacePath, input.name, input.rules ?? [], input.task);
-      const refused = await keepStarted(s, team, members, prepared.started!);
+      const refused = keepStarted(s, team, members, prepared.started!);
       if (refused.length > 0) {
         // A member's own refusal (unknown_skill) came from the step, before anything was made; this is the server's.
         await undoTeam(s, team, ids.filter((id) => !refused.includes(id)), `the server refused ${refused.length} of ${ids.length} members`);

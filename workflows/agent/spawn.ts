@@ -214,14 +214,18 @@ export function startsOf(s: AgentState, members: Described[], runTask: Text, bef
 /**
  * After prepareSpawn started them: the members that started are recorded
  * in the leader's state and its log; a run that closed, or a leader that
- * ended, meanwhile is told to them. Returns the members the server refused (they left the directory).
+ * ended, meanwhile is told to them. Returns the members the server refused
+ * (they left the directory). Synchronous, so a handler that records them
+ * has done so before the next job of its activation runs (a spawn's
+ * validator behind the step's word, which would otherwise still see the
+ * spawn lock held); the signals go out with the task either way.
  */
-export async function keepStarted(s: AgentState, team: TeamRec, members: Described[], started: MembersStarted): Promise<string[]> {
+export function keepStarted(s: AgentState, team: TeamRec, members: Described[], started: MembersStarted): string[] {
   const kept = members.filter((d) => !started.refused.includes(d.agentId));
   for (const d of kept) keepMember(s, team, d);
-  if (!started.registered) await Promise.all(kept.map((d) => tell(agentWorkflowId(s.id.runId, d.agentId), runEndedSignal)));
+  if (!started.registered) for (const d of kept) void tell(agentWorkflowId(s.id.runId, d.agentId), runEndedSignal);
   // The leader ended while the step ran, and told its subtree before these were in it: they end with it.
-  else if (s.data.subtree_told) await Promise.all(kept.map((d) => tell(agentWorkflowId(s.id.runId, d.agentId), leaderEndedSignal)));
+  else if (s.data.subtree_told) for (const d of kept) void tell(agentWorkflowId(s.id.runId, d.agentId), leaderEndedSignal);
   for (const d of kept) spawned(s, d);
   return started.refused;
 }
