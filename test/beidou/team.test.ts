@@ -61,7 +61,7 @@ describe('spawn_agent', () => {
 
   it('answers once its member runs and is recorded: the caller may spawn again and terminate it at once', async () => {
     const { root } = await startRun();
-    const ids = ['a', 'b', 'c', 'd', 'e'];
+    const ids = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'];
     await root.ok('declare_plan', { tasks: ids.map((id) => task(id)) });
     const asked = await updatesSent('spawnOutcome');
     const made: string[] = [];
