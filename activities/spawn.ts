@@ -55,6 +55,9 @@ export function spawnPreparation(deps: Pick<ActivityDeps, 'config' | 'temporal' 
         // The leader first, so any call its caller makes once answered finds the member recorded and the spawn over.
         await deps.temporal.handle(agentWorkflowId(ask.runId, leaderId)).signal(spawnStartedSignal, { key, made });
         await deps.wakes?.publish(WORKER_WAKES, [`${ask.runId}/spawned/${key}`]).catch(() => undefined);
+      } else {
+        // Refused by the server, or the run closed meanwhile: the leader's answer, not this step's, is the caller's.
+        await deps.wakes?.publish(WORKER_WAKES, [`${ask.runId}/spawn-failed/${key}`]).catch(() => undefined);
       }
       return made;
     } catch (err) {

@@ -70,4 +70,16 @@ describe('a team whose members cannot all start', () => {
     const completed = await eventually(async () => (await stack.operator.events(run.run_id, 'agent_completed')).find((e: { agent_id: string }) => e.agent_id === started));
     expect(completed.data).toMatchObject({ stop_reason: 'cancelled', leader_terminated: true });
   }, 60_000);
+
+  it('answers a spawn_agent whose member the server refuses with the leader\'s refusal, and the task is ready again', async () => {
+    const run = (await stack.operator.request('POST', '/runs', { task: 'Build.' })).json;
+    const root = await AgentClient.connect(stack.gatewayUrl, run.root.agent_token);
+    clients.push(root);
+    await root.ok('declare_plan', { tasks: ['a', 'b'].map((id) => ({ id, role: id, skill: 'worker', task: `Do ${id}.` })) });
+    const first = await root.ok('spawn_agent', { task_id: 'a' });
+    // The team's second member is past the fault's first one: its start is refused, and the step says nothing ran.
+    expect(await root.fail('spawn_agent', { task_id: 'b' })).toMatchObject({ code: 'unavailable' });
+    expect(await root.ok('list_ready')).toEqual({ ready: ['b'] });
+    expect(await children(root)).toEqual([first.agent_id]);
+  }, 60_000);
 });
