@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { agentWorkflowId } from '../../workflows/ids';
 import { eventually } from '../support/clients';
+import { updatesSent } from '../support/metrics';
 import { connectTemporal } from '../support/temporal';
 import { approve, closeAll, connect, env, eventsOf, operator, spawn, startRun, task, waitForInbox } from '../support/team';
 
@@ -63,13 +64,13 @@ describe('spawn_agent', () => {
     const { root } = await startRun();
     const ids = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'];
     await root.ok('declare_plan', { tasks: ids.map((id) => task(id)) });
-    const asked = await updatesSent('spawnOutcome');
+    const asked = await updatesSent(env.gatewayUrl, 'spawnOutcome');
     const made: string[] = [];
     // Back to back: the leader's spawn lock is free before each answer, so none is refused as concurrent.
     for (const id of ids) made.push((await root.ok('spawn_agent', { task_id: id })).agent_id);
     for (const agentId of made) expect(await root.ok('terminate_child', { agent_id: agentId, force: true })).toEqual({ sentinel_posted: true });
     // Answered from the step's word: with the word lost, each spawn would ask its leader how it ended (spawnOutcome).
-    expect((await updatesSent('spawnOutcome')) - asked).toBeLessThan(ids.length);
+    expect((await updatesSent(env.gatewayUrl, 'spawnOutcome')) - asked).toBeLessThan(ids.length);
   });
 
   it('refuses a second spawn while one is in flight', async () => {
@@ -295,10 +296,3 @@ describe('create_team (deprecated)', () => {
   });
 });
 
-/** How many Updates of one kind the shared gateway has sent, from its own metrics. */
-async function updatesSent(update: string): Promise<number> {
-  const res = await fetch(`${env.gatewayUrl}/api/metrics`, { headers: { authorization: `Bearer ${env.operatorToken}` } });
-  expect(res.status).toBe(200);
-  const line = (await res.text()).split('\n').find((l) => l.startsWith('dipper_workflow_updates_total{') && l.includes(`update="${update}"`));
-  return line ? Number(line.split(' ').at(-1)) : 0;
-}

@@ -1,6 +1,6 @@
 import { AgentClient, eventually } from '../support/clients';
 import { startStack, type Stack } from '../support/stack';
-import { readTestEnv } from '../setup/env';
+import { queriesAsked } from '../support/metrics';
 
 let stack: Stack;
 let second: string;
@@ -15,12 +15,7 @@ afterAll(async () => {
 });
 
 /** How many inbox Queries a replica has asked, from its own metrics. */
-async function inboxQueries(url: string): Promise<number> {
-  const res = await fetch(`${url}/api/metrics`, { headers: { authorization: `Bearer ${readTestEnv().operatorToken}` } });
-  expect(res.status).toBe(200);
-  const line = (await res.text()).split('\n').find((l) => l.startsWith('dipper_workflow_queries_total{') && l.includes('query="inbox"'));
-  return line ? Number(line.split(' ').at(-1)) : 0;
-}
+const inboxQueries = (url: string) => queriesAsked(url, 'inbox');
 
 /**
  * A long poll that nothing answers, held by the replica at `url` until its window ends or the test leaves: a

@@ -1,4 +1,5 @@
 import { AgentClient, eventually, inboxUnlessRetry } from '../support/clients';
+import { updatesSent } from '../support/metrics';
 import { startStack, type Stack } from '../support/stack';
 
 let stack: Stack;
@@ -32,9 +33,11 @@ describe('killing the worker', () => {
     stack.worker.proc.kill('SIGSTOP');
     let settled = 0;
     const track = <T>(p: Promise<T>) => p.finally(() => settled++);
+    const [deliveries, spawns] = await Promise.all([updatesSent(stack.gatewayUrl, 'deliverMessages'), updatesSent(stack.gatewayUrl, 'spawnAgent')]);
     const sends = Array.from({ length: 30 }, (_, i) => track(root.call('send_message', { to: spawned.agent_id, content: `m${i}` })));
     const lateSpawn = track(root.call('spawn_agent', { task_id: 'late' }));
-    await new Promise((r) => setTimeout(r, 1000));
+    // The positive sign: the gateway has sent the sends' Updates (batched) and the spawn's, and none came back.
+    await eventually(async () => ((await updatesSent(stack.gatewayUrl, 'deliverMessages')) > deliveries && (await updatesSent(stack.gatewayUrl, 'spawnAgent')) > spawns ? true : undefined));
     expect(settled).toBe(0);
     await stack.restartWorker('SIGKILL');
 
