@@ -42,6 +42,8 @@ export class Leader {
   private teamBuilding: string | null = null;
   /** Spawns and teams accepted and not yet started: buildForever starts them, the handler waits for the end. */
   private readonly queue: { start: () => void; drop: () => void }[] = [];
+  /** Builds started and not ended. */
+  private building = 0;
   /** The spawn_agent in flight, until its member is recorded. */
   private flight: SpawnFlight | null = null;
   /** How the last spawns ended, by member id (spawnOutcome). */
@@ -69,11 +71,26 @@ export class Leader {
     }
   }
 
+  /**
+   * Spawns and teams queued or under way. The agent neither continues as new
+   * nor ends while there are: spawn_agent's Update has answered by then, and
+   * only this loop still holds the step whose word records the member (lost
+   * with the run, the member would run unrecorded, its reports dropped).
+   */
+  get busy(): boolean {
+    return this.queue.length > 0 || this.building > 0;
+  }
+
   /** Work for the loop of builds; the Update that asked for it answers with its end, or is refused once ended. */
   private queued<T>(work: () => Promise<T>, undo: () => void): Promise<T> {
     return new Promise<T>((resolve, reject) =>
       this.queue.push({
-        start: () => void work().then(resolve, reject),
+        start: () => {
+          this.building++;
+          void work()
+            .finally(() => this.building--)
+            .then(resolve, reject);
+        },
         drop: () => {
           undo();
           reject(refuse('agent_terminated', 'You have been terminated (or your run has ended); this call changes nothing.'));

@@ -46,14 +46,15 @@ const tokens = proxyActivities<Activities>({ startToCloseTimeout: '15s', retry: 
 const runtimeActivities = proxyActivities<Activities>(runtimeOptions);
 
 /**
- * Waits until no handler runs and every event is written. Writing takes an
- * activity, during which a new Update may be accepted: so check again.
+ * Waits until no handler or build runs and every event is written. Writing
+ * takes an activity, during which a new Update may be accepted: so check again.
  */
-async function settle(s: AgentState): Promise<void> {
+async function settle(s: AgentState, lead: Leader): Promise<void> {
+  const idle = () => allHandlersFinished() && !lead.busy;
   do {
-    await condition(allHandlersFinished);
+    await condition(idle);
     await s.events.drain();
-  } while (!allHandlersFinished());
+  } while (!idle());
 }
 
 /** Tells every child still running that its leader ended; each does the same for its own. */
@@ -177,13 +178,14 @@ export async function agentWorkflow(input: AgentInput): Promise<void> {
     // with it, so Temporal shows it ended; later words to it find it closed (send_message answers recipient_terminated).
     if (s.status === 'terminated' && runtimeStopped && reported === 'terminated') {
       showDetails(s);
-      await settle(s);
+      await settle(s, lead);
       return;
     }
     if (historyFull(input)) {
       // Texts first (it waits on an activity, during which calls may come in), then the handlers' end; unwritten events travel in data.
       await spillBeforeContinuing(s);
-      await condition(readyToContinue(s.events));
+      const ready = readyToContinue(s.events);
+      await condition(() => ready() && !lead.busy);
       // A wake not yet written goes with it: a poll waiting on this inbox still hears of the last change.
       const wakes = s.events.takeWakes();
       const data = wakes ? { ...s.data, wakes } : s.data;
