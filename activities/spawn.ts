@@ -3,7 +3,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { isTaskId, paths, TASK_ID } from '../src/paths';
 import { updateFailureOf } from '../src/temporal';
-import { agentWorkflowId, runWorkflowId } from '../workflows/ids';
+import { agentWorkflowId, runWorkflowId, spawnWakes } from '../workflows/ids';
 import { spawnStartedSignal } from '../workflows/agent/messages';
 import { reserveSpawnsUpdate, type ReserveRequest } from '../workflows/run/messages';
 import { onDisk } from './diskFailure';
@@ -49,20 +49,22 @@ export function spawnPreparation(deps: Pick<ActivityDeps, 'config' | 'temporal' 
   return async function prepareSpawn(ask: SpawnAsk): Promise<PreparedSpawn> {
     if (!ask.announce) return prepare(ask);
     const { leaderId, key } = ask.announce;
+    const wakes = spawnWakes(key);
+    const announce = (which: string) => deps.wakes?.publish(WORKER_WAKES, [`${ask.runId}/${which}`]).catch(() => undefined);
     try {
       const made = await prepare(ask);
       if (made.started && made.started.refused.length === 0 && made.started.registered) {
         // The leader first, so any call its caller makes once answered finds the member recorded and the spawn over.
         await deps.temporal.handle(agentWorkflowId(ask.runId, leaderId)).signal(spawnStartedSignal, { key, made });
-        await deps.wakes?.publish(WORKER_WAKES, [`${ask.runId}/spawned/${key}`]).catch(() => undefined);
+        await announce(wakes.started);
       } else {
         // Refused by the server, or the run closed meanwhile: the leader's answer, not this step's, is the caller's.
-        await deps.wakes?.publish(WORKER_WAKES, [`${ask.runId}/spawn-failed/${key}`]).catch(() => undefined);
+        await announce(wakes.failed);
       }
       return made;
     } catch (err) {
       // The gateway stops waiting for the member and asks the leader how the spawn ended (a retry may still start it).
-      await deps.wakes?.publish(WORKER_WAKES, [`${ask.runId}/spawn-failed/${key}`]).catch(() => undefined);
+      await announce(wakes.failed);
       throw err;
     }
   };

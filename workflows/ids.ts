@@ -43,3 +43,9 @@ function slug(text: string): string {
     .slice(0, 40);
   return s || 'agent';
 }
+
+/**
+ * The wake-feed keys a spawn's step announces on, after its run id (`<run>/<key>`): its member runs, or the leader's
+ * answer is the caller's (refused, failed, or the run closed). `key` is the spawn's Update id.
+ */
+export const spawnWakes = (key: string) => ({ started: `spawned/${key}`, failed: `spawn-failed/${key}` });

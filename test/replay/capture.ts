@@ -220,6 +220,14 @@ async function record(stack: SoakStack, out: string): Promise<number> {
     await root3.ok('declare_plan', { tasks: [task('x')] });
     await root3.ok('remove_plan');
   }
+  // Then rounds that spawn, until it continues as new again: it comes due while a spawn's step may still run, and waits.
+  for (let i = 0; (await executions(root3Id)).length < 3; i++) {
+    if (i > 60) throw new Error('the root never continued as new beside its spawns');
+    await root3.ok('declare_plan', { tasks: [task(`x${i}`)] });
+    const member = await root3.ok('spawn_agent', { task_id: `x${i}` });
+    await root3.ok('terminate_child', { agent_id: member.agent_id, force: true });
+    await root3.ok('remove_plan');
+  }
   await operator.request('POST', `/runs/${third.run_id}/cancel`, { reason: 'recorded' });
 
   say('fourth run');

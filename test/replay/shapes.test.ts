@@ -85,6 +85,17 @@ it('spawn_agent answers in the task that accepts it, and its step tells the lead
   expect(told).toBeGreaterThan(0);
 });
 
+it('a leader continues as new only once its spawns\' steps have ended', () => {
+  const continued = histories.filter((events) => countOf(events, 'WORKFLOW_EXECUTION_CONTINUED_AS_NEW') > 0 && scheduledActivities(events).includes('prepareSpawn'));
+  expect(continued.length).toBeGreaterThan(0);
+  for (const events of continued) {
+    const steps = events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType.name === 'prepareSpawn');
+    const ended = (step: HistoryEvent) =>
+      events.some((e) => [e.activityTaskCompletedEventAttributes, e.activityTaskFailedEventAttributes].some((a) => a?.scheduledEventId === step.eventId));
+    expect(steps.filter((step) => !ended(step)).map((step) => step.eventId)).toEqual([]);
+  }
+});
+
 it('a question tells its first agent holder in its first workflow task, beside the run', () => {
   // ask_user's questions (they tell their asker) whose first holder is an agent (the people's are announced instead).
   const toAgents = questions.filter((events) => signalsSent(events).includes('asking') && !scheduledActivities(events).includes('announce'));

@@ -86,10 +86,13 @@ export class Inbox {
 
   /** A pending item as its delivery answers it (types.ts, InboxNews); undefined once it is acknowledged or dropped. */
   newsOf(messageId: string): Omit<InboxNews, 'status'> | undefined {
-    const at = this.data.items.findIndex((i) => i.message_id === messageId);
+    // From the newest: asked right after the push, it finds its item at once, whatever the inbox holds.
+    const items = this.data.items;
+    let at = items.length - 1;
+    while (at >= 0 && items[at].message_id !== messageId) at--;
     if (at < 0) return undefined;
-    const item = this.data.items[at];
-    return { seq: item.seq, ts: item.ts, before: at > 0 ? this.data.items[at - 1].seq : 0 };
+    const item = items[at];
+    return { seq: item.seq, ts: item.ts, before: at > 0 ? items[at - 1].seq : 0 };
   }
 
   after(cursor: number, limit: number): InboxItem[] {

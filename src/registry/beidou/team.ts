@@ -1,4 +1,5 @@
 import { callKey } from '../../../workflows/receipts';
+import { spawnWakes } from '../../../workflows/ids';
 import { isStored } from '../../common/pure/content';
 import { z } from 'zod';
 import { randomUUID } from 'node:crypto';
@@ -29,8 +30,9 @@ export const spawnAgent = beidouTool({
     const runId = ctx.caller.runId;
     // The Update's id is the key its step announces on: watched before it is sent, so no word slips past.
     const key = randomUUID();
-    const started = ctx.wakeups.watch(runId, `spawned/${key}`);
-    const failed = ctx.wakeups.watch(runId, `spawn-failed/${key}`);
+    const wakes = spawnWakes(key);
+    const started = ctx.wakeups.watch(runId, wakes.started);
+    const failed = ctx.wakeups.watch(runId, wakes.failed);
     try {
       const { confirm, ...answer } = await ctx.team.update(callerHandle(ctx), spawnAgentUpdate, [{ task_id }], key);
       if (!confirm) return answer;
