@@ -77,7 +77,7 @@ interface Traced {
   after?: () => Promise<void>;
 }
 
-const OPS = ['spawn_agent', 'declare_plan', 'remove_plan', 'ask_user', 'create_team_10', 'create_team_100', 'task_create', 'send_message', 'noop', 'update', 'start', 'children'];
+const OPS = ['spawn_agent', 'declare_plan', 'remove_plan', 'ask_user', 'declare_then_read', 'create_team_10', 'create_team_100', 'task_create', 'send_message', 'noop', 'update', 'start', 'children'];
 const DEFAULT_OPS = OPS.slice(0, 7);
 
 async function newRun(env: Env, task: string): Promise<{ runId: string; root: BenchAgent; rootId: string; token: string }> {
@@ -117,6 +117,24 @@ async function prepare(env: Env, op: string): Promise<Traced> {
         labels,
         marks,
         call: () => (op === 'declare_plan' ? run.root.call('declare_plan', { tasks }) : run.root.call('remove_plan', {})),
+      };
+    }
+    case 'declare_then_read': {
+      const run = await newRun(env, `Trace ${op}.`);
+      labels.set(run.rootId, 'root');
+      const tasks = ['a', 'b', 'c'].map((id) => ({ id, role: `engineer-${id}`, skill: 'worker', task: `Do ${id}.` }));
+      await run.root.call('declare_plan', { tasks });
+      await run.root.call('remove_plan', {});
+      return {
+        title: 'declare_plan, then list_ready at once',
+        runId: run.runId,
+        labels,
+        marks,
+        call: async () => {
+          await run.root.call('declare_plan', { tasks });
+          marks.push({ at: now(), what: 'declare_plan answered; list_ready sent' });
+          return run.root.call('list_ready', {});
+        },
       };
     }
     case 'create_team_10':
