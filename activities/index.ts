@@ -1,6 +1,7 @@
 import os from 'node:os';
 import { ApplicationFailure } from '@temporalio/common';
 import fs from 'node:fs/promises';
+import path from 'node:path';
 import { runtimeFor, type DipperConfig, type RuntimeChoice } from '../src/config';
 import { paths, UnsafePathSegment } from '../src/paths';
 import type { SkillCatalog } from '../src/skills';
@@ -8,6 +9,7 @@ import type { Revocation } from '../src/common/pure/revocations';
 import { recordRevocation } from '../src/auth/revoke';
 import { tokenRegistryWorkflow } from '../workflows/tokens/registry';
 import type { Temporal } from '../src/temporal';
+import type { PlanTask } from '../workflows/types';
 import type { AgentIdentity, LaunchSpec } from '../src/common/launchPayload';
 import type { DipperEvent } from '../src/common/stores/eventStore';
 import { diskFailure, onDisk } from './diskFailure';
@@ -26,7 +28,6 @@ import { resolveTexts, type ContentStore } from '../src/common/stores/contentSto
 import type { StoredText, Text } from '../src/common/pure/content';
 import { launchBody, postWebhook, stopBody } from './runtimes/webhook';
 import { spawnPreparation } from './spawn';
-import { planFiles } from './plans';
 import { notifyActivities } from './notify';
 
 export interface ActivityDeps {
@@ -127,7 +128,28 @@ export function createActivities(deps: ActivityDeps) {
       return watchUntilOver(input);
     },
 
-    ...planFiles(deps),
+    async writePlanFile(input: { runId: string; agentId: string; planId: string; tasks: PlanTask[] }): Promise<string> {
+      return onDisk('write plan file', async () => {
+        const file = paths.plan(config.dataDir, input.runId, input.agentId, input.planId);
+        await fs.mkdir(path.dirname(file), { recursive: true });
+        const tmp = `${file}.tmp`;
+        // The record holds the words, not the store's references: it is read by people and outlives the store's retention.
+        await fs.writeFile(tmp, JSON.stringify({ plan_id: input.planId, owner: input.agentId, tasks: await resolveTexts(deps.content, input.tasks) }, null, 2));
+        await fs.rename(tmp, file);
+        return file;
+      });
+    },
+
+    async retirePlanFile({ planPath }: { planPath: string }): Promise<string> {
+      const removed = planPath.replace(/\.json$/, '.removed.json');
+      try {
+        await fs.rename(planPath, removed);
+      } catch (err) {
+        // A retried activity finds the file already renamed.
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw diskFailure('retire plan file', err);
+      }
+      return removed;
+    },
 
     /** `generation` and `issuedAt` name the launch its token belongs to; workflows from before generations send neither. */
     async launchRuntime(input: { identity: AgentIdentity; launch: LaunchSpec; mode: LaunchPayload['mode']; generation?: number; issuedAt?: number }) {

@@ -3,12 +3,12 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { isTaskId, paths, TASK_ID } from '../src/paths';
 import { updateFailureOf } from '../src/temporal';
-import { agentWorkflowId, runWorkflowId, stepWakes } from '../workflows/ids';
+import { agentWorkflowId, runWorkflowId, spawnWakes } from '../workflows/ids';
 import { spawnStartedSignal } from '../workflows/agent/messages';
 import { reserveSpawnsUpdate, type ReserveRequest } from '../workflows/run/messages';
 import { onDisk } from './diskFailure';
 import { startMembers } from './memberStarts';
-import type { MembersToStart, StepAnnounce, SpawnMade } from '../workflows/types';
+import type { MembersToStart, SpawnAnnounce, SpawnMade } from '../workflows/types';
 import type { ActivityDeps } from './index';
 import { WORKER_WAKES } from '../src/common/stores/inboxWakes';
 
@@ -26,7 +26,7 @@ export interface SpawnAsk extends ReserveRequest {
   /** The members to register and start once the rest is done. */
   start?: MembersToStart;
   /** Told once every member runs: the leader by a signal, then the caller's gateway on the wake feed. */
-  announce?: StepAnnounce;
+  announce?: SpawnAnnounce;
 }
 
 export type PreparedSpawn = SpawnMade;
@@ -49,14 +49,14 @@ export function spawnPreparation(deps: Pick<ActivityDeps, 'config' | 'temporal' 
   return async function prepareSpawn(ask: SpawnAsk): Promise<PreparedSpawn> {
     if (!ask.announce) return prepare(ask);
     const { leaderId, key } = ask.announce;
-    const wakes = stepWakes(key);
+    const wakes = spawnWakes(key);
     const announce = (which: string) => deps.wakes?.publish(WORKER_WAKES, [`${ask.runId}/${which}`]).catch(() => undefined);
     try {
       const made = await prepare(ask);
       if (made.started && made.started.refused.length === 0 && made.started.registered) {
         // The leader first, so any call its caller makes once answered finds the member recorded and the spawn over.
         await deps.temporal.handle(agentWorkflowId(ask.runId, leaderId)).signal(spawnStartedSignal, { key, made });
-        await announce(wakes.done);
+        await announce(wakes.started);
       } else {
         // Refused by the server, or the run closed meanwhile: the leader's answer, not this step's, is the caller's.
         await announce(wakes.failed);

@@ -15,7 +15,9 @@
  * process's clock are the same machine's clock.
  *
  * Ops: spawn_agent, declare_plan, remove_plan, ask_user (answered one hop
- * up), create_team_10, create_team_100, task_create, send_message, and the
+ * up), spawn_then_read, declare_then_read and declare_then_remove (a call
+ * right after another's answer; TRACE_ROUNDS repeats the last pair),
+ * create_team_10, create_team_100, task_create, send_message, and the
  * floors noop, update, start (a bare workflow start and result), children
  * (100 child starts in one workflow task). Default: the first seven.
  */
@@ -77,7 +79,7 @@ interface Traced {
   after?: () => Promise<void>;
 }
 
-const OPS = ['spawn_agent', 'declare_plan', 'remove_plan', 'ask_user', 'declare_then_read', 'create_team_10', 'create_team_100', 'task_create', 'send_message', 'noop', 'update', 'start', 'children'];
+const OPS = ['spawn_agent', 'declare_plan', 'remove_plan', 'ask_user', 'spawn_then_read', 'declare_then_read', 'declare_then_remove', 'create_team_10', 'create_team_100', 'task_create', 'send_message', 'noop', 'update', 'start', 'children'];
 const DEFAULT_OPS = OPS.slice(0, 7);
 
 async function newRun(env: Env, task: string): Promise<{ runId: string; root: BenchAgent; rootId: string; token: string }> {
@@ -103,6 +105,24 @@ async function prepare(env: Env, op: string): Promise<Traced> {
       await run.root.call('spawn_agent', { task_id: 'w' });
       return { title: 'spawn_agent (the leader\'s second spawn; its team exists)', runId: run.runId, labels, marks, call: () => run.root.call('spawn_agent', { task_id: 't' }) };
     }
+    case 'spawn_then_read': {
+      const run = await newRun(env, 'Trace spawn_agent, then list_ready.');
+      labels.set(run.rootId, 'root');
+      const tasks = ['w', 't'].map((id) => ({ id, role: `engineer-${id}`, skill: 'worker', task: `Do ${id}.` }));
+      await run.root.call('declare_plan', { tasks });
+      await run.root.call('spawn_agent', { task_id: 'w' });
+      return {
+        title: "spawn_agent, then list_ready at once (a read right after a spawn's answer, its step still ending)",
+        runId: run.runId,
+        labels,
+        marks,
+        call: async () => {
+          await run.root.call('spawn_agent', { task_id: 't' });
+          marks.push({ at: now(), what: 'spawn_agent answered; list_ready sent' });
+          return run.root.call('list_ready', {});
+        },
+      };
+    }
     case 'declare_plan':
     case 'remove_plan': {
       const run = await newRun(env, `Trace ${op}.`);
@@ -119,6 +139,7 @@ async function prepare(env: Env, op: string): Promise<Traced> {
         call: () => (op === 'declare_plan' ? run.root.call('declare_plan', { tasks }) : run.root.call('remove_plan', {})),
       };
     }
+    case 'declare_then_remove':
     case 'declare_then_read': {
       const run = await newRun(env, `Trace ${op}.`);
       labels.set(run.rootId, 'root');
@@ -126,14 +147,22 @@ async function prepare(env: Env, op: string): Promise<Traced> {
       await run.root.call('declare_plan', { tasks });
       await run.root.call('remove_plan', {});
       return {
-        title: 'declare_plan, then list_ready at once',
+        title: op === 'declare_then_read' ? 'declare_plan, then list_ready at once' : `declare_plan, then remove_plan at once, ${process.env.TRACE_ROUNDS ?? 1} time(s) (as the bench's plan rows)`,
         runId: run.runId,
         labels,
         marks,
         call: async () => {
-          await run.root.call('declare_plan', { tasks });
-          marks.push({ at: now(), what: 'declare_plan answered; list_ready sent' });
-          return run.root.call('list_ready', {});
+          const next = op === 'declare_then_read' ? 'list_ready' : 'remove_plan';
+          for (let i = 0; i < Number(process.env.TRACE_ROUNDS ?? 1); i++) {
+            if (i > 0) {
+              await run.root.call('remove_plan', {});
+              marks.push({ at: now(), what: 'remove_plan answered; declare_plan sent' });
+            }
+            await run.root.call('declare_plan', { tasks });
+            marks.push({ at: now(), what: `declare_plan answered; ${next} sent` });
+            if (next === 'list_ready') await run.root.call(next, {});
+          }
+          return op === 'declare_then_read' ? undefined : run.root.call(next, {});
         },
       };
     }

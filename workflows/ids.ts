@@ -45,8 +45,7 @@ function slug(text: string): string {
 }
 
 /**
- * The wake-feed keys a call's step announces on, after its run id (`<run>/<key>`): done (a spawn's member runs, a
- * plan file is written), or the leader's answer is the caller's (refused, failed, or the run closed). `key` is the
- * call's Update id (types.ts, StepAnnounce).
+ * The wake-feed keys a spawn's step announces on, after its run id (`<run>/<key>`): its member runs, or the leader's
+ * answer is the caller's (refused, failed, or the run closed). `key` is the spawn's Update id.
  */
-export const stepWakes = (key: string) => ({ done: `step/${key}`, failed: `step-failed/${key}` });
+export const spawnWakes = (key: string) => ({ started: `spawned/${key}`, failed: `spawn-failed/${key}` });

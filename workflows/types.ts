@@ -135,13 +135,11 @@ export interface SpawnMade {
 }
 
 /**
- * A call whose step tells the leader, then the caller's gateway, as soon
- * as what the call asked for is done (a spawn's member runs, a plan file is
- * written): on the wake feed, `stepWakes(key).done` (workflows/ids.ts),
- * with the step's news when it has some; `.failed` when an attempt fails.
- * The key is the call's Update id.
+ * A spawn_agent whose step tells its leader, then the caller's gateway, as
+ * soon as its member runs (`spawned/<key>` on the wake feed; `spawn-failed/<key>`
+ * when an attempt fails): the key is the spawn's Update id.
  */
-export interface StepAnnounce {
+export interface SpawnAnnounce {
   leaderId: string;
   key: string;
 }

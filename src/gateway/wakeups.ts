@@ -37,13 +37,7 @@ export class Wakeups implements InboxWakeups {
 
   /** Starts listening to the shared feed. */
   async start(): Promise<void> {
-    if (this.feed) {
-      this.stopFeed = await this.feed.listen(this.origin, (key, news) => {
-        const read = news === undefined ? undefined : parsed(news);
-        if (read !== undefined) this.keep(key, read);
-        this.emitter.emit(key);
-      });
-    }
+    if (this.feed) this.stopFeed = await this.feed.listen(this.origin, (key) => this.emitter.emit(key));
   }
 
   async stop(): Promise<void> {
@@ -59,14 +53,11 @@ export class Wakeups implements InboxWakeups {
   }
 
   hand(runId: string, key: string, news: unknown): void {
-    this.keep(`${runId}/${key}`, news);
-    this.wake(runId, key);
-  }
-
-  /** News for the waiters woken now (handed here, or carried by the feed); forgotten after a minute, or replaced. */
-  private keep(at: string, news: unknown): void {
+    const at = `${runId}/${key}`;
     this.news.set(at, news);
+    // Read by the waiters woken now; forgotten after a minute, and a later hand for the key replaces it.
     setTimeout(() => this.news.get(at) === news && this.news.delete(at), NEWS_MS).unref();
+    this.wake(runId, key);
   }
 
   delivered(runId: string, agentId: string, items: HandedItem[]): void {
@@ -174,14 +165,5 @@ export class Wakeups implements InboxWakeups {
   wait(runId: string, agentId: string, ms: number, signal?: AbortSignal): Promise<void> {
     const watch = this.watch(runId, agentId);
     return watch.next(ms, signal).then(() => watch.close());
-  }
-}
-
-/** The feed's news is JSON; anything else is no news (the waiter asks the workflow). */
-function parsed(news: string): unknown {
-  try {
-    return JSON.parse(news) as unknown;
-  } catch {
-    return undefined;
   }
 }

@@ -67,7 +67,7 @@ export interface InboxWakeups {
   wake(runId: string, agentId: string): void;
   /** A wake that carries what happened (a question's end), for waiters of this process to read instead of asking Temporal. */
   hand(runId: string, key: string, news: unknown): void;
-  /** What was last handed for this key, here or by a wake of the shared feed, in the past minute, if anything. */
+  /** What was last handed for this key in the past minute, if anything. */
   handed(runId: string, key: string): unknown;
   /** Runs call and hands what newsOf makes of its result (or, given nothing, wakes); until then, coming() waits for it. */
   bring<T>(runId: string, key: string, call: () => Promise<T>, newsOf: (result: T) => unknown): Promise<T>;

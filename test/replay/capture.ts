@@ -25,7 +25,7 @@ import { projectRoot } from '../../src/devstack/dipperProcess';
 import { sign, SIGNATURE_HEADER } from '../../src/common/isphere/signature';
 import { startSoakStack, type SoakStack } from '../../src/soak/stack';
 import { agentWorkflowId, approvalWorkflowId } from '../../workflows/ids';
-import { budgetSpentSignal, planOutcomeUpdate, removePlanUpdate } from '../../workflows/agent/messages';
+import { budgetSpentSignal } from '../../workflows/agent/messages';
 import { signedAsGateway } from '../support/decisions';
 import { approvalQuery, decideUpdate, requestSendUpdate } from '../../workflows/isphere/messages';
 import { tokenRegistryId } from '../../src/common/pure/revocations';
@@ -198,13 +198,10 @@ async function record(stack: SoakStack, out: string): Promise<number> {
   // Past the run's four agents: the step refuses, and the leader answers how the spawn ended (spawnOutcome).
   const over = await root2.fail('spawn_agent', { task_id: 'over' });
   if (over.code !== 'quota_exceeded') throw new Error(`the spawn past the run's limit answered ${over.code}`);
+  await operator.request('POST', `/runs/${second.run_id}/cancel`, { reason: 'recorded' });
+
   const connection = await Connection.connect({ address: stack.temporalAddress, channelArgs: HISTORY_CHANNEL_ARGS });
   const client = new Client({ connection, namespace: stack.namespace });
-  // The plan removed as a client without the wake feed does it: the Update answers as accepted, planOutcome at the end.
-  const root2Handle = client.workflow.getHandle(agentWorkflowId(second.run_id, second.root.agent_id));
-  await root2Handle.executeUpdate(removePlanUpdate, { args: [], updateId: 'record-remove-plan' });
-  await root2Handle.executeUpdate(planOutcomeUpdate, { args: [{ key: 'record-remove-plan' }] });
-  await operator.request('POST', `/runs/${second.run_id}/cancel`, { reason: 'recorded' });
 
   say('third run');
   // A third run: large reports in a burst (event writes cut by bytes), then calls until the root continues as new,

@@ -129,10 +129,9 @@ describe('an Update that awaits a local activity (kill matrix, issue 20)', () =>
     expect(plan.window[0].markerRecordedEventAttributes.markerName).toBe('core_local_activity');
   });
 
-  it('no longer happens: in every recorded history, plan and team Updates start a regular activity, and no Update awaits a local one', () => {
+  it('no longer happens: in every recorded history, plan and team Updates await a regular activity, and no Update a local one', () => {
     const windows = [...recordedSet().values()].flatMap(updateWindows);
-    // spawn_agent's Update answers in the task that accepts it, before its step is scheduled; declare_plan's and
-    // remove_plan's answer in that task too, their steps scheduled in it (test/replay/shapes.test.ts).
+    // spawn_agent's Update answers in the task that accepts it and awaits nothing (test/replay/shapes.test.ts).
     const step: Record<string, string> = { declarePlan: 'writePlanFile', removePlan: 'retirePlanFile', createTeam: 'prepareSpawn' };
     const stepped = windows.filter((u) => u.name in step);
     expect(new Set(stepped.map((u) => u.name))).toEqual(new Set(Object.keys(step)));

@@ -42,9 +42,6 @@ const itemsSent = (events: HistoryEvent[]): string[] =>
     return [JSON.parse(Buffer.from(sent.input.payloads[0].data, 'base64').toString('utf8')).message_id as string];
   });
 
-/** The plan file steps of declare_plan and remove_plan. */
-const FILE_STEPS = ['writePlanFile', 'retirePlanFile'];
-
 const payloadOf = (input: { payloads: { data: string }[] }) => JSON.parse(Buffer.from(input.payloads[0].data, 'base64').toString('utf8'));
 
 const inputOf = (events: HistoryEvent[]) => JSON.parse(Buffer.from(events[0].workflowExecutionStartedEventAttributes.input.payloads[0].data, 'base64').toString('utf8'));
@@ -88,33 +85,11 @@ it('spawn_agent answers in the task that accepts it, and its step tells the lead
   expect(told).toBeGreaterThan(0);
 });
 
-it('declare_plan and remove_plan answer in the task that accepts them, and each file step tells the leader before it returns', () => {
-  const agents = histories.filter((events) => workflowType(events) === 'agentWorkflow');
-  const calls = agents.flatMap((events) => updateWindows(events)).filter((u) => u.name === 'declarePlan' || u.name === 'removePlan');
-  expect(new Set(calls.map((c) => c.name))).toEqual(new Set(['declarePlan', 'removePlan']));
-  for (const { window } of calls) expect(countOf(window, 'WORKFLOW_TASK_COMPLETED')).toBe(0);
-  const told: string[] = [];
-  for (const events of agents) {
-    for (const scheduled of events.filter((e) => FILE_STEPS.includes(e.activityTaskScheduledEventAttributes?.activityType.name))) {
-      const key = payloadOf(scheduled.activityTaskScheduledEventAttributes.input).announce?.key as string | undefined;
-      const completed = events.find((e) => e.activityTaskCompletedEventAttributes?.scheduledEventId === scheduled.eventId);
-      expect(key).toEqual(expect.any(String));
-      if (!completed) continue;
-      const word = events.find((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'planStep' && payloadOf(e.workflowExecutionSignaledEventAttributes.input).key === key);
-      expect(Number(word?.eventId)).toBeLessThan(Number(completed.eventId));
-      told.push(scheduled.activityTaskScheduledEventAttributes.activityType.name);
-    }
-  }
-  expect(new Set(told)).toEqual(new Set(FILE_STEPS));
-});
-
-it('a leader continues as new only once its spawns\' and plan files\' steps have ended', () => {
-  const stepNames = ['prepareSpawn', ...FILE_STEPS];
+it('a leader continues as new only once its spawns\' steps have ended', () => {
   const continued = histories.filter((events) => countOf(events, 'WORKFLOW_EXECUTION_CONTINUED_AS_NEW') > 0 && scheduledActivities(events).includes('prepareSpawn'));
   expect(continued.length).toBeGreaterThan(0);
-  expect(continued.some((events) => scheduledActivities(events).some((name) => FILE_STEPS.includes(name)))).toBe(true);
   for (const events of continued) {
-    const steps = events.filter((e) => stepNames.includes(e.activityTaskScheduledEventAttributes?.activityType.name));
+    const steps = events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType.name === 'prepareSpawn');
     const ended = (step: HistoryEvent) =>
       events.some((e) => [e.activityTaskCompletedEventAttributes, e.activityTaskFailedEventAttributes].some((a) => a?.scheduledEventId === step.eventId));
     expect(steps.filter((step) => !ended(step)).map((step) => step.eventId)).toEqual([]);

@@ -72,21 +72,3 @@ it('hears a wake whose poke never came at its backstop read, and a stopped liste
   expect(raw.prepare('SELECT origin FROM inbox_wake_listeners').all()).toEqual([]);
   raw.close();
 });
-
-it('adds the news column to an events file made before wakes carried news, and carries news through it', async () => {
-  const Database = (await import('better-sqlite3')).default;
-  const raw = new Database(path.join(dir, 'events.db'));
-  raw.exec('CREATE TABLE inbox_wakes (seq INTEGER PRIMARY KEY AUTOINCREMENT, origin TEXT NOT NULL, key TEXT NOT NULL, ts INTEGER NOT NULL)');
-  raw.prepare('INSERT INTO inbox_wakes (origin, key, ts) VALUES (?, ?, ?)').run('worker', 'run_1/ag_old', Date.now());
-  const got: [string, string | undefined][] = [];
-  const stop = await open().listen('gateway-a', (key, news) => got.push([key, news]));
-  await open().publish('worker', ['run_1/step/k'], '{"path":"/p"}');
-  while (got.length === 0) await new Promise((r) => setTimeout(r, 10));
-  expect(got).toEqual([['run_1/step/k', '{"path":"/p"}']]);
-  expect(raw.prepare('SELECT key, news FROM inbox_wakes ORDER BY seq').all()).toEqual([
-    { key: 'run_1/ag_old', news: null },
-    { key: 'run_1/step/k', news: '{"path":"/p"}' },
-  ]);
-  await stop();
-  raw.close();
-});

@@ -4,7 +4,6 @@ import path from 'node:path';
 import { CONTENT_GONE, resolveTexts } from '../../src/common/stores/contentStore';
 import { openStores, type Stores } from '../../src/common/stores';
 import type { DipperEvent } from '../../src/common/stores/eventStore';
-import { NEWS_CHARS } from '../../src/common/stores/inboxWakes';
 
 /**
  * The event log and the content store behave the same on every backend:
@@ -57,29 +56,6 @@ describe.each(backends)('%s', (_name, place) => {
       await stores.wakes.publish('worker', ['run_x/ag_c']);
       await waitFor(() => heard.length >= 3);
       expect(heard).toEqual(['run_x/ag_a', 'run_x/ag_b', 'run_x/ag_c']);
-    } finally {
-      await stop();
-      await gateway.close();
-    }
-  });
-
-  it('carries a wake\'s news whole, and leaves out news too long to carry', async () => {
-    const gateway = await openStores(where);
-    const heard: [string, string | undefined][] = [];
-    const stop = await gateway.wakes.listen('gateway-1', (key, news) => heard.push([key, news]));
-    try {
-      const path = JSON.stringify({ path: '/data/runs/run_x/plans/ag_a/pl_é 1.json\nline two' });
-      await stores.wakes.publish('worker', ['run_x/step/k1'], path);
-      await stores.wakes.publish('worker', ['run_x/step/k2'], 'x'.repeat(NEWS_CHARS + 1));
-      await stores.wakes.publish('worker', ['run_x/step/k3'], 'é'.repeat(NEWS_CHARS));
-      await stores.wakes.publish('worker', ['run_x/ag_a']);
-      await waitFor(() => heard.length >= 4);
-      expect(heard).toEqual([
-        ['run_x/step/k1', path],
-        ['run_x/step/k2', undefined],
-        ['run_x/step/k3', 'é'.repeat(NEWS_CHARS)],
-        ['run_x/ag_a', undefined],
-      ]);
     } finally {
       await stop();
       await gateway.close();

@@ -11,9 +11,9 @@ import { probeId } from './harness';
  * refused RESOURCE_EXHAUSTED ("BusyWorkflow") at once, and the client SDK
  * asks again after a backoff. Dipper's reads come side by side all the
  * time (a read beside the review gate's check, many agents reading one
- * run's directory); at the default, a read made right after a call whose
- * step was still ending waited over two seconds (bench/trace.ts
- * declare_then_read: 2,317 ms, 68 ms with the buffer raised).
+ * run's directory); at the default, list_ready right after spawn_agent
+ * (whose step is still ending when it answers) waited over two seconds
+ * (bench/trace.ts spawn_then_read: 2,329-2,342 ms; 107-122 ms raised).
  *
  * The workflow here has no worker: this test takes its tasks by hand and
  * holds one while two Queries come, sent without the client's retries so a

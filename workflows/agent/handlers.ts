@@ -45,10 +45,8 @@ export function installHandlers(s: AgentState, lead: Leader): void {
 
   // As a leader
   setHandler(m.childChangedSignal, (change) => lead.childChanged(change));
-  setUpdateOnce(s.receipts, m.declarePlanUpdate, ({ tasks }) => lead.plans.declare(tasks), { validator: ({ tasks }) => lead.checkDeclarePlan(tasks) });
-  setUpdateOnce(s.receipts, m.removePlanUpdate, () => lead.plans.remove(), { validator: () => lead.checkRemovePlan() });
-  setHandler(m.planStepSignal, ({ key, path }) => lead.plans.stepSaid(key, path));
-  setHandler(m.planOutcomeUpdate, ({ key }) => lead.plans.outcome(key));
+  setUpdateOnce(s.receipts, m.declarePlanUpdate, ({ tasks }) => lead.declarePlan(tasks), { validator: ({ tasks }) => lead.checkDeclarePlan(tasks) });
+  setUpdateOnce(s.receipts, m.removePlanUpdate, () => lead.removePlan(), { validator: () => lead.checkRemovePlan() });
   setUpdateOnce(s.receipts, m.spawnAgentUpdate, ({ task_id }) => lead.spawn(task_id), { validator: ({ task_id }) => lead.checkSpawnCall(task_id) });
   setHandler(m.spawnStartedSignal, ({ key, made }) => lead.spawnStarted(key, made));
   setHandler(m.spawnOutcomeUpdate, ({ agent_id }) => lead.spawnOutcome(agent_id));

@@ -1,3 +1,4 @@
+import { callSteps } from '../host';
 import { refuse } from '../errors';
 import { agentWorkflowId } from '../ids';
 import { CALL_RECEIPT_MS, callKey } from '../receipts';
@@ -6,8 +7,7 @@ import { condition, currentUpdateInfo, uuid4 } from '@temporalio/workflow';
 import { sameText, type Text } from '../../src/common/pure/content';
 import type { ChildRecord, PlanTask, PlanTaskSpec, SpawnMade } from '../types';
 import * as m from './messages';
-import { readyIds, refreshReadiness, unmetDeps } from './plan';
-import { PlanSteps } from './planSteps';
+import { buildTasks, readyIds, refreshReadiness, unmetDeps, validatePlan } from './plan';
 import { reviewGateRefusal } from './reviewGate';
 import { describeMember, keepStarted, leadsTeams, newTeam, prepareSpawn, releaseSpawns, startsOf, undoTeam, type Described, type TeamRec } from './spawn';
 import { newId, type AgentState } from './state';
@@ -18,7 +18,7 @@ const OUTCOMES_KEPT = 8;
 
 /** A spawn_agent accepted and not yet recorded: its step runs, and its caller waits for the member. */
 interface SpawnFlight {
-  /** The spawn's Update id: what its step announces (types.ts, StepAnnounce). */
+  /** The spawn's Update id: what its step announces (types.ts, SpawnAnnounce). */
   key: string;
   task: PlanTask;
   existing: TeamRec | undefined;
@@ -35,9 +35,9 @@ interface SpawnFlight {
  * continue-as-new carries; what is only in flight lives here.
  */
 export class Leader {
-  /** A spawn_agent, create_team under way: each kind runs one at a time (and one plan call, planSteps.ts). */
+  /** A spawn_agent, declare_plan or remove_plan, create_team under way: each kind runs one at a time. */
   private spawning = false;
-  readonly plans: PlanSteps;
+  private planning = false;
   /** The call key of the create_team in flight: the same call repeated waits for its answer. */
   private teamBuilding: string | null = null;
   /** Spawns and teams accepted and not yet started: buildForever starts them, the handler waits for the end. */
@@ -53,9 +53,7 @@ export class Leader {
     private readonly s: AgentState,
     /** The run's task: every create_team member gets it as its first message. */
     private readonly runTask: Text,
-  ) {
-    this.plans = new PlanSteps(s);
-  }
+  ) {}
 
   // What its loop of builds drives
 
@@ -80,7 +78,7 @@ export class Leader {
    * with the run, the member would run unrecorded, its reports dropped).
    */
   get busy(): boolean {
-    return this.queue.length > 0 || this.building > 0 || this.plans.busy;
+    return this.queue.length > 0 || this.building > 0;
   }
 
   /** Work for the loop of builds; the Update that asked for it answers with its end, or is refused once ended. */
@@ -119,18 +117,69 @@ export class Leader {
     }
   }
 
-  // declare_plan, remove_plan (planSteps.ts), update_plan_task
+  // declare_plan, remove_plan, update_plan_task
 
   checkDeclarePlan(tasks: PlanTaskSpec[]): void {
     this.checkReviewGate('declare_plan');
     this.s.checkAlive();
-    this.plans.checkDeclare(tasks);
+    if (this.s.data.plan || this.planning) {
+      throw refuse('plan_already_declared', 'You already have an active plan; call remove_plan first to replan.', {
+        plan_id: this.s.data.plan?.plan_id ?? null,
+      });
+    }
+    if (tasks.length > this.s.limits.maxPlanTasks) {
+      throw refuse('invalid_input', `A plan holds at most ${this.s.limits.maxPlanTasks} tasks.`, { field: 'tasks' });
+    }
+    validatePlan(tasks);
+    this.s.checkEventsWritable();
+  }
+
+  async declarePlan(tasks: PlanTaskSpec[]): Promise<m.DeclarePlanResult> {
+    const s = this.s;
+    this.planning = true;
+    try {
+      const planId = newId('pl');
+      const built = buildTasks(tasks);
+      // The file is written first; only then does the plan become active.
+      const planPath = await callSteps(s.id.host).writePlanFile({ runId: s.id.runId, agentId: s.id.agentId, planId, tasks: built });
+      s.data.plan = { plan_id: planId, plan_path: planPath, tasks: built };
+      s.events.emit('plan_declared', { plan_id: planId, plan_path: planPath, tasks: built.length, ready: readyIds(built) });
+      return {
+        plan_id: planId,
+        plan_path: planPath,
+        tasks: built.map((t) => ({ id: t.id, role: t.role, skill: t.skill, depends_on: t.depends_on, status: t.status })),
+      };
+    } finally {
+      this.planning = false;
+    }
   }
 
   checkRemovePlan(): void {
     this.checkReviewGate('remove_plan');
     this.s.checkAlive();
-    this.plans.checkRemove();
+    const plan = this.s.data.plan;
+    if (!plan || this.planning) throw refuse('no_active_plan', 'You have no active plan.');
+    const inFlight = plan.tasks.filter((t) => t.status === 'in_flight');
+    if (inFlight.length > 0) {
+      throw refuse('plan_in_use', 'Tasks are in flight; approve or force-terminate their agents before replanning.', {
+        in_flight: inFlight.map((t) => ({ task_id: t.id, agent_id: t.agent_id ?? null })),
+      });
+    }
+    this.s.checkEventsWritable();
+  }
+
+  async removePlan(): Promise<{ removed_plan_id: string }> {
+    const s = this.s;
+    const plan = s.data.plan!;
+    this.planning = true;
+    try {
+      const removedPath = await callSteps(s.id.host).retirePlanFile({ planPath: plan.plan_path });
+      s.data.plan = null;
+      s.events.emit('plan_removed', { plan_id: plan.plan_id, plan_path: removedPath });
+      return { removed_plan_id: plan.plan_id };
+    } finally {
+      this.planning = false;
+    }
   }
 
   /** list_ready: plan tasks ready to spawn (null without a plan). */
@@ -466,7 +515,7 @@ export class Leader {
   private activeTask(taskId: string): PlanTask {
     const plan = this.s.data.plan;
     // A plan being removed (or declared) is not active for anything else.
-    if (!plan || this.plans.inFlight) throw refuse('no_active_plan', 'You have no active plan; declare_plan first.');
+    if (!plan || this.planning) throw refuse('no_active_plan', 'You have no active plan; declare_plan first.');
     const task = plan.tasks.find((t) => t.id === taskId);
     if (!task) throw refuse('unknown_task', `Task "${taskId}" is not in plan ${plan.plan_id}.`, { field: 'task_id' });
     return task;

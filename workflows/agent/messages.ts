@@ -58,25 +58,9 @@ export interface DeclarePlanResult {
   plan_path: string;
   tasks: { id: string; role: string; skill: string; depends_on: string[]; status: string }[];
 }
-export interface RemovePlanResult {
-  removed_plan_id: string;
-}
-export type PlanAnswer = DeclarePlanResult | RemovePlanResult;
-/**
- * declare_plan and remove_plan answer once accepted, with `confirm`: the
- * answer holds once the plan file's step says it is written (or retired),
- * which it announces with the file's path (types.ts, StepAnnounce);
- * planOutcome waits for the step's end and answers it, or its refusal.
- * Runs from before answered at the end, with no `confirm`.
- */
-export type DeclarePlanAccepted = Omit<DeclarePlanResult, 'plan_path'> & { confirm: true };
-export type RemovePlanAccepted = RemovePlanResult & { confirm: true };
-export const declarePlanUpdate = defineUpdate<DeclarePlanResult | DeclarePlanAccepted, [{ tasks: PlanTaskSpec[] }]>('declarePlan');
-export const removePlanUpdate = defineUpdate<RemovePlanResult | RemovePlanAccepted, []>('removePlan');
-/** `key` is the plan call's Update id. */
-export const planOutcomeUpdate = defineUpdate<PlanAnswer, [{ key: string }]>('planOutcome');
-/** The plan step's word that its file is written (or retired) at `path`: the agent applies the change first. */
-export const planStepSignal = defineSignal<[{ key: string; path: string }]>('planStep');
+export const declarePlanUpdate = defineUpdate<DeclarePlanResult, [{ tasks: PlanTaskSpec[] }]>('declarePlan');
+
+export const removePlanUpdate = defineUpdate<{ removed_plan_id: string }, []>('removePlan');
 
 export interface SpawnResult {
   agent_id: string;
@@ -87,7 +71,7 @@ export interface SpawnResult {
 }
 /**
  * Answered once the spawn is accepted, with `confirm`: the answer holds
- * when the member runs, which its step announces (types.ts, StepAnnounce);
+ * when the member runs, which its step announces (types.ts, SpawnAnnounce);
  * spawnOutcome waits for the step's end and answers it, or its refusal.
  */
 export const spawnAgentUpdate = defineUpdate<SpawnResult & { confirm?: true }, [{ task_id: string }]>('spawnAgent');

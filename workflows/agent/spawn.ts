@@ -5,7 +5,7 @@ import { tell } from '../signals';
 import { peersChangedSignal, releaseSpawnsSignal, type PeerChange } from '../run/messages';
 import { refuse } from '../errors';
 import { leaderEndedSignal, runEndedSignal } from './messages';
-import type { ChildRecord, MembersStarted, MembersToStart, PeerEntry, StepAnnounce, SpawnMade } from '../types';
+import type { ChildRecord, MembersStarted, MembersToStart, PeerEntry, SpawnAnnounce, SpawnMade } from '../types';
 import type { AgentIdentity } from '../../src/common/launchPayload';
 import { callSteps } from '../host';
 import type { AgentData, AgentState } from './state';
@@ -24,7 +24,7 @@ export interface SpawnPlan {
   /** Members the step registers and starts too (memberStarts below). */
   start?: MembersToStart;
   /** Whom the step tells once its members run (a spawn_agent answered early). */
-  announce?: StepAnnounce;
+  announce?: SpawnAnnounce;
   /** True once the leader has recorded the members from the step's own word: a step that fails after it ends none. */
   recorded?: () => boolean;
 }

@@ -9,23 +9,15 @@ import { openSqlite } from './sqlite';
  * delays an item until the poll's window ends and the next poll asks.
  *
  * `origin` names the publishing process, so a gateway can skip the echo of
- * a wake it already passed on inside itself. A wake may carry a little
- * news (a step's result its caller is waiting for, at most NEWS_CHARS);
- * lost or left out, the waiter asks the workflow instead.
+ * a wake it already passed on inside itself.
  */
 export interface InboxWakes {
   /** Publishing never holds the caller's thread (a server round trip, not a lock on a shared file). */
   readonly nonBlocking: boolean;
-  publish(origin: string, keys: string[], news?: string): Promise<void>;
+  publish(origin: string, keys: string[]): Promise<void>;
   /** Calls onWake for every wake published from now on by another origin; returns the way to stop. */
-  listen(origin: string, onWake: (key: string, news: string | undefined) => void): Promise<() => Promise<void>>;
+  listen(origin: string, onWake: (key: string) => void): Promise<() => Promise<void>>;
 }
-
-/** News longer than this is not carried: PostgreSQL's NOTIFY takes under 8,000 bytes in all, and a character may take 4. */
-export const NEWS_CHARS = 1_800;
-
-/** The news a wake can carry: too long, it is left out. */
-export const carried = (news: string | undefined): string | undefined => (news !== undefined && news.length <= NEWS_CHARS ? news : undefined);
 
 /** The origin of wakes that workers' activities publish (for workflows); gateways skip only their own origin's. */
 export const WORKER_WAKES = 'worker';
@@ -66,25 +58,22 @@ export class SqliteInboxWakes implements InboxWakes {
       seq INTEGER PRIMARY KEY AUTOINCREMENT,
       origin TEXT NOT NULL,
       key TEXT NOT NULL,
-      ts INTEGER NOT NULL,
-      news TEXT
+      ts INTEGER NOT NULL
     );
     CREATE TABLE IF NOT EXISTS inbox_wake_listeners (
       origin TEXT PRIMARY KEY,
       port INTEGER NOT NULL,
       seen INTEGER NOT NULL
     )`);
-    addNewsColumn(this.db);
-    this.insert = this.db.prepare('INSERT INTO inbox_wakes (origin, key, ts, news) VALUES (?, ?, ?, ?)');
+    this.insert = this.db.prepare('INSERT INTO inbox_wakes (origin, key, ts) VALUES (?, ?, ?)');
     this.listeners = this.db.prepare('SELECT port FROM inbox_wake_listeners WHERE origin != ? AND seen > ?');
   }
 
-  async publish(origin: string, keys: string[], news?: string): Promise<void> {
+  async publish(origin: string, keys: string[]): Promise<void> {
     if (keys.length === 0) return;
     const now = Date.now();
-    const kept = carried(news) ?? null;
     this.db.transaction(() => {
-      for (const key of keys) this.insert.run(origin, key, now, kept);
+      for (const key of keys) this.insert.run(origin, key, now);
     })();
     if (++this.published % 200 === 0) this.db.prepare('DELETE FROM inbox_wakes WHERE ts < ?').run(now - KEEP_MS);
     this.poke(origin, now);
@@ -102,14 +91,14 @@ export class SqliteInboxWakes implements InboxWakes {
     for (const port of ports) this.sender.send(EMPTY, port, '127.0.0.1', () => undefined);
   }
 
-  async listen(origin: string, onWake: (key: string, news: string | undefined) => void): Promise<() => Promise<void>> {
+  async listen(origin: string, onWake: (key: string) => void): Promise<() => Promise<void>> {
     let after = (this.db.prepare('SELECT COALESCE(MAX(seq), 0) AS seq FROM inbox_wakes').get() as { seq: number }).seq;
-    const read = this.db.prepare('SELECT seq, origin, key, news FROM inbox_wakes WHERE seq > ? ORDER BY seq LIMIT 5000');
+    const read = this.db.prepare('SELECT seq, origin, key FROM inbox_wakes WHERE seq > ? ORDER BY seq LIMIT 5000');
     const readNow = () => {
       try {
-        for (const row of read.all(after) as { seq: number; origin: string; key: string; news: string | null }[]) {
+        for (const row of read.all(after) as { seq: number; origin: string; key: string }[]) {
           after = row.seq;
-          if (row.origin !== origin) onWake(row.key, row.news ?? undefined);
+          if (row.origin !== origin) onWake(row.key);
         }
       } catch {
         // A busy or closing file: the next read catches up, and polls time out meanwhile.
@@ -165,14 +154,3 @@ export class SqliteInboxWakes implements InboxWakes {
 }
 
 const EMPTY = Buffer.alloc(0);
-
-/** An events file made before wakes carried news gets the column (another process may add it at the same moment). */
-function addNewsColumn(db: Database.Database): void {
-  const has = () => (db.prepare('PRAGMA table_info(inbox_wakes)').all() as { name: string }[]).some((c) => c.name === 'news');
-  if (has()) return;
-  try {
-    db.exec('ALTER TABLE inbox_wakes ADD COLUMN news TEXT');
-  } catch (err) {
-    if (!has()) throw err;
-  }
-}

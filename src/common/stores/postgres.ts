@@ -3,7 +3,7 @@ import type { StoredText } from '../pure/content';
 import type { DipperEvent } from './eventStore';
 import { newContentRef, type ContentStore } from './contentStore';
 import type { AgentUsage, EventStore, HeldUsage, ListOptions, ModelClaim, StoredEvent } from './eventStore';
-import { carried, type InboxWakes } from './inboxWakes';
+import type { InboxWakes } from './inboxWakes';
 import { PgRevokedTokens, REVOKED_TOKENS_SCHEMA, type RevokedTokens } from './revokedTokens';
 
 /**
@@ -118,15 +118,12 @@ export class PgInboxWakes implements InboxWakes {
     private readonly url: string,
   ) {}
 
-  /** The payload is `<origin> <key>`, and `\n<news>` after it when the wake carries news (keys hold no space or line break). */
-  async publish(origin: string, keys: string[], news?: string): Promise<void> {
+  async publish(origin: string, keys: string[]): Promise<void> {
     if (keys.length === 0) return;
-    const kept = carried(news);
-    const tail = kept === undefined ? '' : `\n${kept}`;
-    await this.pool.query(`SELECT pg_notify('${WAKE_CHANNEL}', $1 || ' ' || k || $3) FROM unnest($2::text[]) AS k`, [origin, keys, tail]);
+    await this.pool.query(`SELECT pg_notify('${WAKE_CHANNEL}', $1 || ' ' || k) FROM unnest($2::text[]) AS k`, [origin, keys]);
   }
 
-  async listen(origin: string, onWake: (key: string, news: string | undefined) => void): Promise<() => Promise<void>> {
+  async listen(origin: string, onWake: (key: string) => void): Promise<() => Promise<void>> {
     const url = this.url;
     let stopped = false;
     let client: Client | undefined;
@@ -147,10 +144,7 @@ export class PgInboxWakes implements InboxWakes {
       next.on('notification', (n) => {
         const payload = n.payload ?? '';
         const space = payload.indexOf(' ');
-        if (space <= 0 || payload.slice(0, space) === origin) return;
-        const line = payload.indexOf('\n', space);
-        if (line < 0) onWake(payload.slice(space + 1), undefined);
-        else onWake(payload.slice(space + 1, line), payload.slice(line + 1));
+        if (space > 0 && payload.slice(0, space) !== origin) onWake(payload.slice(space + 1));
       });
       return next
         .connect()

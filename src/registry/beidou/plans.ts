@@ -1,17 +1,8 @@
 import { z } from 'zod';
 import type { PlanTaskSpec } from '../../../workflows/types';
-import {
-  declarePlanUpdate,
-  listReadyQuery,
-  planOutcomeUpdate,
-  removePlanUpdate,
-  updatePlanTaskUpdate,
-  type DeclarePlanResult,
-  type RemovePlanResult,
-} from '../../../workflows/agent/messages';
+import { declarePlanUpdate, listReadyQuery, removePlanUpdate, updatePlanTaskUpdate } from '../../../workflows/agent/messages';
 import { invalidInput, ToolError } from '../../common/toolErrors';
 import { beidouTool, callerHandle, checkBytes, checkSkills, id, taskId } from './common';
-import { afterStep } from './steps';
 
 const taskSpec = z.strictObject({
   id: taskId(
@@ -27,10 +18,6 @@ const taskSpec = z.strictObject({
 
 /** A whole plan, which the leader's workflow keeps in its state: 512 KiB leaves room under Temporal's 2 MiB. */
 const MAX_PLAN_BYTES = 512 * 1024;
-
-/** A plan step's news: the file's path. */
-const isPathNews = (news: unknown): news is { path: string } =>
-  typeof news === 'object' && news !== null && typeof (news as { path?: unknown }).path === 'string';
 
 const status = z.enum(['ready', 'blocked', 'in_flight', 'done', 'failed']);
 
@@ -59,16 +46,7 @@ export const declarePlan = beidouTool({
     const call = ctx.content.keeper(ctx.caller.runId);
     const stored: PlanTaskSpec[] = [];
     for (const t of tasks) stored.push({ ...t, task: await call.keep(t.task), ...(t.description === undefined ? {} : { description: await call.keep(t.description) }) });
-    // Answered once the plan file is written (its step tells the leader first, and names the file), or as the leader
-    // says the call ended.
-    const planned = () =>
-      afterStep(
-        ctx,
-        (key) => ctx.team.update(callerHandle(ctx), declarePlanUpdate, [{ tasks: stored }], key),
-        (accepted, news) => (isPathNews(news) ? { ...accepted, plan_path: news.path } : undefined),
-        (key) => ctx.team.update(callerHandle(ctx), planOutcomeUpdate, [{ key }]) as Promise<DeclarePlanResult>,
-      );
-    return ctx.content.around(call.kept, planned);
+    return ctx.content.around(call.kept, () => ctx.team.update(callerHandle(ctx), declarePlanUpdate, [{ tasks: stored }]));
   },
 });
 
@@ -84,12 +62,7 @@ export const removePlan = beidouTool({
   input: z.strictObject({}),
   output: z.object({ removed_plan_id: z.string() }),
   async handler(_input, ctx) {
-    return afterStep(
-      ctx,
-      (key) => ctx.team.update(callerHandle(ctx), removePlanUpdate, [], key),
-      (accepted) => accepted,
-      (key) => ctx.team.update(callerHandle(ctx), planOutcomeUpdate, [{ key }]) as Promise<RemovePlanResult>,
-    );
+    return ctx.team.update(callerHandle(ctx), removePlanUpdate, []);
   },
 });
 

@@ -1,11 +1,13 @@
 import { callKey } from '../../../workflows/receipts';
+import { spawnWakes } from '../../../workflows/ids';
 import { isStored } from '../../common/pure/content';
 import { z } from 'zod';
+import { randomUUID } from 'node:crypto';
 import { createTeamUpdate, spawnAgentUpdate, spawnOutcomeUpdate, terminateChildUpdate } from '../../../workflows/agent/messages';
+import type { Watch } from '../capabilities';
 import { peerQuery } from '../../../workflows/run/messages';
 import { ToolError } from '../../common/toolErrors';
 import { agentId, beidouTool, callerHandle, checkBytes, checkSkills, id } from './common';
-import { afterStep } from './steps';
 
 export const spawnAgent = beidouTool({
   name: 'spawn_agent',
@@ -25,15 +27,43 @@ export const spawnAgent = beidouTool({
     team_created: z.boolean(),
   }),
   async handler({ task_id }, ctx) {
-    // Answered once the member runs (its step tells the leader first), or as the leader says the spawn ended.
-    return afterStep(
-      ctx,
-      (key) => ctx.team.update(callerHandle(ctx), spawnAgentUpdate, [{ task_id }], key),
-      (accepted) => accepted,
-      (_key, accepted) => ctx.team.update(callerHandle(ctx), spawnOutcomeUpdate, [{ agent_id: accepted.agent_id }]),
-    );
+    const runId = ctx.caller.runId;
+    // The Update's id is the key its step announces on: watched before it is sent, so no word slips past.
+    const key = randomUUID();
+    const wakes = spawnWakes(key);
+    const started = ctx.wakeups.watch(runId, wakes.started);
+    const failed = ctx.wakeups.watch(runId, wakes.failed);
+    try {
+      const { confirm, ...answer } = await ctx.team.update(callerHandle(ctx), spawnAgentUpdate, [{ task_id }], key);
+      if (!confirm) return answer;
+      // The member runs once its step says so (having told the leader first); otherwise the leader says how it ended.
+      if ((await firstWake(started, failed, ANNOUNCE_BACKSTOP_MS)) === 'started') return answer;
+      return await ctx.team.update(callerHandle(ctx), spawnOutcomeUpdate, [{ agent_id: answer.agent_id }]);
+    } finally {
+      started.close();
+      failed.close();
+    }
   },
 });
+
+/**
+ * How long a spawn waits for its step's word before it asks the leader: only
+ * for a word that was lost (the feed's own backstop reads within a second).
+ */
+const ANNOUNCE_BACKSTOP_MS = 3_000;
+
+/** Which of two watched wakes came first, if either came within `ms`. */
+async function firstWake(started: Watch, failed: Watch, ms: number): Promise<'started' | 'failed' | 'neither'> {
+  const done = new AbortController();
+  try {
+    return await Promise.race([
+      started.next(ms, done.signal).then((woken) => (woken ? 'started' : 'neither')),
+      failed.next(ms, done.signal).then((woken) => (woken ? 'failed' : 'neither')),
+    ]);
+  } finally {
+    done.abort();
+  }
+}
 
 const role = z.strictObject({
   role: z.string().min(1).max(200).describe('Display name of the member.'),
