@@ -13,44 +13,31 @@ import { eventMs, eventName } from './bench/historyEvents';
     const agents = new Agents(stack.gatewayUrl, stack.operatorToken);
     const run = await agents.startRun(1);
     const root = run.root;
-    const tasks = ['a', 'b', 'c'].map((id) => ({ id, role: `engineer-${id}`, skill: 'worker', task: `Do ${id}.` }));
+    const ids = Array.from({ length: 60 }, (_, i) => `t${i}`);
+    await root.call('declare_plan', { tasks: ids.map((id) => ({ id, role: `engineer-${id}`, skill: 'worker', task: `Do ${id}.` })) });
     const calls: { name: string; at: number; ms: number }[] = [];
     const now = () => performance.timeOrigin + performance.now();
-    for (let i = 0; i < 50; i++) {
-      for (const [name, args] of [['declare_plan', { tasks }], ['remove_plan', {}]] as const) {
-        const at = now(); await root.call(name, args); calls.push({ name, at, ms: now() - at });
-      }
-    }
-    const ids: string[] = [];
-    for await (const wf of temporal.list(`DipperRunId = "${run.runId}"`)) ids.push(wf.workflowId);
-    const rootId = ids.find((id) => id.includes('/agent/'))!;
-    const events = (await temporal.handle(rootId).fetchHistory()).events ?? [];
-    // Queue time of every workflow task in the measured part: scheduled → started.
-    const from = calls[10].at;
-    const queued: number[] = [];
-    let sched: number | undefined;
-    const causes = new Map<string, number[]>();
-    let prev = '';
-    let cause = '';
-    for (const e of events) {
-      const n = eventName(e);
-      if (n === 'WORKFLOW_TASK_SCHEDULED') { sched = eventMs(e); cause = prev; }
-      if (n === 'WORKFLOW_TASK_STARTED' && sched !== undefined) {
-        if (eventMs(e) >= from) { queued.push(eventMs(e) - sched); causes.set(cause, [...(causes.get(cause) ?? []), Math.round(eventMs(e) - sched)]); }
-        sched = undefined;
-      }
-      prev = n;
-    }
-    for (const [c, q] of causes) console.log('after', c, q.sort((a, b) => a - b).join(' '));
+    for (const id of ids) { const at = now(); await root.call('spawn_agent', { task_id: id }); calls.push({ name: id, at, ms: now() - at }); }
     const show = (a: number[]) => a.sort((x, y) => x - y).map((x) => x.toFixed(0)).join(' ');
-    console.log('declare', show(calls.slice(10).filter((c) => c.name === 'declare_plan').map((c) => c.ms)));
-    console.log('remove', show(calls.slice(10).filter((c) => c.name === 'remove_plan').map((c) => c.ms)));
-    console.log('task queued', show(queued));
-    const slow = [...calls.slice(10)].sort((a, b) => b.ms - a.ms)[0];
-    console.log(`--- slowest ${slow.name} ${slow.ms.toFixed(1)} ms`);
-    for (const e of events.filter((e) => eventMs(e) >= slow.at - 25 && eventMs(e) <= slow.at + slow.ms + 5)) {
-      const act = e.activityTaskScheduledEventAttributes?.activityType?.name ?? e.workflowExecutionSignaledEventAttributes?.signalName ?? e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name ?? '';
-      console.log(`  ${(eventMs(e) - slow.at).toFixed(1).padStart(7)} ${eventName(e)} ${act}`);
+    console.log('spawn', show(calls.slice(5).map((c) => c.ms)));
+    const wfs: string[] = [];
+    for await (const wf of temporal.list(`DipperRunId = "${run.runId}"`)) wfs.push(wf.workflowId);
+    const all: { id: string; e: any }[] = [];
+    for (const id of wfs) if (!/\/agent\/ag_/.test(id) || id === wfs.find((w) => w.includes('/agent/'))) { /* all */ }
+    for (const id of new Set(wfs)) {
+      const h = (await temporal.handle(id).fetchHistory()).events ?? [];
+      const isRoot = h.some((e) => e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === 'spawnAgent');
+      const isRun = !id.includes('/agent/');
+      if (!isRoot && !isRun) continue;
+      for (const e of h) all.push({ id: isRoot ? 'root' : 'run', e });
+    }
+    const slow = [...calls.slice(5)].sort((a, b) => b.ms - a.ms).slice(0, 2);
+    for (const c of slow) {
+      console.log(`--- ${c.name} ${c.ms.toFixed(1)} ms`);
+      for (const { id, e } of all.filter(({ e }) => eventMs(e) >= c.at - 5 && eventMs(e) <= c.at + c.ms + 5).sort((a, b) => eventMs(a.e) - eventMs(b.e))) {
+        const act = e.activityTaskScheduledEventAttributes?.activityType?.name ?? e.workflowExecutionSignaledEventAttributes?.signalName ?? e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name ?? e.timerStartedEventAttributes?.startToFireTimeout?.seconds ?? '';
+        console.log(`  ${(eventMs(e) - c.at).toFixed(1).padStart(7)} ${id.padEnd(22).slice(0, 22)} ${eventName(e)} ${act}`);
+      }
     }
     await agents.closeAll();
     await temporal.close();

@@ -2,7 +2,6 @@ import {
   Client,
   Connection,
   WithStartWorkflowOperation,
-  defaultGrpcRetryOptions,
   makeGrpcRetryInterceptor,
   type WorkflowExecutionInfo,
   type WorkflowStartOptions,
@@ -14,6 +13,7 @@ import type { ProcessMetrics } from '../metrics/temporalCalls';
 import { counter } from './counted';
 import { WorkflowRef } from './handle';
 import { Calls, type CallPolicy } from './policy';
+import { grpcRetryOptions } from './retry';
 import { WORKFLOW_TASK_TIMEOUT_MS } from '../common/pure/limits';
 
 export type WorkflowSummary = WorkflowExecutionInfo;
@@ -78,8 +78,8 @@ export class Temporal {
     const connection = await Connection.connect({
       address: o.address,
       ...sdkTls(o.tls),
-      // Temporal's own retries first, then the count, so each attempt counts; without metrics, the SDK's default.
-      ...(o.metrics ? { interceptors: [makeGrpcRetryInterceptor(defaultGrpcRetryOptions()), o.metrics.rpcCounter()] } : {}),
+      // Temporal's own retries first (a short wait for a busy workflow: retry.ts), then the count, so each attempt counts.
+      interceptors: [makeGrpcRetryInterceptor(grpcRetryOptions()), ...(o.metrics ? [o.metrics.rpcCounter()] : [])],
       ...(o.channelArgs ? { channelArgs: o.channelArgs } : {}),
       ...(o.connectTimeout !== undefined ? { connectTimeout: o.connectTimeout } : {}),
     });
