@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { agentWorkflowId } from '../../workflows/ids';
 import { eventually } from '../support/clients';
-import { updatesSent } from '../support/metrics';
+import { gatewayCount, updatesSent } from '../support/metrics';
 import { connectTemporal } from '../support/temporal';
 import { approve, closeAll, connect, env, eventsOf, operator, spawn, startRun, task, waitForInbox } from '../support/team';
 
@@ -230,11 +230,7 @@ describe('create_team (deprecated)', () => {
   ];
 
   /** This gateway's count of create_team calls (section 11.3 usage telemetry). */
-  const deprecatedCount = async () => {
-    const res = await fetch(`${env.gatewayUrl}/api/metrics`, { headers: { authorization: `Bearer ${env.operatorToken}` } });
-    const line = (await res.text()).split('\n').find((l) => l.startsWith('dipper_deprecated_tool_calls_total{') && l.includes('tool="create_team"'));
-    return line ? Number(line.split(' ').at(-1)) : 0;
-  };
+  const deprecatedCount = () => gatewayCount(env.gatewayUrl, 'dipper_deprecated_tool_calls_total', 'tool="create_team"');
 
   it('spawns one member per role; each receives the originating user task', async () => {
     const { root, runId, rootId } = await startRun(undefined, 'Make a todo app.');

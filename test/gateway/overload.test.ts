@@ -5,6 +5,7 @@ import { AgentClient, eventually } from '../support/clients';
 import { startProcess, waitForHttp, type DipperProcess } from '../support/processes';
 import { stackPort } from '../support/stack';
 import { closeAll, env, operator, spawn, startRun, task } from '../support/team';
+import { queriesAsked } from '../support/metrics';
 
 /**
  * The overload guards, against the shared gateway (default limits) and one
@@ -221,10 +222,8 @@ function rawExchange(port: number, text: string, label = '', order: string[] = [
 }
 
 /** How many inbox Queries the timed replica has asked, from its own metrics: a long poll asks its first on arrival. */
-async function timedInboxQueries(): Promise<number> {
-  const page = await fetch(`${timedUrl}/api/metrics`, { headers: { authorization: `Bearer ${env.operatorToken}` } }).then((r) => r.text());
-  const line = page.split('\n').find((l) => l.startsWith('dipper_workflow_queries_total{') && l.includes('query="inbox"'));
-  return line ? Number(line.split(' ').at(-1)) : 0;
+function timedInboxQueries(): Promise<number> {
+  return queriesAsked(timedUrl, 'inbox');
 }
 
 /**
