@@ -1,6 +1,10 @@
 import { randomUUID } from 'node:crypto';
+import type { Metadata } from '@grpc/grpc-js';
 import { Connection } from '@temporalio/client';
 import { readTestEnv } from '../setup/env';
+import { loadTemporalDevConfig } from '../../src/devstack/devConfig';
+import { busyWorkflow } from '../../src/temporal/retry';
+import { projectRoot } from '../support/processes';
 import { probeId } from './harness';
 
 /**
@@ -22,7 +26,9 @@ import { probeId } from './harness';
  * task.
  *
  * Setting it justifies: `history.MaxBufferedQueryCount` in
- * temporal-config/dev-server.json and dynamicconfig/production.yaml.
+ * temporal-config/dev-server.json and dynamicconfig/production.yaml. The
+ * refusal past the buffer is also where the client reads a busy workflow's
+ * cause, which src/temporal/retry.ts answers with a short wait.
  */
 const ANSWERED = 1; // QUERY_RESULT_TYPE_ANSWERED
 const RESOURCE_EXHAUSTED = 8;
@@ -89,6 +95,38 @@ it('holds two Queries that come while a workflow task runs, and the next task ca
       await complete(task.taskToken, answersTo(task));
       for (const [name, pending] of asked) expect(await pending).toEqual({ answer: name });
     }
+  } finally {
+    await withDeadline(() => svc.terminateWorkflowExecution({ namespace, workflowExecution: execution, reason: 'test/upstream: done', identity: 'by hand' })).catch(() => undefined);
+  }
+});
+
+it('refuses the Query past the buffer as a busy workflow, the cause Dipper\'s retries read from the status details', async () => {
+  const namespace = readTestEnv().namespace;
+  const svc = connection.workflowService;
+  const withDeadline = <T>(fn: () => Promise<T>) => connection.withDeadline(Date.now() + 30_000, fn);
+  const buffer = Number(loadTemporalDevConfig(projectRoot).dynamicConfig['history.MaxBufferedQueryCount']);
+  const id = probeId('buffer-full');
+  const execution = { workflowId: id };
+  const poll = () => withDeadline(() => svc.pollWorkflowTaskQueue({ namespace, taskQueue: { name: id }, identity: 'by hand' }));
+  await withDeadline(() => svc.startWorkflowExecution({ namespace, workflowId: id, workflowType: { name: 'byHand' }, taskQueue: { name: id }, identity: 'by hand', requestId: randomUUID() }));
+  try {
+    const first = await poll();
+    await withDeadline(() => svc.respondWorkflowTaskCompleted({ namespace, taskToken: first.taskToken, identity: 'by hand', commands: [] }));
+    await withDeadline(() => svc.signalWorkflowExecution({ namespace, workflowExecution: execution, signalName: 'poke', identity: 'by hand', requestId: randomUUID() }));
+    const held = await poll();
+    // One Query more than the buffer holds, while the task is held: one of them is refused at once, the others wait
+    // for a task that never comes (no worker polls this queue) and end with the connection.
+    const sent = Array.from({ length: buffer + 1 }, (_, i) =>
+      withDeadline(() => svc.queryWorkflow({ namespace, execution, query: { queryType: `q${i}` } })).then(
+        () => ({ answered: true }) as const,
+        (err: { code?: number; metadata?: Metadata }) => err,
+      ),
+    );
+    const refusal = await Promise.race(sent);
+    if ('answered' in refusal) throw new Error('a Query was answered while its workflow task was held');
+    expect(refusal.code).toBe(RESOURCE_EXHAUSTED);
+    expect(busyWorkflow({ metadata: refusal.metadata! })).toBe(true);
+    expect(held.startedEventId).toBeTruthy();
   } finally {
     await withDeadline(() => svc.terminateWorkflowExecution({ namespace, workflowExecution: execution, reason: 'test/upstream: done', identity: 'by hand' })).catch(() => undefined);
   }
