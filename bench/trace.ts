@@ -16,7 +16,7 @@
  *
  * Ops: spawn_agent, declare_plan, remove_plan, ask_user (answered one hop
  * up), spawn_then_read, declare_then_read and declare_then_remove (a call
- * right after another's answer; TRACE_ROUNDS repeats the last pair),
+ * right after another's answer; TRACE_ROUNDS repeats declare_then_remove's pair),
  * create_team_10, create_team_100, task_create, send_message, and the
  * floors noop, update, start (a bare workflow start and result), children
  * (100 child starts in one workflow task). Default: the first seven.
@@ -89,6 +89,15 @@ async function newRun(env: Env, task: string): Promise<{ runId: string; root: Be
   return { runId: res.json.run_id, root, rootId: res.json.root.agent_id, token: res.json.root.agent_token };
 }
 
+/** A new run whose root has declared a plan of these task ids (and is labelled `root` in the timeline). */
+async function planned(env: Env, op: string, labels: Map<string, string>, ids: string[]) {
+  const run = await newRun(env, `Trace ${op}.`);
+  labels.set(run.rootId, 'root');
+  const tasks = ids.map((id) => ({ id, role: `engineer-${id}`, skill: 'worker', task: `Do ${id}.` }));
+  await run.root.call('declare_plan', { tasks });
+  return { run, tasks };
+}
+
 const settle = (ms = 1200) => new Promise((r) => setTimeout(r, ms));
 
 /** Prepares one op and returns its traced call; the preparation (and its own warm-up call) is not traced. */
@@ -97,38 +106,24 @@ async function prepare(env: Env, op: string): Promise<Traced> {
   const labels = new Map<string, string>();
   switch (op) {
     case 'spawn_agent': {
-      const run = await newRun(env, 'Trace spawn_agent.');
-      labels.set(run.rootId, 'root');
-      const tasks = ['w', 't'].map((id) => ({ id, role: `engineer-${id}`, skill: 'worker', task: `Do ${id}.` }));
-      await run.root.call('declare_plan', { tasks });
+      const { run } = await planned(env, op, labels, ['w', 't']);
       // The first spawn makes the team and its folder: a warm-up.
       await run.root.call('spawn_agent', { task_id: 'w' });
       return { title: 'spawn_agent (the leader\'s second spawn; its team exists)', runId: run.runId, labels, marks, call: () => run.root.call('spawn_agent', { task_id: 't' }) };
     }
     case 'spawn_then_read': {
-      const run = await newRun(env, 'Trace spawn_agent, then list_ready.');
-      labels.set(run.rootId, 'root');
-      const tasks = ['w', 't'].map((id) => ({ id, role: `engineer-${id}`, skill: 'worker', task: `Do ${id}.` }));
-      await run.root.call('declare_plan', { tasks });
+      const { run } = await planned(env, op, labels, ['w', 't']);
       await run.root.call('spawn_agent', { task_id: 'w' });
-      return {
-        title: "spawn_agent, then list_ready at once (a read right after a spawn's answer, its step still ending)",
-        runId: run.runId,
-        labels,
-        marks,
-        call: async () => {
-          await run.root.call('spawn_agent', { task_id: 't' });
-          marks.push({ at: now(), what: 'spawn_agent answered; list_ready sent' });
-          return run.root.call('list_ready', {});
-        },
+      const call = async () => {
+        await run.root.call('spawn_agent', { task_id: 't' });
+        marks.push({ at: now(), what: 'spawn_agent answered; list_ready sent' });
+        return run.root.call('list_ready', {});
       };
+      return { title: "spawn_agent, then list_ready at once (a read right after a spawn's answer, its step still ending)", runId: run.runId, labels, marks, call };
     }
     case 'declare_plan':
     case 'remove_plan': {
-      const run = await newRun(env, `Trace ${op}.`);
-      labels.set(run.rootId, 'root');
-      const tasks = ['a', 'b', 'c'].map((id) => ({ id, role: `engineer-${id}`, skill: 'worker', task: `Do ${id}.` }));
-      await run.root.call('declare_plan', { tasks });
+      const { run, tasks } = await planned(env, op, labels, ['a', 'b', 'c']);
       await run.root.call('remove_plan', {});
       if (op === 'remove_plan') await run.root.call('declare_plan', { tasks });
       return {
@@ -139,32 +134,29 @@ async function prepare(env: Env, op: string): Promise<Traced> {
         call: () => (op === 'declare_plan' ? run.root.call('declare_plan', { tasks }) : run.root.call('remove_plan', {})),
       };
     }
-    case 'declare_then_remove':
     case 'declare_then_read': {
-      const run = await newRun(env, `Trace ${op}.`);
-      labels.set(run.rootId, 'root');
-      const tasks = ['a', 'b', 'c'].map((id) => ({ id, role: `engineer-${id}`, skill: 'worker', task: `Do ${id}.` }));
-      await run.root.call('declare_plan', { tasks });
+      const { run, tasks } = await planned(env, op, labels, ['a', 'b', 'c']);
       await run.root.call('remove_plan', {});
-      return {
-        title: op === 'declare_then_read' ? 'declare_plan, then list_ready at once' : `declare_plan, then remove_plan at once, ${process.env.TRACE_ROUNDS ?? 1} time(s) (as the bench's plan rows)`,
-        runId: run.runId,
-        labels,
-        marks,
-        call: async () => {
-          const next = op === 'declare_then_read' ? 'list_ready' : 'remove_plan';
-          for (let i = 0; i < Number(process.env.TRACE_ROUNDS ?? 1); i++) {
-            if (i > 0) {
-              await run.root.call('remove_plan', {});
-              marks.push({ at: now(), what: 'remove_plan answered; declare_plan sent' });
-            }
-            await run.root.call('declare_plan', { tasks });
-            marks.push({ at: now(), what: `declare_plan answered; ${next} sent` });
-            if (next === 'list_ready') await run.root.call(next, {});
-          }
-          return op === 'declare_then_read' ? undefined : run.root.call(next, {});
-        },
+      const call = async () => {
+        await run.root.call('declare_plan', { tasks });
+        marks.push({ at: now(), what: 'declare_plan answered; list_ready sent' });
+        return run.root.call('list_ready', {});
       };
+      return { title: 'declare_plan, then list_ready at once', runId: run.runId, labels, marks, call };
+    }
+    case 'declare_then_remove': {
+      const { run, tasks } = await planned(env, op, labels, ['a', 'b', 'c']);
+      await run.root.call('remove_plan', {});
+      const rounds = Number(process.env.TRACE_ROUNDS ?? 1);
+      const call = async () => {
+        for (let i = 0; i < rounds; i++) {
+          await run.root.call('declare_plan', { tasks });
+          marks.push({ at: now(), what: 'declare_plan answered; remove_plan sent' });
+          await run.root.call('remove_plan', {});
+          marks.push({ at: now(), what: 'remove_plan answered' });
+        }
+      };
+      return { title: `declare_plan, then remove_plan at once, ${rounds} time(s) (as the bench's plan rows)`, runId: run.runId, labels, marks, call };
     }
     case 'create_team_10':
     case 'create_team_100': {
