@@ -153,18 +153,21 @@ describe('replayAll', () => {
   });
 
   it('replays again only what an earlier pass did not replay well at the same length', async () => {
-    const first: { runId: string; events: number; verdict: string }[] = [];
+    const first: { workflowId: string; runId: string; events: number; verdict: string }[] = [];
     await check(v2, { onReplayed: (o) => first.push(o) });
     expect(first).toHaveLength(5);
-    const good = first.filter((o) => o.verdict === 'ok');
-    // The same length says the same history: those are reused; a run known at another length is replayed again.
-    const [longer, ...same] = good;
-    const known = new Map([...same.map((o) => [o.runId, o.events] as const), [longer.runId, longer.events - 1]]);
+    // The same length says the same history: the closed history replayed well is reused. The open ones replayed well
+    // (stuck, abandoned) may still grow (a dead worker's sticky task times out into history), so they are known here
+    // at another length, as a history that grew is: replayed again.
+    const same = first.filter((o) => o.verdict === 'ok' && o.workflowId === ids.steady);
+    const grown = first.filter((o) => o.verdict === 'ok' && o.workflowId !== ids.steady);
+    expect([same.length, grown.length]).toEqual([1, 2]);
+    const known = new Map([...same.map((o) => [o.runId, o.events] as const), ...grown.map((o) => [o.runId, o.events - 1] as const)]);
     const again: string[] = [];
     const report = await check(v2, { replayedBefore: (runId, events) => known.get(runId) === events, onReplayed: (o) => again.push(o.runId) });
     expect(report.replayed).toBe(5);
-    expect(report.reused).toBe(same.length);
-    expect(again.sort()).toEqual([longer.runId, ...first.filter((o) => o.verdict !== 'ok').map((o) => o.runId)].sort());
+    expect(report.reused).toBe(1);
+    expect(again.sort()).toEqual(first.filter((o) => o.workflowId !== ids.steady).map((o) => o.runId).sort());
     // Verdicts stand for what was replayed again: the changed history is still found.
     expect(report.nondeterministic.map((p) => p.workflowId)).toEqual([ids.changed]);
   });
